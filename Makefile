@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# dm-wow top level.  `make demo` and `make check` are the two commands a new
+# user needs; both install what is missing first (scripts/setup.sh).
+
+KV      ?= $(shell scripts/kver.sh 2>/dev/null)
+KDIR    ?= /lib/modules/$(KV)/build
+WOW_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/dm-wow
+PYTHON  ?= /usr/bin/python3
+export KV KDIR WOW_CACHE PYTHON
+
+.PHONY: all module userspace clean setup check demo kunit vmtest shell \
+	checkpatch bench bench-quick \
+	test-userspace test-bench-tools test-kunit test-vm test-style
+
+all: module userspace
+
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/dm-wow modules
+
+userspace:
+	$(MAKE) -C userspace
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR)/dm-wow clean
+	-$(MAKE) -C userspace clean
+
+setup:
+	@scripts/setup.sh
+
+# Every suite; the last line is "N passed, N failed, N skipped".
+check: setup
+	@$(MAKE) --no-print-directory all KV=$$(scripts/kver.sh) KDIR=/lib/modules/$$(scripts/kver.sh)/build
+	@scripts/check.sh
+
+demo: setup
+	@$(MAKE) --no-print-directory all KV=$$(scripts/kver.sh) KDIR=/lib/modules/$$(scripts/kver.sh)/build
+	@tests/vm/demo.sh
+
+kunit: setup test-kunit
+
+vmtest: setup all test-vm
+
+# Boot a VM with the module and tools and give a shell on the console.
+shell: all
+	@tests/vm/wowvm.py shell
+
+checkpatch: test-style
+
+test-style:
+	@scripts/checkpatch.sh
+
+test-userspace: userspace
+	@$(MAKE) --no-print-directory -C userspace test
+
+test-bench-tools:
+	@cd scripts && $(PYTHON) -m pytest -q -p no:cacheprovider tests
+
+test-kunit:
+	@tests/kunit/run.sh
+
+test-vm: all
+	@tests/vm/wowvm.py run tests/scenarios/*.sh
+
+bench:
+	@scripts/bench.py --full
+
+bench-quick:
+	@scripts/bench.py --quick

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0 OR LGPL-2.1 */
+/*
+ * dm-wow on-disk format, shared by the kernel target and userspace.
+ *
+ * Cache device layout (E = erase_block_size, B = block_size):
+ *
+ *   0          B                        E            2E           3E
+ *   +----------+------------------------+------------+------------+---
+ *   |superblock|   unused (never written)| segment 0  | segment 1  | ...
+ *   +----------+------------------------+------------+------------+---
+ *   |<------ erase block 0: metadata -->|<-- log segments, each one
+ *                                          erase block, aligned ------>
+ *
+ * The superblock is one block at offset 0, written at format time and
+ * otherwise rewritten only when the whole device is reformatted.  Its first
+ * WOW_SB_CSUM_BYTES bytes are covered by a crc32c; the rest of the block is
+ * zero.  All integers are little endian.
+ *
+ * Log segments start at erase block 1 and fill the device in whole erase
+ * blocks; a tail shorter than one erase block is never used.
+ */
+#ifndef DM_WOW_FORMAT_H
+#define DM_WOW_FORMAT_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+/* userspace defines __packed and le<->cpu helpers before including this */
+#include <linux/types.h>
+#endif
+
+#define WOW_SB_MAGIC		0x48434143574f5744ULL	/* "DWOWCACH" */
+#define WOW_SB_VERSION		1
+#define WOW_SB_CSUM_BYTES	512	/* crc32c covers this prefix */
+#define WOW_CSUM_SEED		0xd3f00d5eU
+
+/* superblock flags */
+#define WOW_SB_F_CLEAN		0x00000001U	/* last shutdown committed */
+#define WOW_SB_F_NEEDS_CHECK	0x00000002U	/* metadata error was seen */
+
+#define WOW_MIN_BLOCK_SIZE	512U
+#define WOW_MAX_BLOCK_SIZE	65536U
+/* An erase block holds at least this many cache blocks. */
+#define WOW_MIN_BLOCKS_PER_SEGMENT	4U
+#define WOW_MAX_ERASE_BLOCK_SIZE	268435456U
+#define WOW_MAX_WRITE_GROUP_SIZE	67108864U
+/* A cache device holds at least this many log segments. */
+#define WOW_MIN_SEGMENTS	4U
+
+struct wow_superblock {
+	__le32 csum;		/* crc32c of bytes 4..WOW_SB_CSUM_BYTES-1 */
+	__le32 version;
+	__le64 magic;
+	__le32 flags;
+	__le32 block_size;	/* bytes */
+	__le32 erase_block_size;	/* bytes */
+	__le32 write_group_size;	/* bytes */
+	__le64 origin_sectors;	/* length of the origin the cache belongs to */
+	__le64 cache_sectors;	/* size of the cache device at format */
+	__le64 first_segment_sector;
+	__le64 nr_segments;
+	__le64 format_seq;	/* log sequence numbers start above this */
+	__u8 uuid[16];		/* stamped into every log record */
+	__u8 padding[WOW_SB_CSUM_BYTES - 88];
+} __packed;
+
+/*
+ * Geometry derived from the superblock fields; the same math is used to
+ * format, to check a table against a superblock, and by userspace.
+ */
+static inline __u64 wow_first_segment_sector(__u32 erase_block_size)
+{
+	return erase_block_size >> 9;
+}
+
+static inline __u64 wow_nr_segments(__u64 cache_sectors,
+				    __u32 erase_block_size)
+{
+	__u64 first = wow_first_segment_sector(erase_block_size);
+	__u64 seg_sectors = erase_block_size >> 9;
+
+	if (cache_sectors <= first)
+		return 0;
+	return (cache_sectors - first) / seg_sectors;
+}
+
+/* Smallest cache device, in sectors, for an erase block size. */
+static inline __u64 wow_min_cache_sectors(__u32 erase_block_size)
+{
+	return wow_first_segment_sector(erase_block_size) +
+	       (__u64)WOW_MIN_SEGMENTS * (erase_block_size >> 9);
+}
+
+#endif /* DM_WOW_FORMAT_H */

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for dm-wow's on-disk superblock and geometry math
+ * (dm-wow-format.h, dm-wow-super.c).
+ */
+#include <kunit/test.h>
+#include <linux/crc32c.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "../dm-wow.h"
+
+#define TEST_BLOCK 4096
+
+static void make_info(struct wow_sb_info *info)
+{
+	struct wow_args a;
+	int i;
+
+	wow_args_init(&a);
+	memset(info, 0, sizeof(*info));
+	/* 1 GiB origin, 64 MiB + 3 sectors of cache */
+	wow_geometry_init(&info->geo, &a, 2097152, 131072 + 3);
+	info->flags = WOW_SB_F_CLEAN;
+	info->format_seq = 77;
+	for (i = 0; i < sizeof(info->uuid); i++)
+		info->uuid[i] = i * 7 + 1;
+}
+
+static void *encoded_block(struct kunit *test, struct wow_sb_info *info)
+{
+	void *buf = kunit_kzalloc(test, TEST_BLOCK, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	make_info(info);
+	wow_sb_encode(buf, info);
+	return buf;
+}
+
+static void wow_format_struct_is_512_bytes(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, sizeof(struct wow_superblock), 512UL);
+	KUNIT_EXPECT_EQ(test, offsetof(struct wow_superblock, uuid), 72UL);
+}
+
+static void wow_format_geometry_math(struct kunit *test)
+{
+	/* 1 MiB erase blocks: first segment at sector 2048 */
+	KUNIT_EXPECT_EQ(test, wow_first_segment_sector(1U << 20), 2048ULL);
+	/* 64 MiB + 3 sectors: 63 whole segments after erase block 0 */
+	KUNIT_EXPECT_EQ(test, wow_nr_segments(131072 + 3, 1U << 20), 63ULL);
+	KUNIT_EXPECT_EQ(test, wow_nr_segments(2048, 1U << 20), 0ULL);
+	KUNIT_EXPECT_EQ(test, wow_nr_segments(100, 1U << 20), 0ULL);
+	KUNIT_EXPECT_EQ(test, wow_nr_segments(2048 + 2047, 1U << 20), 0ULL);
+	KUNIT_EXPECT_EQ(test, wow_nr_segments(4096, 1U << 20), 1ULL);
+	KUNIT_EXPECT_EQ(test, wow_min_cache_sectors(1U << 20), 5ULL * 2048);
+	KUNIT_EXPECT_EQ(test, wow_min_cache_sectors(16384), 5ULL * 32);
+}
+
+static void wow_format_encode_decode_round_trip(struct kunit *test)
+{
+	struct wow_sb_info info, out;
+	const char *why;
+	void *buf = encoded_block(test, &info);
+
+	KUNIT_ASSERT_EQ(test, wow_sb_decode(buf, TEST_BLOCK, &out, &why),
+			WOW_SB_VALID);
+	KUNIT_EXPECT_NULL(test, why);
+	KUNIT_EXPECT_EQ(test, memcmp(&info, &out, sizeof(info)), 0);
+	KUNIT_EXPECT_EQ(test, out.geo.nr_segments, 63ULL);
+	KUNIT_EXPECT_EQ(test, out.geo.first_segment_sector, 2048ULL);
+	KUNIT_EXPECT_EQ(test, out.format_seq, 77ULL);
+	/* nothing past the checksummed prefix is written */
+	KUNIT_EXPECT_NULL(test, memchr_inv(buf + WOW_SB_CSUM_BYTES, 0,
+					   TEST_BLOCK - WOW_SB_CSUM_BYTES));
+}
+
+static void wow_format_little_endian_layout(struct kunit *test)
+{
+	struct wow_sb_info info;
+	u8 *b = encoded_block(test, &info);
+
+	/* version 1 at offset 4, magic "DWOWCACH" at offset 8 */
+	KUNIT_EXPECT_EQ(test, b[4], 1);
+	KUNIT_EXPECT_EQ(test, memcmp(b + 8, "DWOWCACH", 8), 0);
+	/* block_size 4096 at offset 20 */
+	KUNIT_EXPECT_EQ(test, b[20], 0x00);
+	KUNIT_EXPECT_EQ(test, b[21], 0x10);
+	/* the checksum at offset 0 is crc32c of the rest of the prefix */
+	KUNIT_EXPECT_EQ(test, le32_to_cpup((__le32 *)b),
+			crc32c(WOW_CSUM_SEED, b + 4, WOW_SB_CSUM_BYTES - 4));
+}
+
+static void wow_format_every_flipped_byte_detected(struct kunit *test)
+{
+	struct wow_sb_info info, out;
+	const char *why;
+	u8 *b = encoded_block(test, &info);
+	int i;
+
+	for (i = 0; i < WOW_SB_CSUM_BYTES; i++) {
+		enum wow_sb_kind k;
+
+		b[i] ^= 0x5a;
+		k = wow_sb_decode(b, TEST_BLOCK, &out, &why);
+		KUNIT_EXPECT_NE_MSG(test, k, WOW_SB_VALID, "byte %d", i);
+		KUNIT_EXPECT_NE_MSG(test, k, WOW_SB_ZERO, "byte %d", i);
+		KUNIT_EXPECT_NOT_NULL(test, why);
+		b[i] ^= 0x5a;
+	}
+	KUNIT_EXPECT_EQ(test, wow_sb_decode(b, TEST_BLOCK, &out, &why),
+			WOW_SB_VALID);
+}
+
+static void wow_format_classifies_zero_and_foreign(struct kunit *test)
+{
+	struct wow_sb_info out;
+	const char *why;
+	u8 *b = kunit_kzalloc(test, TEST_BLOCK, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	KUNIT_EXPECT_EQ(test, wow_sb_decode(b, TEST_BLOCK, &out, &why),
+			WOW_SB_ZERO);
+	/* a non-zero byte anywhere in the block makes it not blank */
+	b[TEST_BLOCK - 1] = 1;
+	KUNIT_EXPECT_EQ(test, wow_sb_decode(b, TEST_BLOCK, &out, &why),
+			WOW_SB_FOREIGN);
+	memcpy(b, "XFSB", 4);
+	KUNIT_EXPECT_EQ(test, wow_sb_decode(b, TEST_BLOCK, &out, &why),
+			WOW_SB_FOREIGN);
+}
+
+/* Re-seal a modified superblock so only the field change is seen. */
+static void reseal(u8 *b)
+{
+	*(__le32 *)b = cpu_to_le32(crc32c(WOW_CSUM_SEED, b + 4,
+					  WOW_SB_CSUM_BYTES - 4));
+}
+
+static void wow_format_newer_version_refused(struct kunit *test)
+{
+	struct wow_sb_info info, out;
+	const char *why;
+	u8 *b = encoded_block(test, &info);
+
+	b[4] = WOW_SB_VERSION + 1;
+	reseal(b);
+	KUNIT_EXPECT_EQ(test, wow_sb_decode(b, TEST_BLOCK, &out, &why),
+			WOW_SB_NEWER);
+	b[4] = 0;
+	reseal(b);
+	KUNIT_EXPECT_EQ(test, wow_sb_decode(b, TEST_BLOCK, &out, &why),
+			WOW_SB_CORRUPT);
+}
+
+static void wow_format_inconsistent_geometry_refused(struct kunit *test)
+{
+	struct wow_sb_info info, out;
+	struct wow_superblock *sb;
+	const char *why;
+	u8 *b = encoded_block(test, &info);
+
+	sb = (struct wow_superblock *)b;
+	sb->nr_segments = cpu_to_le64(64);	/* does not fit */
+	reseal(b);
+	KUNIT_EXPECT_EQ(test, wow_sb_decode(b, TEST_BLOCK, &out, &why),
+			WOW_SB_CORRUPT);
+
+	wow_sb_encode((void *)b, &info);
+	sb->block_size = cpu_to_le32(3000);
+	reseal(b);
+	KUNIT_EXPECT_EQ(test, wow_sb_decode(b, TEST_BLOCK, &out, &why),
+			WOW_SB_CORRUPT);
+
+	wow_sb_encode((void *)b, &info);
+	sb->origin_sectors = 0;
+	reseal(b);
+	KUNIT_EXPECT_EQ(test, wow_sb_decode(b, TEST_BLOCK, &out, &why),
+			WOW_SB_CORRUPT);
+}
+
+static void wow_format_table_mismatch_named(struct kunit *test)
+{
+	struct wow_sb_info info;
+	struct wow_geometry t;
+
+	make_info(&info);
+	t = info.geo;
+	KUNIT_EXPECT_NULL(test, wow_sb_geometry_mismatch(&info.geo, &t));
+
+	t.cache_sectors += 4096;	/* a grown cache device is fine */
+	KUNIT_EXPECT_NULL(test, wow_sb_geometry_mismatch(&info.geo, &t));
+
+	t = info.geo;
+	t.block_size = 8192;
+	KUNIT_EXPECT_NOT_NULL(test, strstr(wow_sb_geometry_mismatch(&info.geo,
+								    &t),
+					   "block_size"));
+	t = info.geo;
+	t.erase_block_size = 2U << 20;
+	KUNIT_EXPECT_NOT_NULL(test, strstr(wow_sb_geometry_mismatch(&info.geo,
+								    &t),
+					   "erase_block_size"));
+	t = info.geo;
+	t.write_group_size = 4096;
+	KUNIT_EXPECT_NOT_NULL(test, strstr(wow_sb_geometry_mismatch(&info.geo,
+								    &t),
+					   "write_group_size"));
+	t = info.geo;
+	t.origin_sectors += 8;
+	KUNIT_EXPECT_NOT_NULL(test, strstr(wow_sb_geometry_mismatch(&info.geo,
+								    &t),
+					   "origin"));
+	t = info.geo;
+	t.cache_sectors -= 8;
+	KUNIT_EXPECT_NOT_NULL(test, strstr(wow_sb_geometry_mismatch(&info.geo,
+								    &t),
+					   "smaller"));
+}
+
+static struct kunit_case wow_format_cases[] = {
+	KUNIT_CASE(wow_format_struct_is_512_bytes),
+	KUNIT_CASE(wow_format_geometry_math),
+	KUNIT_CASE(wow_format_encode_decode_round_trip),
+	KUNIT_CASE(wow_format_little_endian_layout),
+	KUNIT_CASE(wow_format_every_flipped_byte_detected),
+	KUNIT_CASE(wow_format_classifies_zero_and_foreign),
+	KUNIT_CASE(wow_format_newer_version_refused),
+	KUNIT_CASE(wow_format_inconsistent_geometry_refused),
+	KUNIT_CASE(wow_format_table_mismatch_named),
+	{}
+};
+
+static struct kunit_suite wow_format_suite = {
+	.name = "dm_wow_format",
+	.test_cases = wow_format_cases,
+};
+
+kunit_test_suite(wow_format_suite);
