@@ -98,6 +98,58 @@ int wow_parse_tunable(struct wow_args *a, const char *name,
 unsigned int wow_emit_opt_args(const struct wow_args *a, char *result,
 			       unsigned int maxlen);
 
+/* ---- dm-wow-index.c: origin block -> cache slot ---- */
+
+#define WOW_NO_SLOT		U32_MAX
+#define WOW_MAX_SLOTS		(U32_MAX - 1)
+#define WOW_MAX_OBLOCK		((1ULL << 48) - 1)
+
+/* wow_slot.flags */
+#define WOW_SLOT_VALID		0x0001	/* the current copy of its block */
+#define WOW_SLOT_DIRTY		0x0002	/* not yet durable on the origin */
+#define WOW_SLOT_DESTAGING	0x0004	/* a destage write is in flight */
+
+/* 12 bytes: a 48-bit origin block, flags, and the hash chain link. */
+struct wow_slot {
+	u32 ob_lo;
+	u16 ob_hi;
+	u16 flags;
+	u32 next;
+};
+
+struct wow_index {
+	u32 nr_slots;
+	u32 nr_valid;
+	unsigned int hash_bits;
+	u32 *heads;
+	struct wow_slot *slots;
+};
+
+static inline oblock_t wow_slot_oblock(const struct wow_slot *sl)
+{
+	return to_oblock(((u64)sl->ob_hi << 32) | sl->ob_lo);
+}
+
+static inline void wow_slot_set_oblock(struct wow_slot *sl, oblock_t b)
+{
+	sl->ob_lo = lower_32_bits(from_oblock(b));
+	sl->ob_hi = upper_32_bits(from_oblock(b));
+}
+
+static inline void wow_slot_clear(struct wow_slot *sl)
+{
+	sl->ob_lo = 0;
+	sl->ob_hi = 0;
+	sl->flags = 0;
+	sl->next = WOW_NO_SLOT;
+}
+
+int wow_index_init(struct wow_index *ix, u32 nr_slots);
+void wow_index_exit(struct wow_index *ix);
+u32 wow_index_lookup(struct wow_index *ix, oblock_t b);
+u32 wow_index_insert(struct wow_index *ix, oblock_t b, u32 slot, u16 flags);
+void wow_index_remove(struct wow_index *ix, u32 slot);
+
 /* ---- dm-wow-super.c: the superblock ---- */
 
 /* Geometry of one cache device, as the superblock records it. */

@@ -1,0 +1,219 @@
+# nbdkit Python plugin: a position-aware 7200 rpm disk for closed-loop runs.
+"""Serve a sparse file as an NBD disk that takes as long as a real HDD would.
+
+    nbdkit -U SOCK python scripts/hdd-nbdkit.py file=/path/disk.img \\
+        [size=8G] [timescale=0.1] [stats=/path/stats.json]
+
+    file=       backing file; created (sparse) if missing
+    size=       disk size (K/M/G/T suffixes); default: the file's size.  A
+                smaller file is extended.
+    timescale=  sleep for modelled time * timescale (default 1; 0 = no sleep)
+    stats=      JSON counters (requests, bytes, modelled and slept seconds per
+                kind) rewritten at each connection close and at unload
+
+Every request is charged by scripts/wowbench/hddmodel.py with the disk's whole
+range stretched over the full stroke: pread/pwrite and zero (a write of zeros)
+by position, flush and trim (advisory, data left in place) the command
+overhead only.  Requests are serialised (thread model SERIALIZE_ALL_REQUESTS
+plus a lock), so the head position is well defined.  Each request then sleeps
+for its modelled time * timescale; what a sleep overshoots is taken off the
+following sleeps (up to 1 ms is carried), so short sequential requests are not
+slowed down by timer granularity.
+
+QEMU attaches it with
+    -drive file=nbd+unix:///?socket=SOCK,format=raw,if=none,id=hdd
+"""
+
+import builtins
+import json
+import os
+import sys
+import threading
+import time
+
+import nbdkit
+
+# nbdkit sets neither __file__ nor sys.argv; the code object knows the path
+# (resolved now, before nbdkit may change directory).
+_HERE = os.path.dirname(os.path.realpath(sys._getframe().f_code.co_filename))
+sys.path.insert(0, _HERE)
+
+from wowbench import hddmodel, parse_size  # noqa: E402
+
+API_VERSION = 2
+SECTOR = hddmodel.SECTOR_SIZE
+MAX_DEBT_S = 1e-3
+ZERO_CHUNK = 1 << 20
+
+_cfg = {"file": None, "size": None, "timescale": 1.0, "stats": None}
+_lock = threading.Lock()
+_fd = None
+_model = None
+_debt = 0.0  # seconds overslept, owed back by later sleeps
+_stats = {k: 0 for k in ("requests", "reads", "writes", "zeros", "trims",
+                         "flushes", "read_bytes", "write_bytes")}
+_stats.update(modelled_s=0.0, read_modelled_s=0.0, write_modelled_s=0.0,
+              slept_s=0.0)
+
+
+def config(key, value):
+    if key == "file":
+        _cfg["file"] = os.path.realpath(value)
+    elif key == "size":
+        _cfg["size"] = nbdkit.parse_size(value) if hasattr(
+            nbdkit, "parse_size") else parse_size(value)
+    elif key == "timescale":
+        _cfg["timescale"] = float(value)
+        if _cfg["timescale"] < 0:
+            raise ValueError("timescale must be >= 0")
+    elif key == "stats":
+        _cfg["stats"] = os.path.realpath(value)
+    else:
+        raise ValueError("unknown parameter %r" % key)
+
+
+def config_complete():
+    global _fd, _model
+    if not _cfg["file"]:
+        raise ValueError("file= is required")
+    _fd = os.open(_cfg["file"], os.O_RDWR | os.O_CREAT, 0o644)
+    size = os.fstat(_fd).st_size
+    if _cfg["size"] is not None:
+        if size < _cfg["size"]:
+            os.ftruncate(_fd, _cfg["size"])
+        size = _cfg["size"]
+    size -= size % SECTOR
+    if size <= 0:
+        raise ValueError("empty disk: give size=")
+    _cfg["size"] = size
+    _model = hddmodel.HddModel(size // SECTOR)
+
+
+def thread_model():
+    return nbdkit.THREAD_MODEL_SERIALIZE_ALL_REQUESTS
+
+
+def open(readonly):  # noqa: A001 -- the nbdkit callback name
+    return {}
+
+
+def get_size(h):
+    return _cfg["size"]
+
+
+def can_write(h):
+    return True
+
+
+def can_flush(h):
+    return True
+
+
+def can_trim(h):
+    return True
+
+
+def can_zero(h):
+    return True
+
+
+def _charge(kind, offset, count, is_write):
+    """Model one request (called with _lock held) and sleep for it."""
+    global _debt
+    if count:
+        first = offset // SECTOR
+        nsectors = -(-(offset + count) // SECTOR) - first
+    else:
+        first = nsectors = 0
+    t = _model.service_time(first, nsectors, is_write)
+    _stats["requests"] += 1
+    _stats[kind] += 1
+    _stats["modelled_s"] += t
+    if kind == "reads":
+        _stats["read_bytes"] += count
+        _stats["read_modelled_s"] += t
+    elif kind in ("writes", "zeros"):
+        _stats["write_bytes"] += count
+        _stats["write_modelled_s"] += t
+    scale = _cfg["timescale"]
+    if scale <= 0:
+        return
+    target = t * scale - _debt
+    if target <= 0:
+        _debt = -target
+        return
+    start = time.monotonic()
+    time.sleep(target)
+    slept = time.monotonic() - start
+    _debt = min(max(slept - target, 0.0), MAX_DEBT_S)
+    _stats["slept_s"] += slept
+
+
+def pread(h, buf, offset, flags):
+    with _lock:
+        view = memoryview(buf)
+        done = 0
+        while done < len(view):
+            n = os.preadv(_fd, [view[done:]], offset + done)
+            if n <= 0:  # past the end of a short file: zeros
+                view[done:] = bytes(len(view) - done)
+                break
+            done += n
+        _charge("reads", offset, len(buf), False)
+
+
+def _write_all(data, offset):
+    view = memoryview(data)
+    while len(view):
+        n = os.pwrite(_fd, view, offset)
+        view, offset = view[n:], offset + n
+
+
+def pwrite(h, buf, offset, flags):
+    with _lock:
+        _write_all(buf, offset)
+        _charge("writes", offset, len(buf), True)
+
+
+def zero(h, count, offset, flags):
+    with _lock:
+        zeros = bytes(min(count, ZERO_CHUNK))
+        done = 0
+        while done < count:
+            n = min(count - done, ZERO_CHUNK)
+            _write_all(zeros[:n], offset + done)
+            done += n
+        _charge("zeros", offset, count, True)
+
+
+def trim(h, count, offset, flags):
+    with _lock:
+        _charge("trims", offset, 0, True)
+
+
+def flush(h, flags):
+    with _lock:
+        _charge("flushes", 0, 0, True)
+
+
+def _write_stats():
+    path = _cfg["stats"]
+    if not path:
+        return
+    out = dict(_stats, timescale=_cfg["timescale"], size=_cfg["size"])
+    tmp = path + ".tmp"
+    with builtins.open(tmp, "w") as f:
+        json.dump(out, f, indent=1, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def close(h):
+    with _lock:
+        _write_stats()
+
+
+def unload():
+    _write_stats()
+    if _fd is not None:
+        os.close(_fd)

@@ -1,0 +1,81 @@
+"""Exact values of the HDD model (wowbench.hddmodel)."""
+
+import math
+
+import pytest
+
+from wowbench import hddmodel as hm
+
+MS = 1e-3
+XFER_4K = 8 / 180000.0  # 8 sectors at 1500 sectors per 8.333 ms revolution
+
+
+def test_geometry_constants():
+    assert hm.DISK_SECTORS == 153352 * 8 * 1500
+    assert hm.MEDIA_RATE == pytest.approx(180000.0)
+    assert hm.ROTATIONAL_LATENCY_S == pytest.approx(4.16667 * MS, rel=1e-5)
+
+
+def test_seek_zero_distance():
+    assert hm.seek_time(0) == 0.0
+
+
+def test_seek_one_cylinder():
+    expected = (0.8 + 2.03 / 153352 + 13.17 * math.sqrt(1 / 153352)) * MS
+    assert hm.seek_time(1) == pytest.approx(expected, rel=1e-12)
+    assert hm.seek_time(-1) == pytest.approx(0.833644 * MS, rel=1e-5)
+
+
+def test_seek_full_stroke():
+    assert hm.seek_time(153352) == pytest.approx(16.0 * MS, rel=1e-12)
+
+
+def test_random_write_pays_everything():
+    m = hm.HddModel()
+    cyl = 1000
+    t = m.service_time(cyl * hm.SECTORS_PER_CYLINDER, 8, True)
+    expected = 0.1 * MS + hm.seek_time(cyl) + hm.ROTATIONAL_LATENCY_S + 0.5 * MS + XFER_4K
+    assert t == pytest.approx(expected, rel=1e-12)
+    assert m.cylinder == cyl
+
+
+def test_read_pays_no_settle():
+    m = hm.HddModel()
+    t = m.service_time(5000, 8, False)  # cylinder 0: no seek
+    assert t == pytest.approx(0.1 * MS + hm.ROTATIONAL_LATENCY_S + XFER_4K, rel=1e-12)
+
+
+def test_sequential_pays_overhead_and_transfer_only():
+    m = hm.HddModel()
+    m.service_time(123456, 8, True)
+    assert m.service_time(123464, 8, True) == pytest.approx(0.1 * MS + XFER_4K, rel=1e-12)
+    assert m.service_time(123472, 2048, False) == pytest.approx(
+        0.1 * MS + 2048 / 180000.0, rel=1e-12)
+
+
+def test_same_cylinder_gap_pays_rotation_not_seek():
+    m = hm.HddModel()
+    m.service_time(0, 8, True)
+    t = m.service_time(16, 8, True)
+    assert t == pytest.approx(0.1 * MS + hm.ROTATIONAL_LATENCY_S + 0.5 * MS + XFER_4K, rel=1e-12)
+
+
+def test_flush_costs_overhead_and_keeps_position():
+    m = hm.HddModel()
+    m.service_time(0, 8, True)
+    assert m.service_time(0, 0, True) == pytest.approx(0.1 * MS)
+    assert m.service_time(8, 8, True) == pytest.approx(0.1 * MS + XFER_4K, rel=1e-12)
+
+
+def test_device_sectors_stretched_over_full_stroke():
+    dev = 8 << 21  # 8 GiB in sectors
+    m = hm.HddModel(dev)
+    assert m.cylinder_of(0) == 0
+    assert m.cylinder_of(dev // 2) == 153352 // 2
+    assert m.cylinder_of(dev - 1) == 153351
+    # a full-stroke random write on the small device costs a full-stroke seek
+    m.service_time(dev - 8, 8, True)
+    assert m.cylinder == 153351
+    t = hm.total_time([(dev - 8, 8, True), (0, 8, True)], dev)
+    assert t == pytest.approx(2 * (0.1 * MS + hm.ROTATIONAL_LATENCY_S + 0.5 * MS + XFER_4K)
+                              + hm.seek_time(153351) * 2, rel=1e-12)
