@@ -18,6 +18,28 @@
  *
  * Log segments start at erase block 1 and fill the device in whole erase
  * blocks; a tail shorter than one erase block is never used.
+ *
+ * A segment holds log records appended back to back from its start:
+ *
+ *   segment:  | rec hdr | data ... data | rec hdr | data ... | rec hdr | ...
+ *   rec hdr:  | struct wow_record | __le64 oblock[nr_data] |
+ *             | struct wow_tomb tomb[nr_tombs] | zeros to the block end |
+ *
+ * Each record is one block of header followed by nr_data blocks of data,
+ * written with one I/O at the segment's write pointer.  Its csum covers the
+ * whole header block (csum zeroed) and, through data_csum, the data blocks.
+ * seq grows by one per record across the device; seg_seq is the seq of the
+ * first record of the segment's current life, so records left from an
+ * earlier life of the segment are told apart and the recovery scan of a
+ * segment stops at the first record that is torn, corrupt, or older.
+ * Records of one segment life have consecutive seqs.  durable_seq lets
+ * recovery tell a torn tail (a record never made durable, dropped) from
+ * corruption of a record a later one proves durable (the load is refused).
+ *
+ * A tombstone says: every record of origin blocks [start, start + nr) with
+ * seq <= t is dead.  Tombstones are written when cached copies are dropped
+ * (discard, reclaim of a segment) and carried forward while an older record
+ * they kill may still be on the device.
  */
 #ifndef DM_WOW_FORMAT_H
 #define DM_WOW_FORMAT_H
@@ -46,6 +68,39 @@
 #define WOW_MAX_WRITE_GROUP_SIZE	67108864U
 /* A cache device holds at least this many log segments. */
 #define WOW_MIN_SEGMENTS	4U
+
+#define WOW_REC_MAGIC		0x52574f57U	/* "WOWR" */
+
+struct wow_record {
+	__le32 csum;		/* crc32c of the header block, csum zeroed */
+	__le32 magic;
+	__le64 seq;
+	__le64 seg_seq;
+	__le64 durable_seq;	/* every record <= this was durable */
+	__u8 uuid[16];		/* the superblock's */
+	__le32 data_csum;	/* crc32c of the data blocks */
+	__le16 nr_data;
+	__le16 nr_tombs;
+	__le32 flags;
+	__le32 reserved;
+} __packed;
+
+struct wow_tomb {
+	__le64 start;		/* origin block */
+	__le64 t;		/* kills records with seq <= t */
+	__le32 nr;		/* origin blocks */
+	__le32 reserved;
+} __packed;
+
+/* Entries a header block of @block_size bytes can describe. */
+static inline unsigned int wow_record_capacity(__u32 block_size,
+					       unsigned int nr_tombs)
+{
+	unsigned int room = block_size - sizeof(struct wow_record) -
+			    nr_tombs * sizeof(struct wow_tomb);
+
+	return room / sizeof(__le64);
+}
 
 struct wow_superblock {
 	__le32 csum;		/* crc32c of bytes 4..WOW_SB_CSUM_BYTES-1 */

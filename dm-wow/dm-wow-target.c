@@ -1,63 +1,53 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dm-wow target: constructor and destructor, map, status, messages, hints.
+ * dm-wow target: constructor and destructor, map, status, messages, hints,
+ * suspend and resume.
  *
  * Table line:
  *   <start> <length> wow <origin_dev> <cache_dev> <#opt_args> [<opt_args>...]
  * (options in dm-wow-args.c, user guide in Documentation/dm-wow.rst)
  *
- * This is the skeleton the cache grows in: the cache device is checked and
- * formatted, and I/O passes straight through to the origin.
+ * Lifecycle: the constructor checks everything and reads the superblock but
+ * writes nothing; the first preresume formats the cache device or recovers
+ * its log (the table it replaces is suspended by then, so the log is
+ * final); resume starts destage; postsuspend stops destage, waits for it
+ * and commits.
  */
 #include <linux/blkdev.h>
+#include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/random.h>
 #include <linux/slab.h>
-#include <linux/spinlock.h>
 
 #include "dm-wow.h"
 
-enum wow_state {
-	WOW_STATE_OK,
-	WOW_STATE_READ_ONLY,
-	WOW_STATE_FAILED,
+/* Per-bio data: the segment a cache read pinned. */
+struct wow_io {
+	u32 seg;
 };
 
-struct wow_stats {
-	atomic64_t read_misses;
-	atomic64_t writes_bypassed;
-	atomic64_t flushes;
-	atomic64_t discards;
-	atomic64_t commits;
-};
-
-struct wow_cache {
-	struct dm_target *ti;
-	struct dm_dev *origin_dev;
-	struct dm_dev *cache_dev;
-
-	spinlock_t lock;		/* args (tunables), cleaner */
-	struct wow_args args;
-	bool cleaner;
-	enum wow_state state;
-
-	struct wow_sb_info sb;
-	u64 cache_blocks;		/* data blocks the log can hold */
-
-	struct wow_stats stats;
-};
-
-static const char *wow_name(struct wow_cache *wc)
+void wow_error(struct wow_cache *wc, enum wow_state state, const char *what,
+	       int err)
 {
-	return dm_table_device_name(wc->ti->table);
+	unsigned long flags;
+	bool changed = false;
+
+	spin_lock_irqsave(&wc->lock, flags);
+	if (state > wc->state) {
+		wc->state = state;
+		changed = true;
+	}
+	spin_unlock_irqrestore(&wc->lock, flags);
+	if (changed)
+		DMERR("%s: %s failed (%d): cache is now %s", wow_name(wc), what,
+		      err, state == WOW_STATE_FAILED ? "failed" : "read_only");
 }
 
 /*
  * Read the first block of the cache device and decide: recover an existing
- * superblock, format a zeroed device, or refuse.  Nothing is written unless
- * every check has passed.
+ * superblock or format a zeroed device (both at preresume), or refuse.
  */
-static int wow_open_superblock(struct wow_cache *wc, char **error)
+static int wow_check_superblock(struct wow_cache *wc, char **error)
 {
 	struct block_device *bdev = wc->cache_dev->bdev;
 	unsigned int len = wc->args.block_size;
@@ -91,25 +81,13 @@ static int wow_open_superblock(struct wow_cache *wc, char **error)
 		if (why) {
 			*error = (char *)why;
 			r = -EINVAL;
-			goto out;
 		}
 		break;
 	case WOW_SB_ZERO:
 		memset(&wc->sb, 0, sizeof(wc->sb));
 		wc->sb.geo = table;
-		wc->sb.flags = WOW_SB_F_CLEAN;
 		get_random_bytes(wc->sb.uuid, sizeof(wc->sb.uuid));
-		memset(buf, 0, len);
-		wow_sb_encode(buf, &wc->sb);
-		r = wow_sync_io(bdev, 0, buf, len,
-				REQ_OP_WRITE | REQ_SYNC | REQ_PREFLUSH | REQ_FUA);
-		if (r) {
-			*error = "Cannot write the cache device's superblock";
-			goto out;
-		}
-		DMINFO("%s: formatted cache device %pg: %llu segments of %u bytes",
-		       wow_name(wc), bdev, table.nr_segments,
-		       table.erase_block_size);
+		wc->needs_format = true;
 		break;
 	case WOW_SB_CORRUPT:
 		*error = "Cache superblock is corrupt; use 'format' to reinitialise";
@@ -137,6 +115,7 @@ static int wow_check_devices(struct wow_cache *wc, char **error)
 	struct block_device *origin = wc->origin_dev->bdev;
 	struct block_device *cache = wc->cache_dev->bdev;
 	sector_t block_sectors = wc->args.block_size >> SECTOR_SHIFT;
+	u64 segs;
 
 	if (origin == cache) {
 		*error = "Origin and cache must be different devices";
@@ -148,6 +127,10 @@ static int wow_check_devices(struct wow_cache *wc, char **error)
 	}
 	if (wc->ti->len > bdev_nr_sectors(origin)) {
 		*error = "Target length exceeds the origin device";
+		return -EINVAL;
+	}
+	if ((wc->ti->len >> (ilog2(block_sectors))) > WOW_MAX_OBLOCK) {
+		*error = "Origin too large for block_size";
 		return -EINVAL;
 	}
 	if (bdev_logical_block_size(origin) > wc->args.block_size) {
@@ -163,6 +146,13 @@ static int wow_check_devices(struct wow_cache *wc, char **error)
 		*error = "Cache device too small: needs one erase block of metadata and 4 segments";
 		return -EINVAL;
 	}
+	segs = wow_nr_segments(bdev_nr_sectors(cache),
+			       wc->args.erase_block_size);
+	if (segs * (wc->args.erase_block_size / wc->args.block_size) >
+	    WOW_MAX_SLOTS) {
+		*error = "Cache device too large for block_size";
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -172,6 +162,14 @@ static void wow_dtr(struct dm_target *ti)
 
 	if (!wc)
 		return;
+	if (wc->wq) {
+		spin_lock_irq(&wc->lock);
+		wc->stopped = true;
+		spin_unlock_irq(&wc->lock);
+		cancel_delayed_work_sync(&wc->tick);
+		destroy_workqueue(wc->wq);
+	}
+	wow_log_free(wc);
 	if (wc->cache_dev)
 		dm_put_device(ti, wc->cache_dev);
 	if (wc->origin_dev)
@@ -204,6 +202,13 @@ static int wow_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->private = wc;
 	wc->ti = ti;
 	spin_lock_init(&wc->lock);
+	init_waitqueue_head(&wc->idle_wait);
+	INIT_LIST_HEAD(&wc->runs_read);
+	INIT_LIST_HEAD(&wc->runs_written);
+	INIT_WORK(&wc->destage_work, wow_destage_work);
+	INIT_DELAYED_WORK(&wc->tick, wow_tick);
+	wc->stopped = true;
+	wc->last_io = jiffies;
 
 	origin_path = dm_shift_arg(&as);
 	cache_path = dm_shift_arg(&as);
@@ -225,17 +230,32 @@ static int wow_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	r = wow_check_devices(wc, &ti->error);
 	if (r)
 		goto bad;
-	r = wow_open_superblock(wc, &ti->error);
+	r = wow_check_superblock(wc, &ti->error);
 	if (r)
 		goto bad;
 
+	r = wow_log_alloc(wc);
+	if (r) {
+		ti->error = "Cannot allocate the index";
+		goto bad;
+	}
+	wc->wq = alloc_workqueue("dm-wow", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
+	if (!wc->wq) {
+		ti->error = "Cannot allocate the workqueue";
+		r = -ENOMEM;
+		goto bad;
+	}
 	wc->cleaner = wc->args.cleaner;
-	wc->cache_blocks = wc->sb.geo.nr_segments *
-			   (wc->args.erase_block_size / wc->args.block_size);
 
+	r = dm_set_target_max_io_len(ti, wc->max_record_blocks <<
+					 wc->block_shift);
+	if (r)
+		goto bad;
 	ti->num_flush_bios = 1;
-	ti->num_discard_bios = 1;
 	ti->flush_supported = true;
+	ti->num_discard_bios = 1;
+	ti->discards_supported = true;
+	ti->per_io_data_size = sizeof(struct wow_io);
 	return 0;
 
 bad:
@@ -244,24 +264,183 @@ bad:
 	return r;
 }
 
+static void wow_unpin(struct wow_cache *wc, u32 seg)
+{
+	if (atomic_dec_and_test(&wc->segs[seg].pins) &&
+	    READ_ONCE(wc->segs[seg].state) == WOW_SEG_DRAINING)
+		wow_kick(wc);
+}
+
+/*
+ * A read: the longest leading run that is either all uncached (to the
+ * origin) or cached in consecutive slots of one segment (to the cache);
+ * dm resubmits the rest.  A cached run pins its segment until the read
+ * completes, so reclaim cannot reuse it under the reader.
+ */
+static int wow_map_read(struct wow_cache *wc, struct bio *bio,
+			struct wow_io *io)
+{
+	u64 ob = wow_bio_oblock(wc, bio);
+	u32 n = wow_bio_blocks(wc, bio), i, first, s;
+
+	spin_lock_irq(&wc->lock);
+	first = wow_index_lookup(&wc->index, to_oblock(ob));
+	for (i = 1; i < n; i++) {
+		s = wow_index_lookup(&wc->index, to_oblock(ob + i));
+		if (first == WOW_NO_SLOT ? s != WOW_NO_SLOT :
+		    s != first + i ||
+		    wow_slot_seg(wc, s) != wow_slot_seg(wc, first))
+			break;
+	}
+	if (first != WOW_NO_SLOT) {
+		io->seg = wow_slot_seg(wc, first);
+		atomic_inc(&wc->segs[io->seg].pins);
+	}
+	spin_unlock_irq(&wc->lock);
+
+	if (i < n)
+		dm_accept_partial_bio(bio, i << wc->block_shift);
+	if (first == WOW_NO_SLOT) {
+		atomic64_inc(&wc->stats.read_misses);
+		bio_set_dev(bio, wc->origin_dev->bdev);
+		bio->bi_iter.bi_sector = ob << wc->block_shift;
+	} else {
+		atomic64_inc(&wc->stats.read_hits);
+		bio_set_dev(bio, wc->cache_dev->bdev);
+		bio->bi_iter.bi_sector = wow_slot_sector(wc, first);
+	}
+	return DM_MAPIO_REMAPPED;
+}
+
+/*
+ * May this write go straight to the origin (cleaner mode, or past the
+ * sequential cutoff)?  Only if no block of it is cached or being
+ * destaged: a cached copy must be replaced through the log, or recovery
+ * could bring it back.  Lock held.
+ */
+static bool wow_bypass(struct wow_cache *wc, struct bio *bio)
+{
+	u64 ob = wow_bio_oblock(wc, bio), cutoff = wc->args.sequential_cutoff;
+	u32 n = wow_bio_blocks(wc, bio), i;
+	bool want = wc->cleaner;
+
+	if (cutoff)
+		want |= bio->bi_iter.bi_sector == wc->seq_next_sector &&
+			wc->seq_bytes + bio->bi_iter.bi_size > cutoff;
+	if (!want)
+		return false;
+	for (i = 0; i < n; i++)
+		if (wow_index_lookup(&wc->index, to_oblock(ob + i)) !=
+		    WOW_NO_SLOT || wow_policy_busy(&wc->policy, ob + i))
+			return false;
+	return true;
+}
+
 static int wow_map(struct dm_target *ti, struct bio *bio)
 {
 	struct wow_cache *wc = ti->private;
+	struct wow_io *io = dm_per_bio_data(bio, sizeof(struct wow_io));
+	bool bypass;
 
-	bio_set_dev(bio, wc->origin_dev->bdev);
-	if (bio_sectors(bio) || op_is_zone_mgmt(bio_op(bio)))
+	io->seg = WOW_NO_SEG;
+	WRITE_ONCE(wc->last_io, jiffies);
+
+	if (bio->bi_opf & REQ_PREFLUSH && !bio_sectors(bio)) {
+		atomic64_inc(&wc->stats.flushes);
+		wow_log_queue_flush(wc, bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	if (bio_op(bio) == REQ_OP_DISCARD) {
+		atomic64_inc(&wc->stats.discards);
+		wow_log_queue_discard(wc, bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	if (!op_is_write(bio_op(bio)))
+		return wow_map_read(wc, bio, io);
+	if (bio_op(bio) != REQ_OP_WRITE)
+		return DM_MAPIO_KILL;
+
+	spin_lock_irq(&wc->lock);
+	if (wc->state != WOW_STATE_OK) {
+		spin_unlock_irq(&wc->lock);
+		return DM_MAPIO_KILL;
+	}
+	bypass = wow_bypass(wc, bio);
+	if (bio->bi_iter.bi_sector == wc->seq_next_sector)
+		wc->seq_bytes += bio->bi_iter.bi_size;
+	else
+		wc->seq_bytes = bio->bi_iter.bi_size;
+	wc->seq_next_sector = bio_end_sector(bio);
+	if (bypass)
+		wc->origin_unflushed = true;
+	spin_unlock_irq(&wc->lock);
+
+	if (bypass) {
+		atomic64_inc(&wc->stats.writes_bypassed);
+		bio_set_dev(bio, wc->origin_dev->bdev);
 		bio->bi_iter.bi_sector = dm_target_offset(ti,
 							  bio->bi_iter.bi_sector);
+		return DM_MAPIO_REMAPPED;
+	}
+	wow_log_queue_write(wc, bio);
+	return DM_MAPIO_SUBMITTED;
+}
 
-	if (op_is_flush(bio->bi_opf) && !bio_sectors(bio))
-		atomic64_inc(&wc->stats.flushes);
-	else if (bio_op(bio) == REQ_OP_DISCARD)
-		atomic64_inc(&wc->stats.discards);
-	else if (op_is_write(bio_op(bio)))
-		atomic64_inc(&wc->stats.writes_bypassed);
-	else
-		atomic64_inc(&wc->stats.read_misses);
-	return DM_MAPIO_REMAPPED;
+static int wow_end_io(struct dm_target *ti, struct bio *bio,
+		      blk_status_t *error)
+{
+	struct wow_cache *wc = ti->private;
+	struct wow_io *io = dm_per_bio_data(bio, sizeof(struct wow_io));
+
+	if (io->seg == WOW_NO_SEG)
+		return DM_ENDIO_DONE;
+	if (*error && *error != BLK_STS_AGAIN) {
+		atomic64_inc(&wc->stats.cache_errors);
+		wow_error(wc, WOW_STATE_FAILED, "cache read",
+			  blk_status_to_errno(*error));
+		*error = BLK_STS_IOERR;
+	}
+	wow_unpin(wc, io->seg);
+	io->seg = WOW_NO_SEG;
+	return DM_ENDIO_DONE;
+}
+
+static int wow_preresume(struct dm_target *ti)
+{
+	struct wow_cache *wc = ti->private;
+	int r;
+
+	if (wc->loaded)
+		return 0;
+	r = wc->needs_format ? wow_log_format(wc) : wow_log_recover(wc);
+	if (r) {
+		DMERR("%s: cannot %s the cache device: %d", wow_name(wc),
+		      wc->needs_format ? "format" : "recover", r);
+		return r;
+	}
+	wc->loaded = true;
+	return 0;
+}
+
+static void wow_resume(struct dm_target *ti)
+{
+	struct wow_cache *wc = ti->private;
+
+	spin_lock_irq(&wc->lock);
+	wc->stopped = false;
+	spin_unlock_irq(&wc->lock);
+	queue_delayed_work(wc->wq, &wc->tick, msecs_to_jiffies(WOW_TICK_MS));
+	wow_kick(wc);
+}
+
+static void wow_postsuspend(struct dm_target *ti)
+{
+	struct wow_cache *wc = ti->private;
+
+	wow_destage_stop(wc);
+	flush_work(&wc->commit_work);
+	if (wc->loaded && wow_log_commit(wc))
+		DMERR("%s: commit at suspend failed", wow_name(wc));
 }
 
 static const char *wow_state_name(struct wow_cache *wc)
@@ -275,6 +454,8 @@ static const char *wow_state_name(struct wow_cache *wc)
 		return wc->cleaner ? "cleaning" : "ok";
 	}
 }
+
+#define STAT(x) ((u64)atomic64_read(&wc->stats.x))
 
 /*
  * INFO status:
@@ -291,34 +472,58 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 		       unsigned int maxlen)
 {
 	struct wow_cache *wc = ti->private;
-	struct wow_args args, table_args;
+	struct wow_policy_stats ps;
+	u64 free, dirty, valid, groups, recency, hand, writes;
+	u32 free_segs, inflight;
+	struct wow_args args;
 	unsigned int sz = 0;
 
 	spin_lock_irq(&wc->lock);
 	args = wc->args;
+	free = wow_free_blocks(wc);
+	dirty = wc->dirty_blocks;
+	valid = wc->valid_blocks;
+	free_segs = wc->nr_free_segs;
+	inflight = wc->runs_inflight;
+	groups = wc->policy.nr_groups;
+	recency = wc->policy.nr_recency;
+	hand = wc->policy.hand;
+	ps = wc->policy.stats;
 	spin_unlock_irq(&wc->lock);
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		DMEMIT("%s %s %u %llu %llu %llu", wow_state_name(wc),
+		DMEMIT("%s %s %u %u %llu %llu", wow_state_name(wc),
 		       wow_policy_name(args.policy), args.block_size,
-		       wc->cache_blocks, wc->cache_blocks, 0ULL);
-		DMEMIT(" read_misses=%lld writes_bypassed=%lld",
-		       atomic64_read(&wc->stats.read_misses),
-		       atomic64_read(&wc->stats.writes_bypassed));
-		DMEMIT(" flushes=%lld discards=%lld commits=%lld",
-		       atomic64_read(&wc->stats.flushes),
-		       atomic64_read(&wc->stats.discards),
-		       atomic64_read(&wc->stats.commits));
-		DMEMIT(" segments=%llu low_watermark=%u high_watermark=%u",
-		       wc->sb.geo.nr_segments, args.low_watermark_pct,
-		       args.high_watermark_pct);
+		       wc->nr_slots, free, dirty);
+		DMEMIT(" read_hits=%llu read_misses=%llu",
+		       STAT(read_hits), STAT(read_misses));
+		DMEMIT(" write_hits=%llu write_misses=%llu writes_bypassed=%llu",
+		       STAT(write_hits), STAT(write_misses),
+		       STAT(writes_bypassed));
+		writes = STAT(destage_writes);
+		DMEMIT(" destage_writes=%llu destage_blocks=%llu merged_blocks=%llu",
+		       writes, STAT(destage_blocks), STAT(merged_blocks));
+		DMEMIT(" commits=%llu flushes=%llu discards=%llu reclaimed_segments=%llu",
+		       STAT(commits), STAT(flushes), STAT(discards),
+		       STAT(reclaimed_segments));
+		DMEMIT(" origin_errors=%llu cache_errors=%llu",
+		       STAT(origin_errors), STAT(cache_errors));
+		DMEMIT(" segments=%u free_segments=%u valid_blocks=%llu",
+		       wc->nr_segments, free_segs, valid);
+		DMEMIT(" low_watermark=%u high_watermark=%u destage_inflight=%u",
+		       args.low_watermark_pct, args.high_watermark_pct,
+		       inflight);
+		DMEMIT(" hand=%llu dirty_groups=%llu recency_bits=%llu destage_runs=%llu",
+		       hand, groups, recency, ps.runs);
+		DMEMIT(" mean_run_blocks=%llu mean_seek_sectors=%llu",
+		       ps.runs ? div64_u64(ps.run_blocks, ps.runs) : 0,
+		       writes ? div64_u64(STAT(seek_sectors), writes) : 0);
 		break;
 	case STATUSTYPE_TABLE:
-		table_args = args;
-		table_args.set &= ~BIT(WOW_OPT_FORMAT);
+		args.set &= ~BIT(WOW_OPT_FORMAT);
 		DMEMIT("%s %s ", wc->origin_dev->name, wc->cache_dev->name);
-		sz += wow_emit_opt_args(&table_args, result + sz, maxlen - sz);
+		sz += wow_emit_opt_args(&args, result + sz, maxlen - sz);
 		break;
 	case STATUSTYPE_IMA:
 		DMEMIT_TARGET_NAME_VERSION(ti->type);
@@ -330,11 +535,14 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 
 static void wow_clear_stats(struct wow_cache *wc)
 {
-	atomic64_set(&wc->stats.read_misses, 0);
-	atomic64_set(&wc->stats.writes_bypassed, 0);
-	atomic64_set(&wc->stats.flushes, 0);
-	atomic64_set(&wc->stats.discards, 0);
-	atomic64_set(&wc->stats.commits, 0);
+	atomic64_t *a = (atomic64_t *)&wc->stats;
+	size_t i;
+
+	for (i = 0; i < sizeof(wc->stats) / sizeof(*a); i++)
+		atomic64_set(&a[i], 0);
+	spin_lock_irq(&wc->lock);
+	memset(&wc->policy.stats, 0, sizeof(wc->policy.stats));
+	spin_unlock_irq(&wc->lock);
 }
 
 /*
@@ -353,10 +561,10 @@ static int wow_message(struct dm_target *ti, unsigned int argc, char **argv,
 	int r = 0;
 
 	if (argc == 1 && !strcasecmp(argv[0], "commit")) {
-		r = blkdev_issue_flush(wc->origin_dev->bdev);
-		if (!r)
-			atomic64_inc(&wc->stats.commits);
-		return r;
+		if (!wc->loaded)
+			return 0;
+		flush_work(&wc->commit_work);
+		return wow_log_commit(wc);
 	}
 	if (argc == 1 && !strcasecmp(argv[0], "clear_stats")) {
 		wow_clear_stats(wc);
@@ -370,6 +578,7 @@ static int wow_message(struct dm_target *ti, unsigned int argc, char **argv,
 		spin_lock_irq(&wc->lock);
 		wc->cleaner = !strcasecmp(argv[1], "on");
 		spin_unlock_irq(&wc->lock);
+		wow_kick(wc);
 		return 0;
 	}
 	if (argc == 2) {
@@ -379,6 +588,8 @@ static int wow_message(struct dm_target *ti, unsigned int argc, char **argv,
 		if (r)
 			DMWARN("%s: message '%s %s' refused: %s", wow_name(wc),
 			       argv[0], argv[1], error);
+		else
+			wow_kick(wc);
 		return r;
 	}
 	DMWARN("%s: unrecognised message '%s' (%u words)", wow_name(wc),
@@ -403,15 +614,22 @@ static void wow_io_hints(struct dm_target *ti, struct queue_limits *limits)
 	limits->physical_block_size = max(limits->physical_block_size, bs);
 	blk_limits_io_min(limits, bs);
 	blk_limits_io_opt(limits, wc->args.write_group_size);
+	limits->discard_granularity = bs;
+	limits->max_discard_sectors = UINT_MAX >> SECTOR_SHIFT;
+	limits->max_hw_discard_sectors = limits->max_discard_sectors;
 }
 
 static struct target_type wow_target = {
 	.name = "wow",
-	.version = { 0, 1, 0 },
+	.version = { 0, 2, 0 },
 	.module = THIS_MODULE,
 	.ctr = wow_ctr,
 	.dtr = wow_dtr,
 	.map = wow_map,
+	.end_io = wow_end_io,
+	.postsuspend = wow_postsuspend,
+	.preresume = wow_preresume,
+	.resume = wow_resume,
 	.status = wow_status,
 	.message = wow_message,
 	.iterate_devices = wow_iterate_devices,

@@ -8,9 +8,15 @@
 #define DM_WOW_H
 
 #include <linux/types.h>
+#include <linux/bio.h>
 #include <linux/device-mapper.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include "dm-wow-format.h"
+#include "dm-wow-policy.h"
 
 #define DM_MSG_PREFIX "wow"
 
@@ -188,5 +194,214 @@ const char *wow_sb_geometry_mismatch(const struct wow_geometry *sb,
 				     const struct wow_geometry *table);
 int wow_sync_io(struct block_device *bdev, sector_t sector, void *buf,
 		unsigned int len, blk_opf_t opf);
+
+/* ---- the cache: shared by dm-wow-{target,log,destage}.c ---- */
+
+/* Free segments only reclaim's own records may use. */
+#define WOW_RESERVE_SEGMENTS	2U
+/* Destage at full rate after this long without foreground I/O. */
+#define WOW_IDLE_MS		1000U
+/* Period of the housekeeping tick. */
+#define WOW_TICK_MS		100U
+/* Wait before retrying destage after an origin error. */
+#define WOW_ORIGIN_RETRY_MS	1000U
+
+enum wow_state {
+	WOW_STATE_OK,
+	WOW_STATE_READ_ONLY,
+	WOW_STATE_FAILED,
+};
+
+enum wow_seg_state {
+	WOW_SEG_FREE,		/* on the free list */
+	WOW_SEG_OPEN,		/* the log head: records append here */
+	WOW_SEG_CLOSED,		/* full or recovered: read and destaged */
+	WOW_SEG_FREEING,	/* its tombstone record is being written */
+	WOW_SEG_DRAINING,	/* waiting for reads to finish */
+};
+
+/* A tombstone range in memory: kills records of [start, start+nr) <= t. */
+struct wow_tomb_range {
+	u64 start;
+	u64 t;
+	u32 nr;
+};
+
+struct wow_segment {
+	u64 seq;		/* open seq of the life on disk; 0: none */
+	u64 max_seq;		/* newest record of that life */
+	u32 wp;			/* next block to write */
+	u32 nr_valid;		/* slots holding current copies */
+	u32 nr_dirty;		/* of which dirty */
+	enum wow_seg_state state;
+	atomic_t pins;		/* reads in flight from this segment */
+	struct list_head list;	/* free list */
+	/* tombstones whose newest copy lives here */
+	struct wow_tomb_range *tombs;
+	u32 nr_tombs;
+	u32 max_tombs;
+};
+
+/* A reclaim request to the log: write these tombstones durably. */
+struct wow_meta {
+	struct list_head list;
+	struct wow_tomb_range *tombs;
+	u32 nr_tombs;
+	u32 done_tombs;		/* already written */
+	u32 victim;		/* segment being freed */
+	int error;
+};
+
+/* The one log append in flight. */
+struct wow_batch {
+	struct bio_list writes;
+	struct bio_list flushes;
+	struct bio_list discards;
+	struct list_head metas;	/* whose last tombstones are in here */
+	u32 seg;
+	u32 block;		/* header block within the segment */
+	u32 nr_data;
+	u32 nr_tombs;
+	u64 seq;
+	bool fua;		/* PREFLUSH | FUA */
+	bool busy;		/* submitted, not completed */
+	bool done;		/* completed, not finished */
+	blk_status_t status;
+	void *hdr;		/* block_size bytes */
+};
+
+struct wow_stats {
+	atomic64_t read_hits;
+	atomic64_t read_misses;
+	atomic64_t write_hits;
+	atomic64_t write_misses;
+	atomic64_t writes_bypassed;
+	atomic64_t destage_writes;
+	atomic64_t destage_blocks;
+	atomic64_t merged_blocks;
+	atomic64_t commits;
+	atomic64_t flushes;
+	atomic64_t discards;
+	atomic64_t reclaimed_segments;
+	atomic64_t origin_errors;
+	atomic64_t cache_errors;
+	atomic64_t seek_sectors;	/* sum of origin distances */
+};
+
+struct wow_cache {
+	struct dm_target *ti;
+	struct dm_dev *origin_dev;
+	struct dm_dev *cache_dev;
+	struct workqueue_struct *wq;
+
+	spinlock_t lock;		/* everything below, unless noted */
+	struct wow_args args;
+	bool cleaner;
+	enum wow_state state;
+	bool loaded;			/* preresume formatted or recovered */
+	bool needs_format;		/* ctr: format at first preresume */
+	bool stopped;			/* suspended: no destage, no reclaim */
+
+	struct wow_sb_info sb;
+	u32 block_shift;		/* log2(block_size / 512) */
+	u32 blocks_per_seg;
+	u32 nr_segments;
+	u32 nr_slots;
+	u32 max_record_blocks;		/* data blocks per record */
+	struct wow_segment *segs;
+	struct list_head free_segs;
+	u32 nr_free_segs;
+	u32 open_seg;			/* WOW_NO_SEG when none */
+
+	struct wow_index index;
+	struct wow_policy policy;
+	u64 dirty_blocks;
+	u64 valid_blocks;
+
+	/* log */
+	u64 next_seq;
+	u64 completed_seq;		/* newest record completed */
+	u64 durable_seq;		/* every record <= this is durable */
+	bool origin_unflushed;		/* bypass writes since origin flush */
+	struct bio_list pending_writes;
+	struct bio_list pending_flushes;
+	struct bio_list pending_discards;
+	struct list_head pending_metas;
+	struct wow_batch batch;
+	struct work_struct commit_work;
+	u64 last_write_end;		/* sequential stream detection */
+	sector_t seq_next_sector;	/* sequential_cutoff detection */
+	u64 seq_bytes;
+	unsigned long last_io;		/* jiffies of the last user bio */
+
+	/* destage and reclaim */
+	struct work_struct destage_work;
+	struct delayed_work tick;
+	struct list_head runs_read;	/* cache reads done */
+	struct list_head runs_written;	/* origin writes done */
+	u32 runs_inflight;
+	u32 victim;			/* segment being reclaimed */
+	bool meta_inflight;
+	unsigned long origin_retry_at;
+	u64 last_destage_end;		/* sector after the last destage */
+	wait_queue_head_t idle_wait;	/* runs_inflight == 0 */
+
+	struct wow_stats stats;
+};
+
+#define WOW_NO_SEG	U32_MAX
+
+static inline u32 wow_slot_seg(struct wow_cache *wc, u32 slot)
+{
+	return slot / wc->blocks_per_seg;
+}
+
+static inline sector_t wow_slot_sector(struct wow_cache *wc, u32 slot)
+{
+	return wc->sb.geo.first_segment_sector +
+	       ((sector_t)slot << wc->block_shift);
+}
+
+static inline u64 wow_bio_oblock(struct wow_cache *wc, struct bio *bio)
+{
+	return dm_target_offset(wc->ti, bio->bi_iter.bi_sector) >>
+	       wc->block_shift;
+}
+
+static inline u32 wow_bio_blocks(struct wow_cache *wc, struct bio *bio)
+{
+	return bio_sectors(bio) >> wc->block_shift;
+}
+
+static inline const char *wow_name(struct wow_cache *wc)
+{
+	return dm_table_device_name(wc->ti->table);
+}
+
+void wow_error(struct wow_cache *wc, enum wow_state state, const char *what,
+	       int err);
+
+/* ---- dm-wow-log.c: segments, group commit, tombstones, recovery ---- */
+
+int wow_log_alloc(struct wow_cache *wc);
+void wow_log_free(struct wow_cache *wc);
+int wow_log_format(struct wow_cache *wc);
+int wow_log_recover(struct wow_cache *wc);
+void wow_log_queue_write(struct wow_cache *wc, struct bio *bio);
+void wow_log_queue_flush(struct wow_cache *wc, struct bio *bio);
+void wow_log_queue_discard(struct wow_cache *wc, struct bio *bio);
+void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m);
+int wow_log_commit(struct wow_cache *wc);
+u64 wow_min_disk_seq(struct wow_cache *wc);
+void wow_log_commit_work(struct work_struct *ws);
+u64 wow_free_blocks(struct wow_cache *wc);
+
+/* ---- dm-wow-destage.c: rate, runs, merging, origin writes, reclaim ---- */
+
+u32 wow_destage_target(struct wow_cache *wc, bool idle);
+void wow_destage_work(struct work_struct *ws);
+void wow_tick(struct work_struct *ws);
+void wow_destage_stop(struct wow_cache *wc);
+void wow_kick(struct wow_cache *wc);
 
 #endif /* DM_WOW_H */

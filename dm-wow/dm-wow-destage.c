@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-wow destage and reclaim.
+ *
+ * Destage takes runs of contiguous dirty blocks from the policy (or, for
+ * reclaim, from the victim segment), and for each: reads the blocks from
+ * the cache, writes them to the origin as one write, and once a batch of
+ * origin writes completed, flushes the origin and only then records the
+ * blocks clean.  Before the first cache read of new runs the cache device
+ * is flushed if records completed since its last flush, so nothing is
+ * destaged whose log record could still be lost.
+ *
+ * Reclaim frees one victim segment at a time: the closed segment with the
+ * fewest dirty blocks.  Its dirty blocks are destaged out of order; then a
+ * durable record carries tombstones for the copies it still holds (and
+ * the tombstones it held that are still needed); then, once reads from it
+ * finished, it joins the free list.
+ */
+#include <linux/blkdev.h>
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+
+#include "dm-wow.h"
+
+struct wow_run {
+	struct list_head list;
+	struct wow_cache *wc;
+	u64 start;			/* origin block */
+	u32 nr;
+	atomic_t pending;		/* bios in flight */
+	blk_status_t status;
+	u32 nr_pages;
+	struct page **pages;
+	u32 slots[];
+};
+
+void wow_kick(struct wow_cache *wc)
+{
+	queue_work(wc->wq, &wc->destage_work);
+}
+
+static bool device_idle(struct wow_cache *wc)
+{
+	return time_after(jiffies, READ_ONCE(wc->last_io) +
+			  msecs_to_jiffies(WOW_IDLE_MS));
+}
+
+/*
+ * Destage writes to keep in flight: none below the low watermark, all
+ * (max_destage_ios) at or above the high one, linear in between; all when
+ * the device is idle, in cleaner mode, or degraded (drain what we can).
+ * Lock held.
+ */
+u32 wow_destage_target(struct wow_cache *wc, bool idle)
+{
+	u32 max = wc->args.max_destage_ios;
+	u64 low = wc->args.low_watermark_pct * 100ULL;
+	u64 high = wc->args.high_watermark_pct * 100ULL;
+	u64 occ;
+
+	if (wc->stopped || !wc->dirty_blocks ||
+	    time_before(jiffies, wc->origin_retry_at))
+		return 0;
+	if (wc->cleaner || idle || wc->state != WOW_STATE_OK)
+		return max;
+	occ = div64_u64(wc->dirty_blocks * 10000, wc->nr_slots);
+	if (occ >= high)
+		return max;
+	if (occ < low)
+		return 0;
+	return 1 + div64_u64((u64)(max - 1) * (occ - low), high - low);
+}
+
+static void free_run(struct wow_run *run)
+{
+	u32 i;
+
+	for (i = 0; i < run->nr_pages; i++)
+		if (run->pages[i])
+			__free_page(run->pages[i]);
+	kfree(run->pages);
+	kfree(run);
+}
+
+static struct wow_run *alloc_run(struct wow_cache *wc, u32 max_blocks)
+{
+	u32 bs = wc->args.block_size, i;
+	struct wow_run *run;
+
+	run = kzalloc(struct_size(run, slots, max_blocks), GFP_NOIO);
+	if (!run)
+		return NULL;
+	run->wc = wc;
+	run->nr_pages = DIV_ROUND_UP(max_blocks * bs, PAGE_SIZE);
+	run->pages = kcalloc(run->nr_pages, sizeof(*run->pages), GFP_NOIO);
+	if (!run->pages)
+		goto bad;
+	for (i = 0; i < run->nr_pages; i++) {
+		run->pages[i] = alloc_page(GFP_NOIO);
+		if (!run->pages[i])
+			goto bad;
+	}
+	return run;
+bad:
+	free_run(run);
+	return NULL;
+}
+
+/* Add bytes [@off, @off + @len) of the run's buffer to @bio. */
+static void run_add_pages(struct bio *bio, struct wow_run *run, u32 off, u32 len)
+{
+	while (len) {
+		u32 in = off & (PAGE_SIZE - 1);
+		u32 n = min_t(u32, len, PAGE_SIZE - in);
+
+		__bio_add_page(bio, run->pages[off >> PAGE_SHIFT], n, in);
+		off += n;
+		len -= n;
+	}
+}
+
+static void run_endio(struct bio *bio, struct list_head *to)
+{
+	struct wow_run *run = bio->bi_private;
+	struct wow_cache *wc = run->wc;
+	unsigned long flags;
+
+	if (bio->bi_status)
+		run->status = bio->bi_status;
+	bio_put(bio);
+	if (!atomic_dec_and_test(&run->pending))
+		return;
+	spin_lock_irqsave(&wc->lock, flags);
+	list_add_tail(&run->list, to);
+	spin_unlock_irqrestore(&wc->lock, flags);
+	wow_kick(wc);
+}
+
+static void read_endio(struct bio *bio)
+{
+	struct wow_run *run = bio->bi_private;
+
+	run_endio(bio, &run->wc->runs_read);
+}
+
+static void write_endio(struct bio *bio)
+{
+	struct wow_run *run = bio->bi_private;
+
+	run_endio(bio, &run->wc->runs_written);
+}
+
+/* Read the run's blocks from the cache, one bio per contiguous slot range. */
+static void submit_reads(struct wow_cache *wc, struct wow_run *run)
+{
+	u32 bs = wc->args.block_size, i = 0, j, n = 0;
+
+	for (i = 0; i < run->nr; i = j, n++)
+		for (j = i + 1; j < run->nr && run->slots[j] ==
+		     run->slots[j - 1] + 1 && (j - i) * bs < SZ_1M; j++)
+			;
+	atomic_set(&run->pending, n);
+	for (i = 0; i < run->nr; i = j) {
+		struct bio *bio;
+
+		for (j = i + 1; j < run->nr && run->slots[j] ==
+		     run->slots[j - 1] + 1 && (j - i) * bs < SZ_1M; j++)
+			;
+		bio = bio_alloc(wc->cache_dev->bdev,
+				DIV_ROUND_UP((j - i) * bs, PAGE_SIZE) + 1,
+				REQ_OP_READ, GFP_NOIO);
+		bio->bi_iter.bi_sector = wow_slot_sector(wc, run->slots[i]);
+		run_add_pages(bio, run, i * bs, (j - i) * bs);
+		bio->bi_private = run;
+		bio->bi_end_io = read_endio;
+		submit_bio(bio);
+	}
+}
+
+/* Write the run to the origin: one write, split only at 1 MiB bios. */
+static void submit_write(struct wow_cache *wc, struct wow_run *run)
+{
+	u32 bytes = run->nr * wc->args.block_size, off;
+	sector_t sector = run->start << wc->block_shift;
+	sector_t end = sector + (bytes >> SECTOR_SHIFT);
+	u64 last = wc->last_destage_end;
+
+	atomic64_add(last > sector ? last - sector : sector - last,
+		     &wc->stats.seek_sectors);
+	wc->last_destage_end = end;
+	atomic64_inc(&wc->stats.destage_writes);
+	atomic64_add(run->nr, &wc->stats.destage_blocks);
+	atomic64_add(run->nr - 1, &wc->stats.merged_blocks);
+
+	atomic_set(&run->pending, DIV_ROUND_UP(bytes, SZ_1M));
+	for (off = 0; off < bytes; off += SZ_1M) {
+		u32 len = min_t(u32, bytes - off, SZ_1M);
+		struct bio *bio;
+
+		bio = bio_alloc(wc->origin_dev->bdev,
+				DIV_ROUND_UP(len, PAGE_SIZE) + 1,
+				REQ_OP_WRITE, GFP_NOIO);
+		bio->bi_iter.bi_sector = sector + (off >> SECTOR_SHIFT);
+		run_add_pages(bio, run, off, len);
+		bio->bi_private = run;
+		bio->bi_end_io = write_endio;
+		submit_bio(bio);
+	}
+}
+
+/*
+ * The run's origin write is durable (@ok) or failed: record its blocks
+ * clean where the destaged copy is still the current one, else leave
+ * them dirty for a retry.  Lock held.
+ */
+static void complete_run(struct wow_cache *wc, struct wow_run *run, bool ok)
+{
+	u32 i;
+
+	for (i = 0; i < run->nr; i++) {
+		struct wow_slot *sl = &wc->index.slots[run->slots[i]];
+		bool current_copy = (sl->flags & WOW_SLOT_VALID) &&
+				    (sl->flags & WOW_SLOT_DIRTY) &&
+				    from_oblock(wow_slot_oblock(sl)) ==
+				    run->start + i;
+
+		sl->flags &= ~WOW_SLOT_DESTAGING;
+		if (!current_copy)
+			continue;
+		if (ok) {
+			sl->flags &= ~WOW_SLOT_DIRTY;
+			wc->segs[wow_slot_seg(wc, run->slots[i])].nr_dirty--;
+			wc->dirty_blocks--;
+		} else {
+			/* the group is alive while the run is busy */
+			wow_policy_mark_dirty(&wc->policy, run->start + i);
+		}
+	}
+	wow_policy_run_done(&wc->policy, run->start, run->nr);
+	wc->runs_inflight--;
+}
+
+/* Cache reads done: write to the origin, or give up on a read error. */
+static void process_reads(struct wow_cache *wc)
+{
+	struct wow_run *run, *tmp;
+	LIST_HEAD(done);
+	LIST_HEAD(failed);
+
+	spin_lock_irq(&wc->lock);
+	list_splice_init(&wc->runs_read, &done);
+	spin_unlock_irq(&wc->lock);
+
+	list_for_each_entry_safe(run, tmp, &done, list) {
+		list_del(&run->list);
+		if (!run->status) {
+			submit_write(wc, run);
+			continue;
+		}
+		atomic64_inc(&wc->stats.cache_errors);
+		wow_error(wc, WOW_STATE_FAILED, "cache read during destage",
+			  blk_status_to_errno(run->status));
+		list_add_tail(&run->list, &failed);
+	}
+	if (list_empty(&failed))
+		return;
+	spin_lock_irq(&wc->lock);
+	list_for_each_entry(run, &failed, list)
+		complete_run(wc, run, false);
+	wc->origin_retry_at = jiffies + msecs_to_jiffies(WOW_ORIGIN_RETRY_MS);
+	spin_unlock_irq(&wc->lock);
+	list_for_each_entry_safe(run, tmp, &failed, list)
+		free_run(run);
+	wake_up(&wc->idle_wait);
+}
+
+/* Origin writes done: flush the origin, then record the blocks clean. */
+static void process_writes(struct wow_cache *wc)
+{
+	struct wow_run *run, *tmp;
+	bool any_ok = false;
+	LIST_HEAD(done);
+	int r = 0;
+
+	spin_lock_irq(&wc->lock);
+	list_splice_init(&wc->runs_written, &done);
+	spin_unlock_irq(&wc->lock);
+	if (list_empty(&done))
+		return;
+
+	list_for_each_entry(run, &done, list)
+		any_ok |= !run->status;
+	if (any_ok)
+		r = blkdev_issue_flush(wc->origin_dev->bdev);
+
+	spin_lock_irq(&wc->lock);
+	list_for_each_entry(run, &done, list) {
+		bool ok = !run->status && !r;
+
+		if (!ok) {
+			atomic64_inc(&wc->stats.origin_errors);
+			wc->origin_retry_at = jiffies +
+				msecs_to_jiffies(WOW_ORIGIN_RETRY_MS);
+		}
+		complete_run(wc, run, ok);
+	}
+	spin_unlock_irq(&wc->lock);
+	if (r || !any_ok)
+		DMERR_LIMIT("%s: origin write or flush failed; data stays dirty, retrying",
+			    wow_name(wc));
+
+	list_for_each_entry_safe(run, tmp, &done, list)
+		free_run(run);
+	wake_up(&wc->idle_wait);
+}
+
+/*
+ * Fill @run with the blocks [start, start + n) the policy handed out, and
+ * mark their slots DESTAGING (lock held).
+ */
+static void fill_run(struct wow_cache *wc, struct wow_run *run, u64 start,
+		     u32 n)
+{
+	u32 i;
+
+	run->start = start;
+	run->nr = n;
+	for (i = 0; i < n; i++) {
+		u32 s = wow_index_lookup(&wc->index, to_oblock(start + i));
+
+		/* the policy only knows dirty, indexed blocks */
+		if (WARN_ON_ONCE(s == WOW_NO_SLOT))
+			s = 0;
+		run->slots[i] = s;
+		wc->index.slots[s].flags |= WOW_SLOT_DESTAGING;
+	}
+	wc->runs_inflight++;
+}
+
+/* A run of the victim's dirty blocks, out of policy order (lock held). */
+static u32 claim_victim_run(struct wow_cache *wc, u32 max, u64 *start)
+{
+	u32 first = wc->victim * wc->blocks_per_seg, i;
+
+	for (i = 0; i < wc->blocks_per_seg; i++) {
+		struct wow_slot *sl = &wc->index.slots[first + i];
+		u32 n;
+
+		if ((sl->flags & (WOW_SLOT_VALID | WOW_SLOT_DIRTY |
+				  WOW_SLOT_DESTAGING)) !=
+		    (WOW_SLOT_VALID | WOW_SLOT_DIRTY))
+			continue;
+		*start = from_oblock(wow_slot_oblock(sl));
+		n = wow_policy_claim(&wc->policy, *start, max);
+		if (n)
+			return n;
+	}
+	return 0;
+}
+
+static bool victim_has_dirty(struct wow_cache *wc)
+{
+	return wc->victim != WOW_NO_SEG && wc->segs[wc->victim].nr_dirty;
+}
+
+/* Start new runs up to the rate target. */
+static void start_runs(struct wow_cache *wc)
+{
+	u32 max_blocks = wc->args.max_destage_size / wc->args.block_size;
+	struct wow_run *run, *tmp;
+	LIST_HEAD(runs);
+	bool idle = device_idle(wc);
+
+	while (true) {
+		u32 target, n = 0;
+		u64 start;
+
+		spin_lock_irq(&wc->lock);
+		max_blocks = wc->args.max_destage_size / wc->args.block_size;
+		target = wow_destage_target(wc, idle);
+		if (victim_has_dirty(wc) && !wc->stopped)
+			target = wc->args.max_destage_ios;
+		spin_unlock_irq(&wc->lock);
+		if (wc->runs_inflight >= target)
+			break;
+
+		run = alloc_run(wc, max_blocks);
+		if (!run)
+			break;
+		spin_lock_irq(&wc->lock);
+		if (victim_has_dirty(wc))
+			n = claim_victim_run(wc, max_blocks, &start);
+		if (!n && wow_destage_target(wc, idle) > wc->runs_inflight)
+			n = wow_policy_next_run(&wc->policy, &start,
+						max_blocks);
+		if (n)
+			fill_run(wc, run, start, n);
+		spin_unlock_irq(&wc->lock);
+		if (!n) {
+			free_run(run);
+			break;
+		}
+		list_add_tail(&run->list, &runs);
+	}
+	if (list_empty(&runs))
+		return;
+
+	/* nothing is destaged whose log record could still be lost */
+	if (wow_log_commit(wc)) {
+		spin_lock_irq(&wc->lock);
+		list_for_each_entry(run, &runs, list)
+			complete_run(wc, run, false);
+		spin_unlock_irq(&wc->lock);
+		list_for_each_entry_safe(run, tmp, &runs, list)
+			free_run(run);
+		return;
+	}
+	list_for_each_entry_safe(run, tmp, &runs, list) {
+		list_del(&run->list);
+		submit_reads(wc, run);
+	}
+}
+
+/* Free segments below this start reclaim: lazy, but never too late. */
+static u32 reclaim_threshold(struct wow_cache *wc)
+{
+	return WOW_RESERVE_SEGMENTS + 2 + wc->nr_segments / 32;
+}
+
+static u32 pick_victim(struct wow_cache *wc)
+{
+	u32 best = WOW_NO_SEG, s;
+
+	for (s = 0; s < wc->nr_segments; s++) {
+		struct wow_segment *seg = &wc->segs[s];
+
+		if (seg->state != WOW_SEG_CLOSED)
+			continue;
+		if (best == WOW_NO_SEG ||
+		    seg->nr_dirty < wc->segs[best].nr_dirty ||
+		    (seg->nr_dirty == wc->segs[best].nr_dirty &&
+		     seg->nr_valid < wc->segs[best].nr_valid))
+			best = s;
+	}
+	return best;
+}
+
+/* Tombstones for a clean victim: its copies, and what it still holds. */
+static struct wow_meta *build_meta(struct wow_cache *wc)
+{
+	u32 v = wc->victim, first = v * wc->blocks_per_seg, i, n, cap;
+	struct wow_segment *seg = &wc->segs[v];
+	struct wow_meta *m;
+	u64 min_seq;
+
+	spin_lock_irq(&wc->lock);
+	cap = seg->nr_valid + seg->nr_tombs;
+	spin_unlock_irq(&wc->lock);
+
+	m = kzalloc(sizeof(*m), GFP_NOIO);
+	if (!m)
+		return NULL;
+	m->tombs = kvmalloc_array(max(cap, 1U), sizeof(*m->tombs), GFP_NOIO);
+	if (!m->tombs) {
+		kfree(m);
+		return NULL;
+	}
+	m->victim = v;
+
+	spin_lock_irq(&wc->lock);
+	min_seq = wow_min_disk_seq(wc);
+	n = 0;
+	for (i = 0; i < wc->blocks_per_seg; i++) {
+		struct wow_slot *sl = &wc->index.slots[first + i];
+		u64 b = from_oblock(wow_slot_oblock(sl));
+
+		if (!(sl->flags & WOW_SLOT_VALID))
+			continue;
+		if (n && m->tombs[n - 1].start + m->tombs[n - 1].nr == b) {
+			m->tombs[n - 1].nr++;
+			continue;
+		}
+		m->tombs[n].start = b;
+		m->tombs[n].nr = 1;
+		m->tombs[n].t = seg->max_seq;
+		n++;
+	}
+	for (i = 0; i < seg->nr_tombs; i++)
+		if (seg->tombs[i].t >= min_seq)
+			m->tombs[n++] = seg->tombs[i];
+	m->nr_tombs = n;
+	seg->state = WOW_SEG_FREEING;
+	wc->meta_inflight = true;
+	spin_unlock_irq(&wc->lock);
+	return m;
+}
+
+/* One step of reclaim: pick a victim, finish it, or hand it back. */
+static void reclaim(struct wow_cache *wc)
+{
+	struct wow_segment *seg;
+	struct wow_meta *m;
+	bool want;
+
+	spin_lock_irq(&wc->lock);
+	if (wc->victim != WOW_NO_SEG) {
+		seg = &wc->segs[wc->victim];
+		if (seg->state == WOW_SEG_DRAINING &&
+		    !atomic_read(&seg->pins)) {
+			list_add_tail(&seg->list, &wc->free_segs);
+			seg->state = WOW_SEG_FREE;
+			wc->nr_free_segs++;
+			wc->victim = WOW_NO_SEG;
+			atomic64_inc(&wc->stats.reclaimed_segments);
+			spin_unlock_irq(&wc->lock);
+			/* writers may be waiting for the space */
+			queue_work(wc->wq, &wc->commit_work);
+			wow_kick(wc);
+			return;
+		}
+	}
+	want = !wc->stopped && wc->state == WOW_STATE_OK &&
+	       wc->nr_free_segs < reclaim_threshold(wc);
+	if (wc->victim == WOW_NO_SEG && want)
+		wc->victim = pick_victim(wc);
+	if (wc->victim == WOW_NO_SEG || wc->meta_inflight) {
+		spin_unlock_irq(&wc->lock);
+		return;
+	}
+	seg = &wc->segs[wc->victim];
+	if (seg->state != WOW_SEG_CLOSED || seg->nr_dirty) {
+		spin_unlock_irq(&wc->lock);
+		return;
+	}
+	if (!seg->nr_valid && !seg->nr_tombs) {
+		/* nothing current in it: no record needed */
+		seg->state = WOW_SEG_DRAINING;
+		spin_unlock_irq(&wc->lock);
+		wow_kick(wc);
+		return;
+	}
+	spin_unlock_irq(&wc->lock);
+
+	m = build_meta(wc);
+	if (m)
+		wow_log_queue_meta(wc, m);
+}
+
+void wow_destage_work(struct work_struct *ws)
+{
+	struct wow_cache *wc = container_of(ws, struct wow_cache,
+					    destage_work);
+
+	process_reads(wc);
+	process_writes(wc);
+	reclaim(wc);
+	start_runs(wc);
+}
+
+void wow_tick(struct work_struct *ws)
+{
+	struct wow_cache *wc = container_of(to_delayed_work(ws),
+					    struct wow_cache, tick);
+
+	wow_kick(wc);
+	if (!READ_ONCE(wc->stopped))
+		queue_delayed_work(wc->wq, &wc->tick,
+				   msecs_to_jiffies(WOW_TICK_MS));
+}
+
+/* Stop starting destage and reclaim; wait for what is in flight. */
+void wow_destage_stop(struct wow_cache *wc)
+{
+	spin_lock_irq(&wc->lock);
+	wc->stopped = true;
+	spin_unlock_irq(&wc->lock);
+	cancel_delayed_work_sync(&wc->tick);
+	while (true) {
+		flush_work(&wc->destage_work);
+		flush_work(&wc->commit_work);
+		if (wait_event_timeout(wc->idle_wait,
+				       !READ_ONCE(wc->runs_inflight) &&
+				       !READ_ONCE(wc->meta_inflight),
+				       HZ / 10))
+			break;
+		wow_kick(wc);
+	}
+	flush_work(&wc->destage_work);
+}

@@ -1,0 +1,1089 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-wow log: segments, group commit, tombstones and the recovery scan.
+ *
+ * Writes queue up while one log append is in flight; the commit worker then
+ * takes everything queued that fits the open segment into one record (one
+ * header block and the data of every write bio, one I/O) and submits it.
+ *
+ * Commit order of one append:
+ *   1. if the batch holds a FUA or PREFLUSH write, a flush request, a
+ *      discard or reclaim tombstones: flush the origin when writes bypassed
+ *      the cache since its last flush;
+ *   2. write header + data at the segment's write pointer, with
+ *      PREFLUSH | FUA in the cases of step 1, so every earlier record of
+ *      the segment is durable too and a recovery scan reaches this one;
+ *   3. on completion: insert the written blocks into the index (dirty),
+ *      drop the blocks the tombstones name, hand reclaimed segments back,
+ *      then complete the bios.
+ * A segment is reused only after a durable record carries tombstones for
+ * every current copy it held (dm-wow-destage.c), so no stale record can be
+ * replayed over newer data.
+ */
+#include <linux/blkdev.h>
+#include <linux/crc32c.h>
+#include <linux/highmem.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/vmalloc.h>
+
+#include "dm-wow.h"
+
+static u32 slot_of(struct wow_cache *wc, u32 seg, u32 block)
+{
+	return seg * wc->blocks_per_seg + block;
+}
+
+int wow_log_alloc(struct wow_cache *wc)
+{
+	const struct wow_policy_ops *ops[WOW_NR_POLICIES] = {
+		[WOW_POLICY_WOW] = &wow_policy_wow_ops,
+		[WOW_POLICY_CSCAN] = &wow_policy_cscan_ops,
+		[WOW_POLICY_LRW] = &wow_policy_lrw_ops,
+	};
+	u32 bs = wc->args.block_size;
+	u32 i, cap;
+	int r;
+
+	wc->block_shift = ilog2(bs >> SECTOR_SHIFT);
+	wc->blocks_per_seg = wc->args.erase_block_size / bs;
+	wc->nr_segments = wc->sb.geo.nr_segments;
+	wc->nr_slots = wc->nr_segments * wc->blocks_per_seg;
+
+	cap = min3(wc->blocks_per_seg - 1, wow_record_capacity(bs, 0),
+		   (u32)(BIO_MAX_VECS / 2));
+	wc->max_record_blocks = rounddown_pow_of_two(cap);
+
+	wc->segs = vzalloc(array_size(wc->nr_segments, sizeof(*wc->segs)));
+	if (!wc->segs)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&wc->free_segs);
+	for (i = 0; i < wc->nr_segments; i++) {
+		INIT_LIST_HEAD(&wc->segs[i].list);
+		atomic_set(&wc->segs[i].pins, 0);
+	}
+	wc->open_seg = WOW_NO_SEG;
+	wc->victim = WOW_NO_SEG;
+
+	r = wow_index_init(&wc->index, wc->nr_slots);
+	if (r)
+		return r;
+	wow_policy_init(&wc->policy, ops[wc->args.policy],
+			wc->args.write_group_size / bs);
+
+	wc->batch.hdr = kmalloc(bs, GFP_KERNEL);
+	if (!wc->batch.hdr)
+		return -ENOMEM;
+	bio_list_init(&wc->pending_writes);
+	bio_list_init(&wc->pending_flushes);
+	bio_list_init(&wc->pending_discards);
+	INIT_LIST_HEAD(&wc->pending_metas);
+	INIT_LIST_HEAD(&wc->batch.metas);
+	INIT_WORK(&wc->commit_work, wow_log_commit_work);
+	return 0;
+}
+
+void wow_log_free(struct wow_cache *wc)
+{
+	u32 i;
+
+	if (wc->segs) {
+		for (i = 0; i < wc->nr_segments; i++)
+			kvfree(wc->segs[i].tombs);
+		vfree(wc->segs);
+		wc->segs = NULL;
+	}
+	wow_policy_exit(&wc->policy);
+	wow_index_exit(&wc->index);
+	kfree(wc->batch.hdr);
+	wc->batch.hdr = NULL;
+}
+
+static void free_seg_add(struct wow_cache *wc, u32 s)
+{
+	wc->segs[s].state = WOW_SEG_FREE;
+	list_add_tail(&wc->segs[s].list, &wc->free_segs);
+	wc->nr_free_segs++;
+}
+
+/* Blocks new writes can still use: free segments and the open tail. */
+u64 wow_free_blocks(struct wow_cache *wc)
+{
+	u64 n = (u64)wc->nr_free_segs * wc->blocks_per_seg;
+
+	if (wc->open_seg != WOW_NO_SEG)
+		n += wc->blocks_per_seg - wc->segs[wc->open_seg].wp;
+	return n;
+}
+
+/* The smallest open seq of any segment life still on the device. */
+u64 wow_min_disk_seq(struct wow_cache *wc)
+{
+	u64 min = U64_MAX;
+	u32 i;
+
+	for (i = 0; i < wc->nr_segments; i++)
+		if (wc->segs[i].seq && wc->segs[i].seq < min)
+			min = wc->segs[i].seq;
+	return min;
+}
+
+/* Make room for @more tombstones held by segment @s (may sleep). */
+static int reserve_tombs(struct wow_cache *wc, u32 s, u32 more)
+{
+	struct wow_segment *seg = &wc->segs[s];
+	struct wow_tomb_range *n;
+	u32 want = seg->nr_tombs + more;
+
+	if (want <= seg->max_tombs)
+		return 0;
+	want = max(want, 2 * seg->max_tombs);
+	n = kvmalloc_array(want, sizeof(*n), GFP_NOIO);
+	if (!n)
+		return -ENOMEM;
+	spin_lock_irq(&wc->lock);
+	if (seg->nr_tombs)
+		memcpy(n, seg->tombs, seg->nr_tombs * sizeof(*n));
+	swap(seg->tombs, n);
+	seg->max_tombs = want;
+	spin_unlock_irq(&wc->lock);
+	kvfree(n);
+	return 0;
+}
+
+/* Allocate spare policy groups so @n note_write calls cannot fail. */
+static int refill_spares(struct wow_cache *wc, u32 n)
+{
+	size_t sz = wow_policy_group_bytes(&wc->policy);
+	u32 want;
+
+	spin_lock_irq(&wc->lock);
+	want = wow_policy_spares_wanted(&wc->policy, n);
+	spin_unlock_irq(&wc->lock);
+	while (want--) {
+		struct wow_group *g = kmalloc(sz, GFP_NOIO);
+
+		if (!g)
+			return -ENOMEM;
+		spin_lock_irq(&wc->lock);
+		wow_policy_add_spare(&wc->policy, g);
+		spin_unlock_irq(&wc->lock);
+	}
+	return 0;
+}
+
+/* Forget slot @slot's current copy (lock held). */
+static void drop_slot(struct wow_cache *wc, u32 slot)
+{
+	struct wow_slot *sl = &wc->index.slots[slot];
+	struct wow_segment *seg = &wc->segs[wow_slot_seg(wc, slot)];
+
+	if (sl->flags & WOW_SLOT_DIRTY) {
+		if (!(sl->flags & WOW_SLOT_DESTAGING))
+			wow_policy_forget(&wc->policy,
+					  from_oblock(wow_slot_oblock(sl)));
+		seg->nr_dirty--;
+		wc->dirty_blocks--;
+	}
+	seg->nr_valid--;
+	wc->valid_blocks--;
+	wow_index_remove(&wc->index, slot);
+}
+
+/* Drop every cached copy of [start, start + nr) (lock held). */
+static void drop_range(struct wow_cache *wc, u64 start, u64 nr)
+{
+	u64 b;
+	u32 s;
+
+	if (nr <= wc->nr_slots) {
+		for (b = start; b < start + nr; b++) {
+			s = wow_index_lookup(&wc->index, to_oblock(b));
+			if (s != WOW_NO_SLOT)
+				drop_slot(wc, s);
+		}
+		return;
+	}
+	for (s = 0; s < wc->nr_slots; s++) {
+		struct wow_slot *sl = &wc->index.slots[s];
+
+		b = from_oblock(wow_slot_oblock(sl));
+		if ((sl->flags & WOW_SLOT_VALID) && b >= start && b < start + nr)
+			drop_slot(wc, s);
+	}
+}
+
+static bool range_cached(struct wow_cache *wc, u64 start, u64 nr)
+{
+	u64 b;
+
+	if (nr > 64)
+		return wc->valid_blocks != 0;
+	for (b = start; b < start + nr; b++)
+		if (wow_index_lookup(&wc->index, to_oblock(b)) != WOW_NO_SLOT)
+			return true;
+	return false;
+}
+
+void wow_log_queue_write(struct wow_cache *wc, struct bio *bio)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&wc->lock, flags);
+	bio_list_add(&wc->pending_writes, bio);
+	spin_unlock_irqrestore(&wc->lock, flags);
+	queue_work(wc->wq, &wc->commit_work);
+}
+
+void wow_log_queue_flush(struct wow_cache *wc, struct bio *bio)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&wc->lock, flags);
+	bio_list_add(&wc->pending_flushes, bio);
+	spin_unlock_irqrestore(&wc->lock, flags);
+	queue_work(wc->wq, &wc->commit_work);
+}
+
+void wow_log_queue_discard(struct wow_cache *wc, struct bio *bio)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&wc->lock, flags);
+	bio_list_add(&wc->pending_discards, bio);
+	spin_unlock_irqrestore(&wc->lock, flags);
+	queue_work(wc->wq, &wc->commit_work);
+}
+
+void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m)
+{
+	spin_lock_irq(&wc->lock);
+	list_add_tail(&m->list, &wc->pending_metas);
+	spin_unlock_irq(&wc->lock);
+	queue_work(wc->wq, &wc->commit_work);
+}
+
+/*
+ * Make every completed write durable: flush the cache device if a record
+ * completed since its last flush, and the origin if writes bypassed the
+ * cache since its last flush.  Sleeps.
+ */
+int wow_log_commit(struct wow_cache *wc)
+{
+	bool origin;
+	u64 seq;
+	int r = 0;
+
+	spin_lock_irq(&wc->lock);
+	seq = wc->completed_seq;
+	origin = wc->origin_unflushed;
+	wc->origin_unflushed = false;
+	spin_unlock_irq(&wc->lock);
+
+	if (origin) {
+		r = blkdev_issue_flush(wc->origin_dev->bdev);
+		if (r) {
+			spin_lock_irq(&wc->lock);
+			wc->origin_unflushed = true;
+			spin_unlock_irq(&wc->lock);
+			atomic64_inc(&wc->stats.origin_errors);
+			return r;
+		}
+	}
+	if (READ_ONCE(wc->durable_seq) >= seq)
+		return 0;
+	r = blkdev_issue_flush(wc->cache_dev->bdev);
+	if (r) {
+		wow_error(wc, WOW_STATE_READ_ONLY, "cache flush", r);
+		return r;
+	}
+	spin_lock_irq(&wc->lock);
+	if (wc->durable_seq < seq)
+		wc->durable_seq = seq;
+	spin_unlock_irq(&wc->lock);
+	return 0;
+}
+
+static void batch_endio(struct bio *bio)
+{
+	struct wow_cache *wc = bio->bi_private;
+	unsigned long flags;
+
+	spin_lock_irqsave(&wc->lock, flags);
+	wc->batch.status = bio->bi_status;
+	wc->batch.busy = false;
+	wc->batch.done = true;
+	spin_unlock_irqrestore(&wc->lock, flags);
+	bio_put(bio);
+	queue_work(wc->wq, &wc->commit_work);
+}
+
+static void end_bios(struct bio_list *list, blk_status_t status)
+{
+	struct bio *bio;
+
+	while ((bio = bio_list_pop(list))) {
+		bio->bi_status = status;
+		bio_endio(bio);
+	}
+}
+
+/* Pass a discard down to the origin (its tombstone, if any, is durable). */
+static void discard_origin(struct wow_cache *wc, struct bio *bio)
+{
+	struct block_device *origin = wc->origin_dev->bdev;
+
+	if (!bdev_max_discard_sectors(origin)) {
+		bio_endio(bio);
+		return;
+	}
+	bio_set_dev(bio, origin);
+	bio->bi_iter.bi_sector = dm_target_offset(wc->ti,
+						  bio->bi_iter.bi_sector);
+	submit_bio_noacct(bio);
+}
+
+static void free_metas(struct list_head *metas)
+{
+	struct wow_meta *m, *tmp;
+
+	list_for_each_entry_safe(m, tmp, metas, list) {
+		list_del_init(&m->list);
+		kvfree(m->tombs);
+		kfree(m);
+	}
+}
+
+static void fail_batch(struct wow_cache *wc, struct list_head *metas)
+{
+	struct wow_batch *b = &wc->batch;
+	struct wow_meta *m;
+
+	wow_error(wc, WOW_STATE_READ_ONLY, "log write",
+		  blk_status_to_errno(b->status));
+	end_bios(&b->writes, BLK_STS_IOERR);
+	end_bios(&b->flushes, BLK_STS_IOERR);
+	end_bios(&b->discards, BLK_STS_IOERR);
+	spin_lock_irq(&wc->lock);
+	list_for_each_entry(m, metas, list)
+		wc->segs[m->victim].state = WOW_SEG_CLOSED;
+	wc->meta_inflight = false;
+	spin_unlock_irq(&wc->lock);
+	free_metas(metas);
+}
+
+/* Record the batch's tombstones as held by its segment (lock held). */
+static void hold_tombs(struct wow_cache *wc)
+{
+	struct wow_batch *b = &wc->batch;
+	struct wow_tomb *t = b->hdr + sizeof(struct wow_record);
+	struct wow_segment *seg = &wc->segs[b->seg];
+	u32 i;
+
+	for (i = 0; i < b->nr_tombs; i++) {
+		struct wow_tomb_range *r = &seg->tombs[seg->nr_tombs++];
+
+		r->start = le64_to_cpu(t[i].start);
+		r->t = le64_to_cpu(t[i].t);
+		r->nr = le32_to_cpu(t[i].nr);
+	}
+}
+
+/* Insert one written bio's blocks, starting at @slot (lock held). */
+static void insert_write(struct wow_cache *wc, struct bio *bio, u32 slot)
+{
+	struct wow_segment *seg = &wc->segs[wow_slot_seg(wc, slot)];
+	u64 ob = wow_bio_oblock(wc, bio);
+	u32 n = wow_bio_blocks(wc, bio), i;
+	bool hit = false, sequential = ob == wc->last_write_end;
+
+	wc->last_write_end = ob + n;
+	for (i = 0; i < n; i++, slot++) {
+		u32 old = wow_index_lookup(&wc->index, to_oblock(ob + i));
+
+		if (old != WOW_NO_SLOT) {
+			hit = true;
+			drop_slot(wc, old);
+		}
+		wow_index_insert(&wc->index, to_oblock(ob + i), slot,
+				 WOW_SLOT_DIRTY);
+		seg->nr_valid++;
+		seg->nr_dirty++;
+		wc->valid_blocks++;
+		wc->dirty_blocks++;
+	}
+	WARN_ON_ONCE(wow_policy_note_write(&wc->policy, ob, n, sequential));
+	atomic64_inc(hit ? &wc->stats.write_hits : &wc->stats.write_misses);
+}
+
+/*
+ * Step 3 of the commit order: the batch's record is written (or failed).
+ * Returns -ENOMEM when memory for the bookkeeping could not be had yet.
+ */
+static int finish_batch(struct wow_cache *wc)
+{
+	struct wow_batch *b = &wc->batch;
+	struct wow_meta *m;
+	struct list_head metas;
+	struct bio *bio;
+	u32 slot, i, groups = 0;
+
+	INIT_LIST_HEAD(&metas);
+	if (b->status) {
+		list_splice_init(&b->metas, &metas);
+		fail_batch(wc, &metas);
+		b->done = false;
+		b->status = BLK_STS_OK;
+		return 0;
+	}
+
+	bio_list_for_each(bio, &b->writes)
+		groups += DIV_ROUND_UP(wow_bio_blocks(wc, bio),
+				       wc->policy.blocks_per_group) + 1;
+	if (refill_spares(wc, groups) || reserve_tombs(wc, b->seg, b->nr_tombs))
+		return -ENOMEM;
+	list_splice_init(&b->metas, &metas);
+
+	spin_lock_irq(&wc->lock);
+	wc->completed_seq = b->seq;
+	if (b->fua)
+		wc->durable_seq = b->seq;
+	wc->segs[b->seg].max_seq = b->seq;
+	hold_tombs(wc);
+
+	slot = slot_of(wc, b->seg, b->block + 1);
+	bio_list_for_each(bio, &b->writes) {
+		insert_write(wc, bio, slot);
+		slot += wow_bio_blocks(wc, bio);
+	}
+
+	/* after the writes: a tombstone kills data of its own record too */
+	bio_list_for_each(bio, &b->discards)
+		drop_range(wc, wow_bio_oblock(wc, bio),
+			   wow_bio_blocks(wc, bio));
+
+	list_for_each_entry(m, &metas, list) {
+		struct wow_segment *v = &wc->segs[m->victim];
+
+		/* every copy left in the victim is clean and tombstoned */
+		for (i = 0; i < wc->blocks_per_seg; i++) {
+			slot = slot_of(wc, m->victim, i);
+			if (wc->index.slots[slot].flags & WOW_SLOT_VALID)
+				drop_slot(wc, slot);
+		}
+		v->nr_tombs = 0;
+		v->state = WOW_SEG_DRAINING;
+		wc->meta_inflight = false;
+	}
+	b->done = false;
+	spin_unlock_irq(&wc->lock);
+
+	free_metas(&metas);
+	atomic64_inc(&wc->stats.commits);
+	end_bios(&b->writes, BLK_STS_OK);
+	end_bios(&b->flushes, BLK_STS_OK);
+	while ((bio = bio_list_pop(&b->discards)))
+		discard_origin(wc, bio);
+	wow_kick(wc);
+	return 0;
+}
+
+static bool fua_bio(struct bio *bio)
+{
+	return bio->bi_opf & (REQ_FUA | REQ_PREFLUSH);
+}
+
+/* Close the open segment if @need blocks do not fit (lock held). */
+static void close_if_short(struct wow_cache *wc, u32 need)
+{
+	struct wow_segment *seg;
+
+	if (wc->open_seg == WOW_NO_SEG)
+		return;
+	seg = &wc->segs[wc->open_seg];
+	if (wc->blocks_per_seg - seg->wp >= need)
+		return;
+	seg->state = WOW_SEG_CLOSED;
+	wc->open_seg = WOW_NO_SEG;
+}
+
+/* Open a free segment for the record with seq @seq (lock held). */
+static bool open_segment(struct wow_cache *wc, bool reserve, u64 seq)
+{
+	struct wow_segment *seg;
+
+	if (wc->open_seg != WOW_NO_SEG)
+		return true;
+	if (!wc->nr_free_segs ||
+	    (!reserve && wc->nr_free_segs <= WOW_RESERVE_SEGMENTS))
+		return false;
+	seg = list_first_entry(&wc->free_segs, struct wow_segment, list);
+	list_del_init(&seg->list);
+	wc->nr_free_segs--;
+	wc->open_seg = seg - wc->segs;
+	seg->state = WOW_SEG_OPEN;
+	seg->seq = seq;
+	seg->max_seq = 0;
+	seg->wp = 0;
+	seg->nr_tombs = 0;
+	return true;
+}
+
+static u32 tomb_room(struct wow_cache *wc, u32 nr_tombs)
+{
+	u32 max = (wc->args.block_size - sizeof(struct wow_record)) /
+		  sizeof(struct wow_tomb);
+
+	/* leave room for some data when tombstones share a record */
+	return min(max, 64U) - nr_tombs;
+}
+
+static void add_tomb(struct wow_batch *b, u64 start, u64 t, u32 nr)
+{
+	struct wow_tomb *tombs = b->hdr + sizeof(struct wow_record);
+
+	tombs[b->nr_tombs].start = cpu_to_le64(start);
+	tombs[b->nr_tombs].t = cpu_to_le64(t);
+	tombs[b->nr_tombs].nr = cpu_to_le32(nr);
+	b->nr_tombs++;
+}
+
+/*
+ * Gather the next batch (lock held).  Returns false when there is no
+ * record to write.  Flush requests go to *flushes unless a record carries
+ * them; discards of uncached ranges go to *direct; in a degraded state
+ * writes and discards go to *failed.
+ */
+static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
+			 struct bio_list *direct, struct bio_list *failed,
+			 struct list_head *failed_metas)
+{
+	struct wow_batch *b = &wc->batch;
+	struct wow_meta *m, *tmp;
+	struct bio_list cached;
+	u32 room, data_cap, vecs = 1;
+	bool reserve;
+	struct bio *bio;
+
+	bio_list_merge(flushes, &wc->pending_flushes);
+	bio_list_init(&wc->pending_flushes);
+
+	if (wc->state != WOW_STATE_OK) {
+		bio_list_merge(failed, &wc->pending_writes);
+		bio_list_init(&wc->pending_writes);
+		bio_list_merge(failed, &wc->pending_discards);
+		bio_list_init(&wc->pending_discards);
+		list_for_each_entry(m, &wc->pending_metas, list)
+			wc->segs[m->victim].state = WOW_SEG_CLOSED;
+		list_splice_init(&wc->pending_metas, failed_metas);
+		wc->meta_inflight = false;
+		return false;
+	}
+
+	bio_list_init(&cached);
+	while ((bio = bio_list_pop(&wc->pending_discards))) {
+		if (range_cached(wc, wow_bio_oblock(wc, bio),
+				 wow_bio_blocks(wc, bio)))
+			bio_list_add(&cached, bio);
+		else
+			bio_list_add(direct, bio);
+	}
+	bio_list_merge(&wc->pending_discards, &cached);
+
+	reserve = !list_empty(&wc->pending_metas) ||
+		  !bio_list_empty(&wc->pending_discards);
+	bio = bio_list_peek(&wc->pending_writes);
+	if (!reserve && !bio)
+		return false;
+	close_if_short(wc, 1 + (reserve ? 0 : wow_bio_blocks(wc, bio)));
+	if (!open_segment(wc, reserve, wc->next_seq)) {
+		wow_kick(wc);
+		return false;
+	}
+
+	memset(b->hdr, 0, wc->args.block_size);
+	b->seg = wc->open_seg;
+	b->block = wc->segs[b->seg].wp;
+	b->seq = wc->next_seq++;
+	b->nr_tombs = 0;
+	b->nr_data = 0;
+	b->fua = !bio_list_empty(flushes);
+	room = wc->blocks_per_seg - b->block - 1;
+
+	/* reclaim tombstones first: they free space */
+	list_for_each_entry_safe(m, tmp, &wc->pending_metas, list) {
+		while (m->done_tombs < m->nr_tombs &&
+		       tomb_room(wc, b->nr_tombs)) {
+			struct wow_tomb_range *t = &m->tombs[m->done_tombs++];
+
+			add_tomb(b, t->start, t->t, t->nr);
+		}
+		b->fua = true;
+		if (m->done_tombs < m->nr_tombs)
+			break;
+		list_move_tail(&m->list, &b->metas);
+	}
+
+	/* discards of cached ranges: a tombstone each */
+	while (tomb_room(wc, b->nr_tombs) &&
+	       (bio = bio_list_pop(&wc->pending_discards))) {
+		add_tomb(b, wow_bio_oblock(wc, bio), b->seq,
+			 wow_bio_blocks(wc, bio));
+		bio_list_add(&b->discards, bio);
+		b->fua = true;
+	}
+
+	data_cap = min(room, wow_record_capacity(wc->args.block_size,
+						 b->nr_tombs));
+	while ((bio = bio_list_peek(&wc->pending_writes))) {
+		u32 n = wow_bio_blocks(wc, bio);
+		u32 v = bio_segments(bio);
+
+		if (b->nr_data + n > data_cap || vecs + v > BIO_MAX_VECS - 16)
+			break;
+		bio_list_add(&b->writes, bio_list_pop(&wc->pending_writes));
+		b->nr_data += n;
+		vecs += v;
+		if (fua_bio(bio))
+			b->fua = true;
+	}
+	WARN_ON_ONCE(!b->nr_data && !b->nr_tombs);
+
+	bio_list_merge(&b->flushes, flushes);
+	bio_list_init(flushes);
+	wc->segs[b->seg].wp += 1 + b->nr_data;
+	b->busy = true;
+	return true;
+}
+
+/* Fill the header block and the checksums, build and submit the I/O. */
+static void submit_batch(struct wow_cache *wc)
+{
+	struct wow_batch *b = &wc->batch;
+	struct wow_record *hdr = b->hdr;
+	__le64 *oblocks = b->hdr + sizeof(*hdr) +
+			  b->nr_tombs * sizeof(struct wow_tomb);
+	u32 bs = wc->args.block_size, data_csum = ~0U, i = 0, off;
+	u32 nr_vecs = DIV_ROUND_UP(bs, PAGE_SIZE) + 1;
+	struct bvec_iter iter;
+	struct bio *wbio, *bio;
+	struct bio_vec bv;
+	bool origin_flush;
+
+	bio_list_for_each(wbio, &b->writes) {
+		u64 ob = wow_bio_oblock(wc, wbio);
+		u32 n = wow_bio_blocks(wc, wbio), j;
+
+		for (j = 0; j < n; j++)
+			oblocks[i++] = cpu_to_le64(ob + j);
+		bio_for_each_segment(bv, wbio, iter) {
+			void *p = bvec_kmap_local(&bv);
+
+			data_csum = crc32c(data_csum, p, bv.bv_len);
+			kunmap_local(p);
+		}
+		nr_vecs += bio_segments(wbio);
+	}
+
+	spin_lock_irq(&wc->lock);
+	hdr->durable_seq = cpu_to_le64(b->fua ? b->seq - 1 : wc->durable_seq);
+	origin_flush = b->fua && wc->origin_unflushed;
+	wc->origin_unflushed &= !origin_flush;
+	spin_unlock_irq(&wc->lock);
+
+	hdr->magic = cpu_to_le32(WOW_REC_MAGIC);
+	hdr->seq = cpu_to_le64(b->seq);
+	hdr->seg_seq = cpu_to_le64(wc->segs[b->seg].seq);
+	memcpy(hdr->uuid, wc->sb.uuid, sizeof(hdr->uuid));
+	hdr->data_csum = cpu_to_le32(data_csum);
+	hdr->nr_data = cpu_to_le16(b->nr_data);
+	hdr->nr_tombs = cpu_to_le16(b->nr_tombs);
+	hdr->csum = cpu_to_le32(crc32c(WOW_CSUM_SEED, hdr, bs));
+
+	if (origin_flush && blkdev_issue_flush(wc->origin_dev->bdev)) {
+		atomic64_inc(&wc->stats.origin_errors);
+		spin_lock_irq(&wc->lock);
+		wc->origin_unflushed = true;
+		wc->batch.busy = false;
+		wc->batch.done = true;
+		spin_unlock_irq(&wc->lock);
+		b->status = BLK_STS_IOERR;
+		queue_work(wc->wq, &wc->commit_work);
+		return;
+	}
+
+	bio = bio_alloc(wc->cache_dev->bdev, nr_vecs,
+			REQ_OP_WRITE | REQ_SYNC |
+			(b->fua ? REQ_PREFLUSH | REQ_FUA : 0), GFP_NOIO);
+	bio->bi_iter.bi_sector = wow_slot_sector(wc, slot_of(wc, b->seg,
+							     b->block));
+	for (off = 0; off < bs; ) {
+		void *p = b->hdr + off;
+		u32 len = min_t(u32, bs - off, PAGE_SIZE - offset_in_page(p));
+
+		__bio_add_page(bio, virt_to_page(p), len, offset_in_page(p));
+		off += len;
+	}
+	bio_list_for_each(wbio, &b->writes)
+		bio_for_each_segment(bv, wbio, iter)
+			__bio_add_page(bio, bv.bv_page, bv.bv_len,
+				       bv.bv_offset);
+	bio->bi_private = wc;
+	bio->bi_end_io = batch_endio;
+	submit_bio(bio);
+}
+
+void wow_log_commit_work(struct work_struct *ws)
+{
+	struct wow_cache *wc = container_of(ws, struct wow_cache, commit_work);
+	struct bio_list flushes, direct, failed;
+	LIST_HEAD(failed_metas);
+	struct bio *bio;
+	bool busy, done, go;
+
+	spin_lock_irq(&wc->lock);
+	busy = wc->batch.busy;
+	done = wc->batch.done;
+	spin_unlock_irq(&wc->lock);
+	if (busy)
+		return;
+	if (done && finish_batch(wc)) {
+		/* no memory for the bookkeeping yet: try again shortly */
+		queue_work(wc->wq, &wc->commit_work);
+		return;
+	}
+
+	bio_list_init(&flushes);
+	bio_list_init(&direct);
+	bio_list_init(&failed);
+	spin_lock_irq(&wc->lock);
+	go = gather_batch(wc, &flushes, &direct, &failed, &failed_metas);
+	spin_unlock_irq(&wc->lock);
+
+	if (!list_empty(&failed_metas)) {
+		free_metas(&failed_metas);
+		wake_up(&wc->idle_wait);
+	}
+	end_bios(&failed, BLK_STS_IOERR);
+	while ((bio = bio_list_pop(&direct)))
+		discard_origin(wc, bio);
+	if (!bio_list_empty(&flushes)) {
+		int r = wow_log_commit(wc);
+
+		end_bios(&flushes, r ? BLK_STS_IOERR : BLK_STS_OK);
+	}
+	if (go)
+		submit_batch(wc);
+}
+
+/* ---- format and recovery ---- */
+
+/* A fresh cache: write the superblock; every segment is free. */
+int wow_log_format(struct wow_cache *wc)
+{
+	u32 bs = wc->args.block_size, i;
+	void *buf;
+	int r;
+
+	buf = kzalloc(bs, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	wow_sb_encode(buf, &wc->sb);
+	r = wow_sync_io(wc->cache_dev->bdev, 0, buf, bs,
+			REQ_OP_WRITE | REQ_SYNC | REQ_PREFLUSH | REQ_FUA);
+	kfree(buf);
+	if (r)
+		return r;
+	for (i = 0; i < wc->nr_segments; i++)
+		free_seg_add(wc, i);
+	wc->next_seq = wc->sb.format_seq + 1;
+	DMINFO("%s: formatted %pg: %u segments of %u blocks of %u bytes",
+	       wow_name(wc), wc->cache_dev->bdev, wc->nr_segments,
+	       wc->blocks_per_seg, bs);
+	return 0;
+}
+
+struct wow_scan {
+	u64 *slot_seq;		/* seq of the record each slot came from */
+	void *buf;		/* one header block, then a data chunk */
+	u32 chunk_blocks;
+	u64 max_seq;
+	u64 proven_durable;	/* max durable_seq over valid records */
+	u64 nr_records;
+	u64 nr_dropped;
+	/* a bad record that a later record may prove durable */
+	u32 suspect_seg;
+	u64 suspect_seq;
+};
+
+static bool header_ok(struct wow_cache *wc, struct wow_record *hdr)
+{
+	u32 csum = le32_to_cpu(hdr->csum);
+
+	hdr->csum = 0;
+	return csum == crc32c(WOW_CSUM_SEED, hdr, wc->args.block_size);
+}
+
+/*
+ * Scan one segment's records from its start.  A record is taken when its
+ * header and data checksums hold, it carries our uuid and it continues the
+ * segment's life (seg_seq, consecutive seq).  The scan stops at the first
+ * record that does not; if that one looks like ours (a torn or corrupt
+ * record rather than the end of the log) it is reported.
+ */
+static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
+{
+	struct wow_segment *seg = &wc->segs[s];
+	u32 bs = wc->args.block_size, bps = wc->blocks_per_seg, off = 0;
+	struct block_device *bdev = wc->cache_dev->bdev;
+	struct wow_record *hdr = sc->buf;
+	u64 seg_seq = 0, last = 0;
+	int r;
+
+	while (off + 1 < bps) {
+		u32 nr_data, nr_tombs, i, done, csum;
+		bool ours, ok;
+		u64 seq;
+
+		r = wow_sync_io(bdev, wow_slot_sector(wc, slot_of(wc, s, off)),
+				hdr, bs, REQ_OP_READ);
+		if (r)
+			return r;
+		ours = le32_to_cpu(hdr->magic) == WOW_REC_MAGIC &&
+		       !memcmp(hdr->uuid, wc->sb.uuid, sizeof(hdr->uuid)) &&
+		       (!off || le64_to_cpu(hdr->seg_seq) == seg_seq);
+		if (!ours)
+			break;
+		seq = le64_to_cpu(hdr->seq);
+		nr_data = le16_to_cpu(hdr->nr_data);
+		nr_tombs = le16_to_cpu(hdr->nr_tombs);
+		ok = header_ok(wc, hdr) &&
+		     (off ? seq == last + 1 : seq == le64_to_cpu(hdr->seg_seq)) &&
+		     nr_data <= bps - off - 1 &&
+		     nr_tombs <= (bs - sizeof(*hdr)) / sizeof(struct wow_tomb) &&
+		     nr_data <= wow_record_capacity(bs, nr_tombs);
+		if (ok) {
+			u64 *ob = kmalloc_array(max(nr_data, 1U), sizeof(u64),
+						GFP_KERNEL);
+			__le64 *raw = (void *)hdr + sizeof(*hdr) +
+				      nr_tombs * sizeof(struct wow_tomb);
+			struct wow_tomb *t = (void *)hdr + sizeof(*hdr);
+			u32 data_csum = le32_to_cpu(hdr->data_csum);
+
+			if (!ob)
+				return -ENOMEM;
+			for (i = 0; i < nr_data; i++)
+				ob[i] = le64_to_cpu(raw[i]);
+			r = reserve_tombs(wc, s, nr_tombs);
+			if (r) {
+				kfree(ob);
+				return r;
+			}
+			for (i = 0; i < nr_tombs; i++) {
+				struct wow_tomb_range *tr =
+					&seg->tombs[seg->nr_tombs + i];
+
+				tr->start = le64_to_cpu(t[i].start);
+				tr->t = le64_to_cpu(t[i].t);
+				tr->nr = le32_to_cpu(t[i].nr);
+			}
+			if (le64_to_cpu(hdr->durable_seq) > sc->proven_durable)
+				sc->proven_durable =
+					le64_to_cpu(hdr->durable_seq);
+
+			/* the data: crc in chunks (the header is consumed) */
+			csum = ~0U;
+			for (done = 0; done < nr_data && !r; ) {
+				u32 n = min(nr_data - done, sc->chunk_blocks);
+
+				u32 slot = slot_of(wc, s, off + 1 + done);
+
+				r = wow_sync_io(bdev, wow_slot_sector(wc, slot),
+						sc->buf, n * bs, REQ_OP_READ);
+				csum = crc32c(csum, sc->buf, n * bs);
+				done += n;
+			}
+			if (r) {
+				kfree(ob);
+				return r;
+			}
+			ok = csum == data_csum;
+			for (i = 0; ok && i < nr_data; i++)
+				ok = ob[i] < wc->ti->len >> wc->block_shift;
+			for (i = 0; ok && i < nr_data; i++) {
+				u32 slot = slot_of(wc, s, off + 1 + i);
+				u32 cur;
+
+				sc->slot_seq[slot] = seq;
+				wow_slot_set_oblock(&wc->index.slots[slot],
+						    to_oblock(ob[i]));
+				cur = wow_index_lookup(&wc->index,
+						       to_oblock(ob[i]));
+				if (cur == WOW_NO_SLOT ||
+				    sc->slot_seq[cur] < seq)
+					wow_index_insert(&wc->index,
+							 to_oblock(ob[i]), slot,
+							 WOW_SLOT_DIRTY);
+			}
+			kfree(ob);
+			if (ok)
+				seg->nr_tombs += nr_tombs;
+		}
+		if (!ok) {
+			sc->nr_dropped++;
+			if (off && (!sc->suspect_seq ||
+				    last + 1 < sc->suspect_seq)) {
+				sc->suspect_seg = s;
+				sc->suspect_seq = last + 1;
+			}
+			DMWARN("%s: segment %u: dropped a torn or corrupt log record at block %u%s",
+			       wow_name(wc), s, off,
+			       off ? "" : " (the segment is taken as empty)");
+			break;
+		}
+		if (!off)
+			seg_seq = seq;
+		last = seq;
+		sc->nr_records++;
+		if (seq > sc->max_seq)
+			sc->max_seq = seq;
+		off += 1 + nr_data;
+	}
+	seg->seq = seg_seq;
+	seg->max_seq = last;
+	seg->wp = off;
+	return 0;
+}
+
+/* Apply one tombstone range to the recovered index. */
+static void apply_tomb(struct wow_cache *wc, struct wow_scan *sc,
+		       struct wow_tomb_range *tr)
+{
+	u64 b;
+	u32 s;
+
+	if (tr->nr <= wc->nr_slots) {
+		for (b = tr->start; b < tr->start + tr->nr; b++) {
+			s = wow_index_lookup(&wc->index, to_oblock(b));
+			if (s != WOW_NO_SLOT && sc->slot_seq[s] <= tr->t)
+				wow_index_remove(&wc->index, s);
+		}
+		return;
+	}
+	for (s = 0; s < wc->nr_slots; s++) {
+		struct wow_slot *sl = &wc->index.slots[s];
+
+		b = from_oblock(wow_slot_oblock(sl));
+		if ((sl->flags & WOW_SLOT_VALID) && b >= tr->start &&
+		    b < tr->start + tr->nr && sc->slot_seq[s] <= tr->t)
+			wow_index_remove(&wc->index, s);
+	}
+}
+
+/* Drop tombstones no record on the device can need any more. */
+static void prune_tombs(struct wow_cache *wc)
+{
+	u64 min = wow_min_disk_seq(wc);
+	u32 s, i, n;
+
+	for (s = 0; s < wc->nr_segments; s++) {
+		struct wow_segment *seg = &wc->segs[s];
+
+		for (i = 0, n = 0; i < seg->nr_tombs; i++)
+			if (seg->tombs[i].t >= min)
+				seg->tombs[n++] = seg->tombs[i];
+		seg->nr_tombs = n;
+	}
+}
+
+/*
+ * Rebuild the index from the log.  The newest record of each block wins,
+ * unless a tombstone kills it; every recovered copy is taken as dirty (the
+ * log does not say what was destaged), so it is destaged again.
+ */
+int wow_log_recover(struct wow_cache *wc)
+{
+	struct wow_scan sc = { .suspect_seg = WOW_NO_SEG };
+	u32 bs = wc->args.block_size, s, i;
+	int r = -ENOMEM;
+
+	sc.chunk_blocks = max(1U, (1U << 20) / bs);
+	sc.slot_seq = vzalloc(array_size(wc->nr_slots, sizeof(u64)));
+	sc.buf = kvmalloc(sc.chunk_blocks * bs, GFP_KERNEL);
+	if (!sc.slot_seq || !sc.buf)
+		goto out;
+
+	for (s = 0; s < wc->nr_segments; s++) {
+		r = scan_segment(wc, &sc, s);
+		if (r) {
+			DMERR("%s: cannot read the log: %d", wow_name(wc), r);
+			goto out;
+		}
+		cond_resched();
+	}
+
+	if (sc.suspect_seq && sc.suspect_seq <= sc.proven_durable) {
+		DMERR("%s: log record %llu (segment %u) was durable but is corrupt; not loading",
+		      wow_name(wc), sc.suspect_seq, sc.suspect_seg);
+		r = -EUCLEAN;
+		goto out;
+	}
+
+	for (s = 0; s < wc->nr_segments; s++)
+		for (i = 0; i < wc->segs[s].nr_tombs; i++)
+			apply_tomb(wc, &sc, &wc->segs[s].tombs[i]);
+
+	/* count what survived; every survivor is dirty */
+	for (i = 0; i < wc->nr_slots; i++) {
+		struct wow_slot *sl = &wc->index.slots[i];
+
+		if (!(sl->flags & WOW_SLOT_VALID))
+			continue;
+		if (!wc->policy.nr_spare) {
+			struct wow_group *g;
+
+			g = kmalloc(wow_policy_group_bytes(&wc->policy),
+				    GFP_KERNEL);
+			if (!g) {
+				r = -ENOMEM;
+				goto out;
+			}
+			wow_policy_add_spare(&wc->policy, g);
+		}
+		wow_policy_mark_dirty(&wc->policy,
+				      from_oblock(wow_slot_oblock(sl)));
+		wc->segs[wow_slot_seg(wc, i)].nr_valid++;
+		wc->segs[wow_slot_seg(wc, i)].nr_dirty++;
+		wc->valid_blocks++;
+		wc->dirty_blocks++;
+	}
+
+	prune_tombs(wc);
+	/* empty segments first, then dead ones, oldest content first */
+	for (s = 0; s < wc->nr_segments; s++)
+		if (!wc->segs[s].seq)
+			free_seg_add(wc, s);
+	for (s = 0; s < wc->nr_segments; s++) {
+		struct wow_segment *seg = &wc->segs[s];
+
+		if (!seg->seq)
+			continue;
+		if (!seg->nr_valid && !seg->nr_tombs)
+			free_seg_add(wc, s);
+		else
+			seg->state = WOW_SEG_CLOSED;
+	}
+
+	wc->next_seq = max(sc.max_seq, wc->sb.format_seq) + 1;
+	wc->completed_seq = sc.max_seq;
+	wc->durable_seq = sc.max_seq;
+	DMINFO("%s: recovered %llu records: %llu dirty blocks, %u free segments, %llu dropped",
+	       wow_name(wc), sc.nr_records, wc->dirty_blocks,
+	       wc->nr_free_segs,
+	       sc.nr_dropped);
+	r = 0;
+out:
+	vfree(sc.slot_seq);
+	kvfree(sc.buf);
+	return r;
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-wow destage policies.
+ *
+ * The origin is cut into aligned write groups of blocks_per_group blocks.
+ * The policy keeps, for each group with dirty blocks, a bitmap of blocks
+ * that are dirty and not being destaged (dirty) and one of blocks whose
+ * destage write is in flight (busy).  A block is never handed out twice
+ * at once: a block re-dirtied while busy becomes eligible again only when
+ * its destage is done.
+ *
+ * Policies differ only in which group they destage next (the ops table);
+ * each run handed out is a range of contiguous eligible blocks inside one
+ * group.  Nothing here blocks, allocates or sees a bio: group nodes come
+ * from a spare list the caller refills (wow_policy_refill) outside its
+ * lock, so KUnit drives the policies with plain numbers.
+ */
+#ifndef DM_WOW_POLICY_H
+#define DM_WOW_POLICY_H
+
+#include <linux/list.h>
+#include <linux/rbtree.h>
+#include <linux/types.h>
+
+struct wow_group {
+	struct rb_node node;		/* in wow_policy.groups, by gno */
+	struct list_head lru;		/* lrw: least recently written first */
+	u64 gno;
+	u64 last_write;			/* write clock at the last write */
+	u32 nr_dirty;			/* bits set in dirty */
+	u32 nr_busy;			/* bits set in busy */
+	bool recency;			/* wow: re-written since the hand passed */
+	unsigned long bits[];		/* dirty, then busy */
+};
+
+struct wow_policy;
+
+struct wow_policy_ops {
+	const char *name;
+	/* a write hit @g; @hit: the group was already dirty */
+	void (*note_write)(struct wow_policy *p, struct wow_group *g, bool hit,
+			   bool sequential);
+	/* the next group to destage from, or NULL; may move the hand */
+	struct wow_group *(*pick)(struct wow_policy *p);
+};
+
+struct wow_policy_stats {
+	u64 runs;			/* runs handed out */
+	u64 run_blocks;			/* blocks in them */
+	u64 recency_skips;		/* wow: groups skipped by the hand */
+	u64 sweeps;			/* times the hand wrapped */
+};
+
+struct wow_policy {
+	const struct wow_policy_ops *ops;
+	struct rb_root groups;
+	struct list_head lru;
+	struct list_head spare;
+	u32 nr_spare;
+	u32 blocks_per_group;
+	u32 group_shift;		/* log2(blocks_per_group) */
+	u64 nr_groups;			/* groups with dirty or busy blocks */
+	u64 nr_dirty;			/* eligible dirty blocks */
+	u64 nr_busy;			/* blocks being destaged */
+	u64 nr_recency;			/* groups with the recency bit set */
+	u64 hand;			/* group number the hand stands at */
+	u64 clock;			/* write clock for lrw */
+	struct wow_policy_stats stats;
+};
+
+extern const struct wow_policy_ops wow_policy_wow_ops;
+extern const struct wow_policy_ops wow_policy_cscan_ops;
+extern const struct wow_policy_ops wow_policy_lrw_ops;
+
+void wow_policy_init(struct wow_policy *p, const struct wow_policy_ops *ops,
+		     u32 blocks_per_group);
+void wow_policy_exit(struct wow_policy *p);
+size_t wow_policy_group_bytes(const struct wow_policy *p);
+/* Spare groups to allocate so that @n more note_dirty calls cannot fail. */
+u32 wow_policy_spares_wanted(const struct wow_policy *p, u32 n);
+void wow_policy_add_spare(struct wow_policy *p, struct wow_group *g);
+void wow_policy_trim_spares(struct wow_policy *p, u32 keep,
+			    struct list_head *out);
+
+int wow_policy_note_write(struct wow_policy *p, u64 oblock, u32 nr,
+			  bool sequential);
+int wow_policy_mark_dirty(struct wow_policy *p, u64 oblock);
+void wow_policy_forget(struct wow_policy *p, u64 oblock);
+bool wow_policy_busy(struct wow_policy *p, u64 oblock);
+u32 wow_policy_next_run(struct wow_policy *p, u64 *start, u32 max);
+u32 wow_policy_claim(struct wow_policy *p, u64 start, u32 max);
+void wow_policy_run_done(struct wow_policy *p, u64 start, u32 nr);
+
+#endif /* DM_WOW_POLICY_H */
