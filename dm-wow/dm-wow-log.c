@@ -376,7 +376,7 @@ static void fail_batch(struct wow_cache *wc, struct list_head *metas)
 static void hold_tombs(struct wow_cache *wc)
 {
 	struct wow_batch *b = &wc->batch;
-	struct wow_tomb *t = b->hdr + sizeof(struct wow_record);
+	struct wow_tomb *t = wow_record_tombs(b->hdr);
 	struct wow_segment *seg = &wc->segs[b->seg];
 	u32 i;
 
@@ -531,8 +531,7 @@ static bool open_segment(struct wow_cache *wc, bool reserve, u64 seq)
 
 static u32 tomb_room(struct wow_cache *wc, u32 nr_tombs)
 {
-	u32 max = (wc->args.block_size - sizeof(struct wow_record)) /
-		  sizeof(struct wow_tomb);
+	u32 max = wow_max_tombs(wc->args.block_size);
 
 	/* leave room for some data when tombstones share a record */
 	return min(max, 64U) - nr_tombs;
@@ -540,7 +539,7 @@ static u32 tomb_room(struct wow_cache *wc, u32 nr_tombs)
 
 static void add_tomb(struct wow_batch *b, u64 start, u64 t, u32 nr)
 {
-	struct wow_tomb *tombs = b->hdr + sizeof(struct wow_record);
+	struct wow_tomb *tombs = wow_record_tombs(b->hdr);
 
 	tombs[b->nr_tombs].start = cpu_to_le64(start);
 	tombs[b->nr_tombs].t = cpu_to_le64(t);
@@ -660,9 +659,8 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 static void submit_batch(struct wow_cache *wc)
 {
 	struct wow_batch *b = &wc->batch;
-	struct wow_record *hdr = b->hdr;
-	__le64 *oblocks = b->hdr + sizeof(*hdr) +
-			  b->nr_tombs * sizeof(struct wow_tomb);
+	__le64 *oblocks = wow_record_oblocks(b->hdr, b->nr_tombs);
+	struct wow_record_info ri;
 	u32 bs = wc->args.block_size, data_csum = ~0U, i = 0, off;
 	u32 nr_vecs = DIV_ROUND_UP(bs, PAGE_SIZE) + 1;
 	struct bvec_iter iter;
@@ -685,20 +683,17 @@ static void submit_batch(struct wow_cache *wc)
 		nr_vecs += bio_segments(wbio);
 	}
 
+	ri.seq = b->seq;
+	ri.seg_seq = wc->segs[b->seg].seq;
+	ri.data_csum = data_csum;
+	ri.nr_data = b->nr_data;
+	ri.nr_tombs = b->nr_tombs;
 	spin_lock_irq(&wc->lock);
-	hdr->durable_seq = cpu_to_le64(b->fua ? b->seq - 1 : wc->durable_seq);
+	ri.durable_seq = b->fua ? b->seq - 1 : wc->durable_seq;
 	origin_flush = b->fua && wc->origin_unflushed;
 	wc->origin_unflushed &= !origin_flush;
 	spin_unlock_irq(&wc->lock);
-
-	hdr->magic = cpu_to_le32(WOW_REC_MAGIC);
-	hdr->seq = cpu_to_le64(b->seq);
-	hdr->seg_seq = cpu_to_le64(wc->segs[b->seg].seq);
-	memcpy(hdr->uuid, wc->sb.uuid, sizeof(hdr->uuid));
-	hdr->data_csum = cpu_to_le32(data_csum);
-	hdr->nr_data = cpu_to_le16(b->nr_data);
-	hdr->nr_tombs = cpu_to_le16(b->nr_tombs);
-	hdr->csum = cpu_to_le32(crc32c(WOW_CSUM_SEED, hdr, bs));
+	wow_record_seal(b->hdr, bs, wc->sb.uuid, &ri);
 
 	if (origin_flush && blkdev_issue_flush(wc->origin_dev->bdev)) {
 		atomic64_inc(&wc->stats.origin_errors);
@@ -806,6 +801,7 @@ int wow_log_format(struct wow_cache *wc)
 struct wow_scan {
 	u64 *slot_seq;		/* seq of the record each slot came from */
 	void *buf;		/* one header block, then a data chunk */
+	u64 *oblocks;		/* one record's origin blocks */
 	u32 chunk_blocks;
 	u64 max_seq;
 	u64 proven_durable;	/* max durable_seq over valid records */
@@ -816,70 +812,46 @@ struct wow_scan {
 	u64 suspect_seq;
 };
 
-static bool header_ok(struct wow_cache *wc, struct wow_record *hdr)
-{
-	u32 csum = le32_to_cpu(hdr->csum);
-
-	hdr->csum = 0;
-	return csum == crc32c(WOW_CSUM_SEED, hdr, wc->args.block_size);
-}
-
 /*
  * Scan one segment's records from its start.  A record is taken when its
  * header and data checksums hold, it carries our uuid and it continues the
  * segment's life (seg_seq, consecutive seq).  The scan stops at the first
- * record that does not; if that one looks like ours (a torn or corrupt
- * record rather than the end of the log) it is reported.
+ * record that does not; one that is ours but bad (torn or corrupt, rather
+ * than the end of the log) is reported.
  */
 static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 {
 	struct wow_segment *seg = &wc->segs[s];
 	u32 bs = wc->args.block_size, bps = wc->blocks_per_seg, off = 0;
+	u64 nr_oblocks = wc->ti->len >> wc->block_shift;
 	struct block_device *bdev = wc->cache_dev->bdev;
-	struct wow_record *hdr = sc->buf;
 	u64 seg_seq = 0, last = 0;
 	int r;
 
 	while (off + 1 < bps) {
-		u32 nr_data, nr_tombs, i, done, csum;
-		bool ours, ok;
-		u64 seq;
+		struct wow_record_info ri;
+		enum wow_rec_kind kind;
+		u32 i, done, csum;
+		bool ok;
 
 		r = wow_sync_io(bdev, wow_slot_sector(wc, slot_of(wc, s, off)),
-				hdr, bs, REQ_OP_READ);
+				sc->buf, bs, REQ_OP_READ);
 		if (r)
 			return r;
-		ours = le32_to_cpu(hdr->magic) == WOW_REC_MAGIC &&
-		       !memcmp(hdr->uuid, wc->sb.uuid, sizeof(hdr->uuid)) &&
-		       (!off || le64_to_cpu(hdr->seg_seq) == seg_seq);
-		if (!ours)
+		kind = wow_record_check(sc->buf, bs, wc->sb.uuid, &ri);
+		if (kind == WOW_REC_FOREIGN ||
+		    (kind == WOW_REC_OK && off && ri.seg_seq != seg_seq))
 			break;
-		seq = le64_to_cpu(hdr->seq);
-		nr_data = le16_to_cpu(hdr->nr_data);
-		nr_tombs = le16_to_cpu(hdr->nr_tombs);
-		ok = header_ok(wc, hdr) &&
-		     (off ? seq == last + 1 : seq == le64_to_cpu(hdr->seg_seq)) &&
-		     nr_data <= bps - off - 1 &&
-		     nr_tombs <= (bs - sizeof(*hdr)) / sizeof(struct wow_tomb) &&
-		     nr_data <= wow_record_capacity(bs, nr_tombs);
+		ok = kind == WOW_REC_OK && ri.nr_data <= bps - off - 1 &&
+		     (off ? ri.seq == last + 1 : ri.seq == ri.seg_seq);
 		if (ok) {
-			u64 *ob = kmalloc_array(max(nr_data, 1U), sizeof(u64),
-						GFP_KERNEL);
-			__le64 *raw = (void *)hdr + sizeof(*hdr) +
-				      nr_tombs * sizeof(struct wow_tomb);
-			struct wow_tomb *t = (void *)hdr + sizeof(*hdr);
-			u32 data_csum = le32_to_cpu(hdr->data_csum);
+			struct wow_tomb *t = wow_record_tombs(sc->buf);
+			__le64 *raw = wow_record_oblocks(sc->buf, ri.nr_tombs);
 
-			if (!ob)
-				return -ENOMEM;
-			for (i = 0; i < nr_data; i++)
-				ob[i] = le64_to_cpu(raw[i]);
-			r = reserve_tombs(wc, s, nr_tombs);
-			if (r) {
-				kfree(ob);
+			r = reserve_tombs(wc, s, ri.nr_tombs);
+			if (r)
 				return r;
-			}
-			for (i = 0; i < nr_tombs; i++) {
+			for (i = 0; i < ri.nr_tombs; i++) {
 				struct wow_tomb_range *tr =
 					&seg->tombs[seg->nr_tombs + i];
 
@@ -887,48 +859,25 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 				tr->t = le64_to_cpu(t[i].t);
 				tr->nr = le32_to_cpu(t[i].nr);
 			}
-			if (le64_to_cpu(hdr->durable_seq) > sc->proven_durable)
-				sc->proven_durable =
-					le64_to_cpu(hdr->durable_seq);
-
-			/* the data: crc in chunks (the header is consumed) */
-			csum = ~0U;
-			for (done = 0; done < nr_data && !r; ) {
-				u32 n = min(nr_data - done, sc->chunk_blocks);
-
-				u32 slot = slot_of(wc, s, off + 1 + done);
-
-				r = wow_sync_io(bdev, wow_slot_sector(wc, slot),
-						sc->buf, n * bs, REQ_OP_READ);
-				csum = crc32c(csum, sc->buf, n * bs);
-				done += n;
+			for (i = 0; i < ri.nr_data; i++) {
+				sc->oblocks[i] = le64_to_cpu(raw[i]);
+				ok &= sc->oblocks[i] < nr_oblocks;
 			}
-			if (r) {
-				kfree(ob);
-				return r;
-			}
-			ok = csum == data_csum;
-			for (i = 0; ok && i < nr_data; i++)
-				ok = ob[i] < wc->ti->len >> wc->block_shift;
-			for (i = 0; ok && i < nr_data; i++) {
-				u32 slot = slot_of(wc, s, off + 1 + i);
-				u32 cur;
-
-				sc->slot_seq[slot] = seq;
-				wow_slot_set_oblock(&wc->index.slots[slot],
-						    to_oblock(ob[i]));
-				cur = wow_index_lookup(&wc->index,
-						       to_oblock(ob[i]));
-				if (cur == WOW_NO_SLOT ||
-				    sc->slot_seq[cur] < seq)
-					wow_index_insert(&wc->index,
-							 to_oblock(ob[i]), slot,
-							 WOW_SLOT_DIRTY);
-			}
-			kfree(ob);
-			if (ok)
-				seg->nr_tombs += nr_tombs;
 		}
+		/* the data: crc in chunks (this reuses the header buffer) */
+		csum = ~0U;
+		for (done = 0; ok && done < ri.nr_data; ) {
+			u32 n = min(ri.nr_data - done, sc->chunk_blocks);
+			u32 slot = slot_of(wc, s, off + 1 + done);
+
+			r = wow_sync_io(bdev, wow_slot_sector(wc, slot),
+					sc->buf, n * bs, REQ_OP_READ);
+			if (r)
+				return r;
+			csum = crc32c(csum, sc->buf, n * bs);
+			done += n;
+		}
+		ok &= csum == ri.data_csum;
 		if (!ok) {
 			sc->nr_dropped++;
 			if (off && (!sc->suspect_seq ||
@@ -941,13 +890,26 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 			       off ? "" : " (the segment is taken as empty)");
 			break;
 		}
+
+		seg->nr_tombs += ri.nr_tombs;
+		for (i = 0; i < ri.nr_data; i++) {
+			u32 slot = slot_of(wc, s, off + 1 + i);
+			oblock_t b = to_oblock(sc->oblocks[i]);
+			u32 cur = wow_index_lookup(&wc->index, b);
+
+			sc->slot_seq[slot] = ri.seq;
+			wow_slot_set_oblock(&wc->index.slots[slot], b);
+			if (cur == WOW_NO_SLOT || sc->slot_seq[cur] < ri.seq)
+				wow_index_insert(&wc->index, b, slot,
+						 WOW_SLOT_DIRTY);
+		}
+		sc->proven_durable = max(sc->proven_durable, ri.durable_seq);
 		if (!off)
-			seg_seq = seq;
-		last = seq;
+			seg_seq = ri.seq;
+		last = ri.seq;
 		sc->nr_records++;
-		if (seq > sc->max_seq)
-			sc->max_seq = seq;
-		off += 1 + nr_data;
+		sc->max_seq = max(sc->max_seq, ri.seq);
+		off += 1 + ri.nr_data;
 	}
 	seg->seq = seg_seq;
 	seg->max_seq = last;
@@ -1010,7 +972,9 @@ int wow_log_recover(struct wow_cache *wc)
 	sc.chunk_blocks = max(1U, (1U << 20) / bs);
 	sc.slot_seq = vzalloc(array_size(wc->nr_slots, sizeof(u64)));
 	sc.buf = kvmalloc(sc.chunk_blocks * bs, GFP_KERNEL);
-	if (!sc.slot_seq || !sc.buf)
+	sc.oblocks = kvmalloc_array(wow_record_capacity(bs, 0), sizeof(u64),
+				    GFP_KERNEL);
+	if (!sc.slot_seq || !sc.buf || !sc.oblocks)
 		goto out;
 
 	for (s = 0; s < wc->nr_segments; s++) {
@@ -1085,5 +1049,6 @@ int wow_log_recover(struct wow_cache *wc)
 out:
 	vfree(sc.slot_seq);
 	kvfree(sc.buf);
+	kvfree(sc.oblocks);
 	return r;
 }

@@ -11,6 +11,7 @@
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/string.h>
+#include <linux/vmalloc.h>
 
 #include "dm-wow.h"
 
@@ -144,7 +145,67 @@ const char *wow_sb_geometry_mismatch(const struct wow_geometry *sb,
 	return NULL;
 }
 
-/* Synchronous I/O of a kmalloc'ed (physically contiguous) buffer. */
+u32 wow_max_tombs(u32 block_size)
+{
+	return (block_size - sizeof(struct wow_record)) /
+	       sizeof(struct wow_tomb);
+}
+
+static u32 record_csum(const void *hdr, u32 block_size)
+{
+	static const u8 zero[4];
+	u32 c = crc32c(WOW_CSUM_SEED, zero, sizeof(zero));
+
+	return crc32c(c, hdr + sizeof(zero), block_size - sizeof(zero));
+}
+
+/*
+ * Fill the fixed fields of a record header whose tombstones and origin
+ * blocks are in place (the rest of the block zero), then its checksum.
+ */
+void wow_record_seal(void *hdr, u32 block_size, const u8 *uuid,
+		     const struct wow_record_info *ri)
+{
+	struct wow_record *r = hdr;
+
+	r->magic = cpu_to_le32(WOW_REC_MAGIC);
+	r->seq = cpu_to_le64(ri->seq);
+	r->seg_seq = cpu_to_le64(ri->seg_seq);
+	r->durable_seq = cpu_to_le64(ri->durable_seq);
+	memcpy(r->uuid, uuid, sizeof(r->uuid));
+	r->data_csum = cpu_to_le32(ri->data_csum);
+	r->nr_data = cpu_to_le16(ri->nr_data);
+	r->nr_tombs = cpu_to_le16(ri->nr_tombs);
+	r->flags = 0;
+	r->reserved = 0;
+	r->csum = cpu_to_le32(record_csum(hdr, block_size));
+}
+
+/* Decode a record header block: ours and intact, ours but bad, or not. */
+enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
+				   const u8 *uuid,
+				   struct wow_record_info *ri)
+{
+	const struct wow_record *r = hdr;
+
+	if (le32_to_cpu(r->magic) != WOW_REC_MAGIC ||
+	    memcmp(r->uuid, uuid, sizeof(r->uuid)))
+		return WOW_REC_FOREIGN;
+	ri->seq = le64_to_cpu(r->seq);
+	ri->seg_seq = le64_to_cpu(r->seg_seq);
+	ri->durable_seq = le64_to_cpu(r->durable_seq);
+	ri->data_csum = le32_to_cpu(r->data_csum);
+	ri->nr_data = le16_to_cpu(r->nr_data);
+	ri->nr_tombs = le16_to_cpu(r->nr_tombs);
+	if (le32_to_cpu(r->csum) != record_csum(hdr, block_size) ||
+	    ri->nr_tombs > wow_max_tombs(block_size) ||
+	    ri->nr_data > wow_record_capacity(block_size, ri->nr_tombs) ||
+	    ri->seq < ri->seg_seq || !ri->seq)
+		return WOW_REC_BAD;
+	return WOW_REC_OK;
+}
+
+/* Synchronous I/O of a kmalloc'ed or vmalloc'ed buffer. */
 int wow_sync_io(struct block_device *bdev, sector_t sector, void *buf,
 		unsigned int len, blk_opf_t opf)
 {
@@ -157,9 +218,10 @@ int wow_sync_io(struct block_device *bdev, sector_t sector, void *buf,
 	while (len) {
 		unsigned int chunk = min_t(unsigned int, len,
 					   PAGE_SIZE - offset_in_page(buf));
+		struct page *page = is_vmalloc_addr(buf) ?
+				    vmalloc_to_page(buf) : virt_to_page(buf);
 
-		if (!bio_add_page(bio, virt_to_page(buf), chunk,
-				  offset_in_page(buf))) {
+		if (!bio_add_page(bio, page, chunk, offset_in_page(buf))) {
 			bio_put(bio);
 			return -EIO;
 		}

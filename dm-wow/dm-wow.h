@@ -195,6 +195,40 @@ const char *wow_sb_geometry_mismatch(const struct wow_geometry *sb,
 int wow_sync_io(struct block_device *bdev, sector_t sector, void *buf,
 		unsigned int len, blk_opf_t opf);
 
+/* A log record header, decoded. */
+struct wow_record_info {
+	u64 seq;
+	u64 seg_seq;
+	u64 durable_seq;
+	u32 data_csum;
+	u32 nr_data;
+	u32 nr_tombs;
+};
+
+enum wow_rec_kind {
+	WOW_REC_OK,
+	WOW_REC_FOREIGN,	/* not a record of this cache: end of log */
+	WOW_REC_BAD,		/* ours, but checksum or counts are wrong */
+};
+
+static inline struct wow_tomb *wow_record_tombs(void *hdr)
+{
+	return hdr + sizeof(struct wow_record);
+}
+
+static inline __le64 *wow_record_oblocks(void *hdr, u32 nr_tombs)
+{
+	return hdr + sizeof(struct wow_record) +
+	       nr_tombs * sizeof(struct wow_tomb);
+}
+
+u32 wow_max_tombs(u32 block_size);
+void wow_record_seal(void *hdr, u32 block_size, const u8 *uuid,
+		     const struct wow_record_info *ri);
+enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
+				   const u8 *uuid,
+				   struct wow_record_info *ri);
+
 /* ---- the cache: shared by dm-wow-{target,log,destage}.c ---- */
 
 /* Free segments only reclaim's own records may use. */

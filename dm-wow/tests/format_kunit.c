@@ -218,7 +218,122 @@ static void wow_format_table_mismatch_named(struct kunit *test)
 					   "smaller"));
 }
 
+static const u8 test_uuid[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
+
+static void *sealed_record(struct kunit *test, struct wow_record_info *ri)
+{
+	u8 *b = kunit_kzalloc(test, TEST_BLOCK, GFP_KERNEL);
+	__le64 *ob;
+	struct wow_tomb *t;
+
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	ri->seq = 42;
+	ri->seg_seq = 40;
+	ri->durable_seq = 41;
+	ri->data_csum = 0xabcdef01;
+	ri->nr_data = 3;
+	ri->nr_tombs = 2;
+	t = wow_record_tombs(b);
+	t[0].start = cpu_to_le64(100);
+	t[0].t = cpu_to_le64(17);
+	t[0].nr = cpu_to_le32(8);
+	t[1].start = cpu_to_le64(900);
+	t[1].t = cpu_to_le64(42);
+	t[1].nr = cpu_to_le32(1);
+	ob = wow_record_oblocks(b, 2);
+	ob[0] = cpu_to_le64(5);
+	ob[1] = cpu_to_le64(6);
+	ob[2] = cpu_to_le64(1000);
+	wow_record_seal(b, TEST_BLOCK, test_uuid, ri);
+	return b;
+}
+
+static void wow_format_record_layout(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, sizeof(struct wow_record), 64UL);
+	KUNIT_EXPECT_EQ(test, sizeof(struct wow_tomb), 24UL);
+	/* 4096-byte header: (4096 - 64) / 8 origin blocks without tombs */
+	KUNIT_EXPECT_EQ(test, wow_record_capacity(4096, 0), 504U);
+	KUNIT_EXPECT_EQ(test, wow_record_capacity(4096, 2), 498U);
+	KUNIT_EXPECT_EQ(test, wow_record_capacity(512, 0), 56U);
+	KUNIT_EXPECT_EQ(test, wow_max_tombs(512), 18U);
+	KUNIT_EXPECT_EQ(test, wow_max_tombs(4096), 168U);
+}
+
+static void wow_format_record_round_trip(struct kunit *test)
+{
+	struct wow_record_info ri, out;
+	u8 *b = sealed_record(test, &ri);
+
+	KUNIT_ASSERT_EQ(test, wow_record_check(b, TEST_BLOCK, test_uuid, &out),
+			WOW_REC_OK);
+	KUNIT_EXPECT_EQ(test, out.seq, 42ULL);
+	KUNIT_EXPECT_EQ(test, out.seg_seq, 40ULL);
+	KUNIT_EXPECT_EQ(test, out.durable_seq, 41ULL);
+	KUNIT_EXPECT_EQ(test, out.data_csum, 0xabcdef01U);
+	KUNIT_EXPECT_EQ(test, out.nr_data, 3U);
+	KUNIT_EXPECT_EQ(test, out.nr_tombs, 2U);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(wow_record_oblocks(b, 2)[2]), 1000ULL);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(wow_record_tombs(b)[0].nr), 8U);
+	/* magic "WOWR" at offset 4, seq at 8 */
+	KUNIT_EXPECT_EQ(test, memcmp(b + 4, "WOWR", 4), 0);
+	KUNIT_EXPECT_EQ(test, b[8], 42);
+}
+
+static void wow_format_record_every_byte_covered(struct kunit *test)
+{
+	struct wow_record_info ri, out;
+	u8 *b = sealed_record(test, &ri);
+	int i;
+
+	/* any flipped bit anywhere in the header block is caught */
+	for (i = 0; i < TEST_BLOCK; i++) {
+		enum wow_rec_kind k;
+
+		b[i] ^= 0x10;
+		k = wow_record_check(b, TEST_BLOCK, test_uuid, &out);
+		KUNIT_EXPECT_NE_MSG(test, k, WOW_REC_OK, "byte %d", i);
+		b[i] ^= 0x10;
+	}
+	KUNIT_EXPECT_EQ(test, wow_record_check(b, TEST_BLOCK, test_uuid, &out),
+			WOW_REC_OK);
+}
+
+static void wow_format_record_foreign_and_bad(struct kunit *test)
+{
+	static const u8 other[16] = { 9 };
+	struct wow_record_info ri, out;
+	u8 *b = sealed_record(test, &ri);
+	u8 *z = kunit_kzalloc(test, TEST_BLOCK, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, z);
+	/* another format's record, or zeros: the end of the log */
+	KUNIT_EXPECT_EQ(test, wow_record_check(b, TEST_BLOCK, other, &out),
+			WOW_REC_FOREIGN);
+	KUNIT_EXPECT_EQ(test, wow_record_check(z, TEST_BLOCK, test_uuid, &out),
+			WOW_REC_FOREIGN);
+	/* ours with a bad checksum: torn or corrupt */
+	b[100] ^= 1;
+	KUNIT_EXPECT_EQ(test, wow_record_check(b, TEST_BLOCK, test_uuid, &out),
+			WOW_REC_BAD);
+	b[100] ^= 1;
+	/* counts that cannot fit are refused even when sealed */
+	ri.nr_data = 600;
+	wow_record_seal(b, TEST_BLOCK, test_uuid, &ri);
+	KUNIT_EXPECT_EQ(test, wow_record_check(b, TEST_BLOCK, test_uuid, &out),
+			WOW_REC_BAD);
+	ri.nr_data = 1;
+	ri.seq = 39;	/* older than its segment's life */
+	wow_record_seal(b, TEST_BLOCK, test_uuid, &ri);
+	KUNIT_EXPECT_EQ(test, wow_record_check(b, TEST_BLOCK, test_uuid, &out),
+			WOW_REC_BAD);
+}
+
 static struct kunit_case wow_format_cases[] = {
+	KUNIT_CASE(wow_format_record_layout),
+	KUNIT_CASE(wow_format_record_round_trip),
+	KUNIT_CASE(wow_format_record_every_byte_covered),
+	KUNIT_CASE(wow_format_record_foreign_and_bad),
 	KUNIT_CASE(wow_format_struct_is_512_bytes),
 	KUNIT_CASE(wow_format_geometry_math),
 	KUNIT_CASE(wow_format_encode_decode_round_trip),
