@@ -63,6 +63,10 @@ u32 wow_destage_target(struct wow_cache *wc, bool idle)
 		return 0;
 	if (wc->cleaner || idle || wc->state != WOW_STATE_OK)
 		return max;
+	if (wc->args.max_age_s &&
+	    time_after(jiffies, wc->oldest_dirty +
+		       (unsigned long)wc->args.max_age_s * HZ))
+		return max;
 	occ = div64_u64(wc->dirty_blocks * 10000, wc->nr_slots);
 	if (occ >= high)
 		return max;
@@ -557,11 +561,32 @@ void wow_destage_work(struct work_struct *ws)
 	start_runs(wc);
 }
 
+/* The open time of the oldest segment with dirty blocks (lock held). */
+static unsigned long oldest_dirty(struct wow_cache *wc)
+{
+	unsigned long oldest = jiffies;
+	u32 s;
+
+	for (s = 0; s < wc->nr_segments; s++)
+		if (wc->segs[s].nr_dirty &&
+		    time_before(wc->segs[s].open_time, oldest))
+			oldest = wc->segs[s].open_time;
+	return oldest;
+}
+
 void wow_tick(struct work_struct *ws)
 {
 	struct wow_cache *wc = container_of(to_delayed_work(ws),
 					    struct wow_cache, tick);
+	struct wow_group *g, *tmp;
+	LIST_HEAD(extra);
 
+	spin_lock_irq(&wc->lock);
+	wc->oldest_dirty = oldest_dirty(wc);
+	wow_policy_trim_spares(&wc->policy, 256, &extra);
+	spin_unlock_irq(&wc->lock);
+	list_for_each_entry_safe(g, tmp, &extra, lru)
+		kfree(g);
 	wow_kick(wc);
 	if (!READ_ONCE(wc->stopped))
 		queue_delayed_work(wc->wq, &wc->tick,

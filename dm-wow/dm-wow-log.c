@@ -23,6 +23,7 @@
 #include <linux/blkdev.h>
 #include <linux/crc32c.h>
 #include <linux/highmem.h>
+#include <linux/jiffies.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/vmalloc.h>
@@ -524,6 +525,7 @@ static bool open_segment(struct wow_cache *wc, bool reserve, u64 seq)
 	seg->state = WOW_SEG_OPEN;
 	seg->seq = seq;
 	seg->max_seq = 0;
+	seg->open_time = jiffies;
 	seg->wp = 0;
 	seg->nr_tombs = 0;
 	return true;
@@ -913,6 +915,7 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 	}
 	seg->seq = seg_seq;
 	seg->max_seq = last;
+	seg->open_time = jiffies;
 	seg->wp = off;
 	return 0;
 }

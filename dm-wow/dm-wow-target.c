@@ -209,6 +209,7 @@ static int wow_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	INIT_DELAYED_WORK(&wc->tick, wow_tick);
 	wc->stopped = true;
 	wc->last_io = jiffies;
+	wc->oldest_dirty = jiffies;
 
 	origin_path = dm_shift_arg(&as);
 	cache_path = dm_shift_arg(&as);
@@ -475,6 +476,7 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 	struct wow_policy_stats ps;
 	u64 free, dirty, valid, groups, recency, hand, writes;
 	u32 free_segs, inflight;
+	unsigned long oldest;
 	struct wow_args args;
 	unsigned int sz = 0;
 
@@ -488,6 +490,7 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 	groups = wc->policy.nr_groups;
 	recency = wc->policy.nr_recency;
 	hand = wc->policy.hand;
+	oldest = wc->oldest_dirty;
 	ps = wc->policy.stats;
 	spin_unlock_irq(&wc->lock);
 
@@ -516,9 +519,10 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 		       inflight);
 		DMEMIT(" hand=%llu dirty_groups=%llu recency_bits=%llu destage_runs=%llu",
 		       hand, groups, recency, ps.runs);
-		DMEMIT(" mean_run_blocks=%llu mean_seek_sectors=%llu",
+		DMEMIT(" mean_run_blocks=%llu mean_seek_sectors=%llu age_oldest_s=%u",
 		       ps.runs ? div64_u64(ps.run_blocks, ps.runs) : 0,
-		       writes ? div64_u64(STAT(seek_sectors), writes) : 0);
+		       writes ? div64_u64(STAT(seek_sectors), writes) : 0,
+		       dirty ? jiffies_to_msecs(jiffies - oldest) / 1000 : 0);
 		break;
 	case STATUSTYPE_TABLE:
 		args.set &= ~BIT(WOW_OPT_FORMAT);

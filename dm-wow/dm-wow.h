@@ -264,6 +264,7 @@ struct wow_tomb_range {
 struct wow_segment {
 	u64 seq;		/* open seq of the life on disk; 0: none */
 	u64 max_seq;		/* newest record of that life */
+	unsigned long open_time;	/* jiffies when opened or recovered */
 	u32 wp;			/* next block to write */
 	u32 nr_valid;		/* slots holding current copies */
 	u32 nr_dirty;		/* of which dirty */
@@ -378,6 +379,7 @@ struct wow_cache {
 	bool meta_inflight;
 	unsigned long origin_retry_at;
 	u64 last_destage_end;		/* sector after the last destage */
+	unsigned long oldest_dirty;	/* jiffies: oldest dirty segment */
 	wait_queue_head_t idle_wait;	/* runs_inflight == 0 */
 
 	struct wow_stats stats;
