@@ -54,9 +54,6 @@ static bool device_idle(struct wow_cache *wc)
 u32 wow_destage_target(struct wow_cache *wc, bool idle)
 {
 	u32 max = wc->args.max_destage_ios;
-	u64 low = wc->args.low_watermark_pct * 100ULL;
-	u64 high = wc->args.high_watermark_pct * 100ULL;
-	u64 occ;
 
 	if (wc->stopped || !wc->dirty_blocks ||
 	    time_before(jiffies, wc->origin_retry_at))
@@ -67,12 +64,7 @@ u32 wow_destage_target(struct wow_cache *wc, bool idle)
 	    time_after(jiffies, wc->oldest_dirty +
 		       (unsigned long)wc->args.max_age_s * HZ))
 		return max;
-	occ = div64_u64(wc->dirty_blocks * 10000, wc->nr_slots);
-	if (occ >= high)
-		return max;
-	if (occ < low)
-		return 0;
-	return 1 + div64_u64((u64)(max - 1) * (occ - low), high - low);
+	return wow_rate(wow_occupancy_bp(wc), &wc->thresh, max);
 }
 
 static void free_run(struct wow_run *run)
@@ -583,6 +575,11 @@ void wow_tick(struct work_struct *ws)
 
 	spin_lock_irq(&wc->lock);
 	wc->oldest_dirty = oldest_dirty(wc);
+	wc->peak_bp = max(wc->peak_bp, wow_occupancy_bp(wc));
+	if (++wc->ticks % WOW_ADAPT_TICKS == 0) {
+		wow_thresholds_adapt(&wc->thresh, wc->peak_bp);
+		wc->peak_bp = 0;
+	}
 	wow_policy_trim_spares(&wc->policy, 256, &extra);
 	spin_unlock_irq(&wc->lock);
 	list_for_each_entry_safe(g, tmp, &extra, lru)

@@ -8,6 +8,8 @@
 #include <linux/bitmap.h>
 #include <linux/bitops.h>
 #include <linux/log2.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
 #include <linux/slab.h>
 
 #include "dm-wow-policy.h"
@@ -366,6 +368,50 @@ static struct wow_group *sweep(struct wow_policy *p, bool spare_recent)
 		g = next_group(g);
 	}
 	return NULL;
+}
+
+void wow_thresholds_init(struct wow_thresholds *t, u32 low_pct, u32 high_pct)
+{
+	t->cfg_low = low_pct * 100;
+	t->cfg_high = high_pct * 100;
+	t->low = t->cfg_low;
+	t->high = t->cfg_high;
+}
+
+/*
+ * Destage writes to keep in flight at @occupancy_bp: none below the low
+ * threshold, @max_ios at or above the high one, linear in between.
+ */
+u32 wow_rate(u64 occupancy_bp, const struct wow_thresholds *t, u32 max_ios)
+{
+	if (occupancy_bp >= t->high)
+		return max_ios;
+	if (occupancy_bp < t->low)
+		return 0;
+	return 1 + div64_u64((u64)(max_ios - 1) * (occupancy_bp - t->low),
+			     t->high - t->low);
+}
+
+/*
+ * Adapt the high threshold to the peak occupancy of the last period (the
+ * WOW paper's scheme): the target is halfway between the configured high
+ * threshold and a full cache.  A peak above the target lowers the high
+ * threshold by the overshoot; a peak below the current high threshold
+ * raises it by 1% towards the configured value.  High never drops below
+ * 10% of the cache; low stays the configured gap under high.
+ */
+void wow_thresholds_adapt(struct wow_thresholds *t, u32 peak_bp)
+{
+	u32 target = t->cfg_high + (10000 - t->cfg_high) / 2;
+	u32 gap = t->cfg_high - t->cfg_low;
+
+	if (peak_bp > target)
+		t->high = t->high > WOW_MIN_HIGH_BP + (peak_bp - target) ?
+			  t->high - (peak_bp - target) : WOW_MIN_HIGH_BP;
+	else if (peak_bp < t->high)
+		t->high = min(t->high + 100, t->cfg_high);
+	t->high = max_t(u32, t->high, min_t(u32, WOW_MIN_HIGH_BP, t->cfg_high));
+	t->low = t->high > gap ? t->high - gap : 0;
 }
 
 static void wow_note_write(struct wow_policy *p, struct wow_group *g,

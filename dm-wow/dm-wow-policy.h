@@ -68,6 +68,23 @@ struct wow_policy {
 	struct wow_policy_stats stats;
 };
 
+/*
+ * Destage rate thresholds, in basis points (1/100 %) of dirty occupancy.
+ * The configured pair is where they start; the current pair adapts.
+ */
+struct wow_thresholds {
+	u32 cfg_low;
+	u32 cfg_high;
+	u32 low;
+	u32 high;
+};
+
+#define WOW_MIN_HIGH_BP		1000	/* never below 10% of the cache */
+
+void wow_thresholds_init(struct wow_thresholds *t, u32 low_pct, u32 high_pct);
+u32 wow_rate(u64 occupancy_bp, const struct wow_thresholds *t, u32 max_ios);
+void wow_thresholds_adapt(struct wow_thresholds *t, u32 peak_bp);
+
 extern const struct wow_policy_ops wow_policy_wow_ops;
 extern const struct wow_policy_ops wow_policy_cscan_ops;
 extern const struct wow_policy_ops wow_policy_lrw_ops;

@@ -247,6 +247,8 @@ static int wow_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 	wc->cleaner = wc->args.cleaner;
+	wow_thresholds_init(&wc->thresh, wc->args.low_watermark_pct,
+			    wc->args.high_watermark_pct);
 
 	r = dm_set_target_max_io_len(ti, wc->max_record_blocks <<
 					 wc->block_shift);
@@ -474,6 +476,7 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 {
 	struct wow_cache *wc = ti->private;
 	struct wow_policy_stats ps;
+	struct wow_thresholds thresh;
 	u64 free, dirty, valid, groups, recency, hand, writes;
 	u32 free_segs, inflight;
 	unsigned long oldest;
@@ -490,6 +493,7 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 	groups = wc->policy.nr_groups;
 	recency = wc->policy.nr_recency;
 	hand = wc->policy.hand;
+	thresh = wc->thresh;
 	oldest = wc->oldest_dirty;
 	ps = wc->policy.stats;
 	spin_unlock_irq(&wc->lock);
@@ -515,8 +519,7 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 		DMEMIT(" segments=%u free_segments=%u valid_blocks=%llu",
 		       wc->nr_segments, free_segs, valid);
 		DMEMIT(" low_watermark=%u high_watermark=%u destage_inflight=%u",
-		       args.low_watermark_pct, args.high_watermark_pct,
-		       inflight);
+		       thresh.low / 100, thresh.high / 100, inflight);
 		DMEMIT(" hand=%llu dirty_groups=%llu recency_bits=%llu destage_runs=%llu",
 		       hand, groups, recency, ps.runs);
 		DMEMIT(" mean_run_blocks=%llu mean_seek_sectors=%llu age_oldest_s=%u",
@@ -588,6 +591,10 @@ static int wow_message(struct dm_target *ti, unsigned int argc, char **argv,
 	if (argc == 2) {
 		spin_lock_irq(&wc->lock);
 		r = wow_parse_tunable(&wc->args, argv[0], argv[1], &error);
+		if (!r)
+			wow_thresholds_init(&wc->thresh,
+					    wc->args.low_watermark_pct,
+					    wc->args.high_watermark_pct);
 		spin_unlock_irq(&wc->lock);
 		if (r)
 			DMWARN("%s: message '%s %s' refused: %s", wow_name(wc),

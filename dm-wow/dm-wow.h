@@ -11,6 +11,7 @@
 #include <linux/bio.h>
 #include <linux/device-mapper.h>
 #include <linux/list.h>
+#include <linux/math64.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -237,6 +238,8 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
 #define WOW_IDLE_MS		1000U
 /* Period of the housekeeping tick. */
 #define WOW_TICK_MS		100U
+/* Ticks per adaptation of the destage thresholds. */
+#define WOW_ADAPT_TICKS		10U
 /* Wait before retrying destage after an origin error. */
 #define WOW_ORIGIN_RETRY_MS	1000U
 
@@ -350,6 +353,9 @@ struct wow_cache {
 
 	struct wow_index index;
 	struct wow_policy policy;
+	struct wow_thresholds thresh;	/* current destage thresholds */
+	u32 peak_bp;			/* peak dirty occupancy this period */
+	u32 ticks;
 	u64 dirty_blocks;
 	u64 valid_blocks;
 
@@ -412,6 +418,12 @@ static inline u32 wow_bio_blocks(struct wow_cache *wc, struct bio *bio)
 static inline const char *wow_name(struct wow_cache *wc)
 {
 	return dm_table_device_name(wc->ti->table);
+}
+
+/* Dirty occupancy in basis points (lock held). */
+static inline u32 wow_occupancy_bp(struct wow_cache *wc)
+{
+	return div64_u64(wc->dirty_blocks * 10000, wc->nr_slots);
 }
 
 void wow_error(struct wow_cache *wc, enum wow_state state, const char *what,

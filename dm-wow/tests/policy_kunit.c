@@ -191,7 +191,51 @@ static void wow_policy_no_spare_fails_cleanly(struct kunit *test)
 	wow_policy_exit(p);
 }
 
+static void wow_policy_rate_curve(struct kunit *test)
+{
+	struct wow_thresholds t;
+
+	wow_thresholds_init(&t, 80, 90);
+	KUNIT_EXPECT_EQ(test, wow_rate(0, &t, 32), 0U);
+	KUNIT_EXPECT_EQ(test, wow_rate(7999, &t, 32), 0U);
+	KUNIT_EXPECT_EQ(test, wow_rate(8000, &t, 32), 1U);	/* at low */
+	KUNIT_EXPECT_EQ(test, wow_rate(8500, &t, 32), 16U);	/* halfway */
+	KUNIT_EXPECT_EQ(test, wow_rate(8999, &t, 32), 31U);
+	KUNIT_EXPECT_EQ(test, wow_rate(9000, &t, 32), 32U);	/* at high */
+	KUNIT_EXPECT_EQ(test, wow_rate(10000, &t, 32), 32U);
+	KUNIT_EXPECT_EQ(test, wow_rate(8500, &t, 1), 1U);
+}
+
+static void wow_policy_thresholds_adapt(struct kunit *test)
+{
+	struct wow_thresholds t;
+	int i;
+
+	wow_thresholds_init(&t, 80, 90);
+	/* target is 95%: a peak of 99% overshoots by 4 points */
+	wow_thresholds_adapt(&t, 9900);
+	KUNIT_EXPECT_EQ(test, t.high, 8600U);
+	KUNIT_EXPECT_EQ(test, t.low, 7600U);
+	/* between high and target: unchanged */
+	wow_thresholds_adapt(&t, 9000);
+	KUNIT_EXPECT_EQ(test, t.high, 8600U);
+	/* under high: one point back up per period, never past 90% */
+	wow_thresholds_adapt(&t, 5000);
+	KUNIT_EXPECT_EQ(test, t.high, 8700U);
+	for (i = 0; i < 10; i++)
+		wow_thresholds_adapt(&t, 5000);
+	KUNIT_EXPECT_EQ(test, t.high, 9000U);
+	KUNIT_EXPECT_EQ(test, t.low, 8000U);
+	/* repeated full caches: never below 10%, low stays 10 under */
+	for (i = 0; i < 50; i++)
+		wow_thresholds_adapt(&t, 10000);
+	KUNIT_EXPECT_EQ(test, t.high, 1000U);
+	KUNIT_EXPECT_EQ(test, t.low, 0U);
+}
+
 static struct kunit_case wow_policy_cases[] = {
+	KUNIT_CASE(wow_policy_rate_curve),
+	KUNIT_CASE(wow_policy_thresholds_adapt),
 	KUNIT_CASE(wow_policy_cscan_ascending_from_hand),
 	KUNIT_CASE(wow_policy_runs_split_at_size_and_group),
 	KUNIT_CASE(wow_policy_wow_skips_recent_once),
