@@ -71,7 +71,7 @@ static void free_run(struct wow_run *run)
 {
 	u32 i;
 
-	for (i = 0; i < run->nr_pages; i++)
+	for (i = 0; run->pages && i < run->nr_pages; i++)
 		if (run->pages[i])
 			__free_page(run->pages[i]);
 	kfree(run->pages);
@@ -80,26 +80,30 @@ static void free_run(struct wow_run *run)
 
 static struct wow_run *alloc_run(struct wow_cache *wc, u32 max_blocks)
 {
-	u32 bs = wc->args.block_size, i;
 	struct wow_run *run;
 
 	run = kzalloc(struct_size(run, slots, max_blocks), GFP_NOIO);
-	if (!run)
-		return NULL;
-	run->wc = wc;
-	run->nr_pages = DIV_ROUND_UP(max_blocks * bs, PAGE_SIZE);
+	if (run)
+		run->wc = wc;
+	return run;
+}
+
+/* The buffer for the run's blocks, once its length is known. */
+static int alloc_run_pages(struct wow_cache *wc, struct wow_run *run)
+{
+	u32 i;
+
+	run->nr_pages = DIV_ROUND_UP(run->nr * wc->args.block_size,
+				     PAGE_SIZE);
 	run->pages = kcalloc(run->nr_pages, sizeof(*run->pages), GFP_NOIO);
 	if (!run->pages)
-		goto bad;
+		return -ENOMEM;
 	for (i = 0; i < run->nr_pages; i++) {
 		run->pages[i] = alloc_page(GFP_NOIO);
 		if (!run->pages[i])
-			goto bad;
+			return -ENOMEM;
 	}
-	return run;
-bad:
-	free_run(run);
-	return NULL;
+	return 0;
 }
 
 /* Add bytes [@off, @off + @len) of the run's buffer to @bio. */
@@ -376,6 +380,7 @@ static void start_runs(struct wow_cache *wc)
 		target = wow_destage_target(wc, idle);
 		if (victim_has_dirty(wc) && !wc->stopped)
 			target = wc->args.max_destage_ios;
+		target = max(target, WOW_SEQ_QUEUE);
 		spin_unlock_irq(&wc->lock);
 		if (wc->runs_inflight >= target)
 			break;
@@ -389,10 +394,23 @@ static void start_runs(struct wow_cache *wc)
 		if (!n && wow_destage_target(wc, idle) > wc->runs_inflight)
 			n = wow_policy_next_run(&wc->policy, &start,
 						max_blocks);
+		if (!n && wc->runs_inflight < WOW_SEQ_QUEUE && !wc->stopped &&
+		    time_after_eq(jiffies, wc->origin_retry_at)) {
+			/* the last destage continues: keep a small queue */
+			start = wc->last_destage_end >> wc->block_shift;
+			n = wow_policy_claim(&wc->policy, start, max_blocks);
+		}
 		if (n)
 			fill_run(wc, run, start, n);
 		spin_unlock_irq(&wc->lock);
 		if (!n) {
+			free_run(run);
+			break;
+		}
+		if (alloc_run_pages(wc, run)) {
+			spin_lock_irq(&wc->lock);
+			complete_run(wc, run, false);
+			spin_unlock_irq(&wc->lock);
 			free_run(run);
 			break;
 		}
@@ -479,6 +497,7 @@ static struct wow_meta *build_meta(struct wow_cache *wc)
 		m->tombs[n].start = b;
 		m->tombs[n].nr = 1;
 		m->tombs[n].t = seg->max_seq;
+		m->tombs[n].flags = 0;
 		n++;
 	}
 	for (i = 0; i < seg->nr_tombs; i++)

@@ -39,7 +39,9 @@
  * A tombstone says: every record of origin blocks [start, start + nr) with
  * seq <= t is dead.  Tombstones are written when cached copies are dropped
  * (discard, reclaim of a segment) and carried forward while an older record
- * they kill may still be on the device.
+ * they kill may still be on the device.  With WOW_TOMB_CLEAN it is a clean
+ * mark instead: those records were destaged.  Clean marks are written at a
+ * clean shutdown so recovery need not destage again; losing one is safe.
  */
 #ifndef DM_WOW_FORMAT_H
 #define DM_WOW_FORMAT_H
@@ -85,11 +87,13 @@ struct wow_record {
 	__le32 reserved;
 } __packed;
 
+#define WOW_TOMB_CLEAN		0x00000001U	/* a clean mark, not a kill */
+
 struct wow_tomb {
 	__le64 start;		/* origin block */
-	__le64 t;		/* kills records with seq <= t */
+	__le64 t;		/* applies to records with seq <= t */
 	__le32 nr;		/* origin blocks */
-	__le32 reserved;
+	__le32 flags;
 } __packed;
 
 /* Entries a header block of @block_size bytes can describe. */

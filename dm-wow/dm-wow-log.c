@@ -344,21 +344,37 @@ static void discard_origin(struct wow_cache *wc, struct bio *bio)
 	submit_bio_noacct(bio);
 }
 
-static void free_metas(struct list_head *metas)
+static void free_metas(struct list_head *metas, int error)
 {
 	struct wow_meta *m, *tmp;
 
 	list_for_each_entry_safe(m, tmp, metas, list) {
 		list_del_init(&m->list);
+		if (m->done) {
+			m->error = error;
+			complete(m->done);
+		}
 		kvfree(m->tombs);
 		kfree(m);
+	}
+}
+
+/* Reclaim metas that failed: their victims stay (lock held). */
+static void unvictim(struct wow_cache *wc, struct list_head *metas)
+{
+	struct wow_meta *m;
+
+	list_for_each_entry(m, metas, list) {
+		if (m->victim == WOW_NO_SEG)
+			continue;
+		wc->segs[m->victim].state = WOW_SEG_CLOSED;
+		wc->meta_inflight = false;
 	}
 }
 
 static void fail_batch(struct wow_cache *wc, struct list_head *metas)
 {
 	struct wow_batch *b = &wc->batch;
-	struct wow_meta *m;
 
 	wow_error(wc, WOW_STATE_READ_ONLY, "log write",
 		  blk_status_to_errno(b->status));
@@ -366,11 +382,10 @@ static void fail_batch(struct wow_cache *wc, struct list_head *metas)
 	end_bios(&b->flushes, BLK_STS_IOERR);
 	end_bios(&b->discards, BLK_STS_IOERR);
 	spin_lock_irq(&wc->lock);
-	list_for_each_entry(m, metas, list)
-		wc->segs[m->victim].state = WOW_SEG_CLOSED;
-	wc->meta_inflight = false;
+	unvictim(wc, metas);
 	spin_unlock_irq(&wc->lock);
-	free_metas(metas);
+	free_metas(metas, -EIO);
+	wake_up(&wc->idle_wait);
 }
 
 /* Record the batch's tombstones as held by its segment (lock held). */
@@ -382,11 +397,16 @@ static void hold_tombs(struct wow_cache *wc)
 	u32 i;
 
 	for (i = 0; i < b->nr_tombs; i++) {
-		struct wow_tomb_range *r = &seg->tombs[seg->nr_tombs++];
+		struct wow_tomb_range *r = &seg->tombs[seg->nr_tombs];
 
+		/* clean marks are hints: never carried */
+		if (le32_to_cpu(t[i].flags) & WOW_TOMB_CLEAN)
+			continue;
 		r->start = le64_to_cpu(t[i].start);
 		r->t = le64_to_cpu(t[i].t);
 		r->nr = le32_to_cpu(t[i].nr);
+		r->flags = 0;
+		seg->nr_tombs++;
 	}
 }
 
@@ -464,9 +484,12 @@ static int finish_batch(struct wow_cache *wc)
 			   wow_bio_blocks(wc, bio));
 
 	list_for_each_entry(m, &metas, list) {
-		struct wow_segment *v = &wc->segs[m->victim];
+		struct wow_segment *v;
 
+		if (m->victim == WOW_NO_SEG)
+			continue;
 		/* every copy left in the victim is clean and tombstoned */
+		v = &wc->segs[m->victim];
 		for (i = 0; i < wc->blocks_per_seg; i++) {
 			slot = slot_of(wc, m->victim, i);
 			if (wc->index.slots[slot].flags & WOW_SLOT_VALID)
@@ -479,7 +502,8 @@ static int finish_batch(struct wow_cache *wc)
 	b->done = false;
 	spin_unlock_irq(&wc->lock);
 
-	free_metas(&metas);
+	free_metas(&metas, 0);
+	wake_up(&wc->idle_wait);
 	atomic64_inc(&wc->stats.commits);
 	end_bios(&b->writes, BLK_STS_OK);
 	end_bios(&b->flushes, BLK_STS_OK);
@@ -535,17 +559,20 @@ static u32 tomb_room(struct wow_cache *wc, u32 nr_tombs)
 {
 	u32 max = wow_max_tombs(wc->args.block_size);
 
-	/* leave room for some data when tombstones share a record */
-	return min(max, 64U) - nr_tombs;
+	/* leave room for data when writes are waiting */
+	if (!bio_list_empty(&wc->pending_writes))
+		max = min(max, 64U);
+	return max > nr_tombs ? max - nr_tombs : 0;
 }
 
-static void add_tomb(struct wow_batch *b, u64 start, u64 t, u32 nr)
+static void add_tomb(struct wow_batch *b, const struct wow_tomb_range *r)
 {
 	struct wow_tomb *tombs = wow_record_tombs(b->hdr);
 
-	tombs[b->nr_tombs].start = cpu_to_le64(start);
-	tombs[b->nr_tombs].t = cpu_to_le64(t);
-	tombs[b->nr_tombs].nr = cpu_to_le32(nr);
+	tombs[b->nr_tombs].start = cpu_to_le64(r->start);
+	tombs[b->nr_tombs].t = cpu_to_le64(r->t);
+	tombs[b->nr_tombs].nr = cpu_to_le32(r->nr);
+	tombs[b->nr_tombs].flags = cpu_to_le32(r->flags);
 	b->nr_tombs++;
 }
 
@@ -574,10 +601,8 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 		bio_list_init(&wc->pending_writes);
 		bio_list_merge(failed, &wc->pending_discards);
 		bio_list_init(&wc->pending_discards);
-		list_for_each_entry(m, &wc->pending_metas, list)
-			wc->segs[m->victim].state = WOW_SEG_CLOSED;
+		unvictim(wc, &wc->pending_metas);
 		list_splice_init(&wc->pending_metas, failed_metas);
-		wc->meta_inflight = false;
 		return false;
 	}
 
@@ -615,11 +640,11 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	list_for_each_entry_safe(m, tmp, &wc->pending_metas, list) {
 		while (m->done_tombs < m->nr_tombs &&
 		       tomb_room(wc, b->nr_tombs)) {
-			struct wow_tomb_range *t = &m->tombs[m->done_tombs++];
-
-			add_tomb(b, t->start, t->t, t->nr);
+			add_tomb(b, &m->tombs[m->done_tombs++]);
 		}
-		b->fua = true;
+		/* clean marks are hints: the commit at suspend flushes them */
+		if (m->victim != WOW_NO_SEG)
+			b->fua = true;
 		if (m->done_tombs < m->nr_tombs)
 			break;
 		list_move_tail(&m->list, &b->metas);
@@ -628,8 +653,13 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	/* discards of cached ranges: a tombstone each */
 	while (tomb_room(wc, b->nr_tombs) &&
 	       (bio = bio_list_pop(&wc->pending_discards))) {
-		add_tomb(b, wow_bio_oblock(wc, bio), b->seq,
-			 wow_bio_blocks(wc, bio));
+		struct wow_tomb_range r = {
+			.start = wow_bio_oblock(wc, bio),
+			.t = b->seq,
+			.nr = wow_bio_blocks(wc, bio),
+		};
+
+		add_tomb(b, &r);
 		bio_list_add(&b->discards, bio);
 		b->fua = true;
 	}
@@ -758,7 +788,7 @@ void wow_log_commit_work(struct work_struct *ws)
 	spin_unlock_irq(&wc->lock);
 
 	if (!list_empty(&failed_metas)) {
-		free_metas(&failed_metas);
+		free_metas(&failed_metas, -EIO);
 		wake_up(&wc->idle_wait);
 	}
 	end_bios(&failed, BLK_STS_IOERR);
@@ -804,6 +834,9 @@ struct wow_scan {
 	u64 *slot_seq;		/* seq of the record each slot came from */
 	void *buf;		/* one header block, then a data chunk */
 	u64 *oblocks;		/* one record's origin blocks */
+	struct wow_tomb_range *cleans;	/* clean marks found */
+	u32 nr_cleans;
+	u32 max_cleans;
 	u32 chunk_blocks;
 	u64 max_seq;
 	u64 proven_durable;	/* max durable_seq over valid records */
@@ -813,6 +846,25 @@ struct wow_scan {
 	u32 suspect_seg;
 	u64 suspect_seq;
 };
+
+static int add_clean_mark(struct wow_scan *sc, struct wow_tomb_range *tr)
+{
+	if (sc->nr_cleans == sc->max_cleans) {
+		u32 want = max(64U, 2 * sc->max_cleans);
+		struct wow_tomb_range *n;
+
+		n = kvmalloc_array(want, sizeof(*n), GFP_KERNEL);
+		if (!n)
+			return -ENOMEM;
+		if (sc->nr_cleans)
+			memcpy(n, sc->cleans, sc->nr_cleans * sizeof(*n));
+		kvfree(sc->cleans);
+		sc->cleans = n;
+		sc->max_cleans = want;
+	}
+	sc->cleans[sc->nr_cleans++] = *tr;
+	return 0;
+}
 
 /*
  * Scan one segment's records from its start.  A record is taken when its
@@ -833,7 +885,7 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 	while (off + 1 < bps) {
 		struct wow_record_info ri;
 		enum wow_rec_kind kind;
-		u32 i, done, csum;
+		u32 i, done, csum, nt = 0;
 		bool ok;
 
 		r = wow_sync_io(bdev, wow_slot_sector(wc, slot_of(wc, s, off)),
@@ -853,13 +905,22 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 			r = reserve_tombs(wc, s, ri.nr_tombs);
 			if (r)
 				return r;
+			nt = 0;
 			for (i = 0; i < ri.nr_tombs; i++) {
-				struct wow_tomb_range *tr =
-					&seg->tombs[seg->nr_tombs + i];
+				struct wow_tomb_range tr = {
+					.start = le64_to_cpu(t[i].start),
+					.t = le64_to_cpu(t[i].t),
+					.nr = le32_to_cpu(t[i].nr),
+					.flags = le32_to_cpu(t[i].flags),
+				};
 
-				tr->start = le64_to_cpu(t[i].start);
-				tr->t = le64_to_cpu(t[i].t);
-				tr->nr = le32_to_cpu(t[i].nr);
+				if (!(tr.flags & WOW_TOMB_CLEAN)) {
+					seg->tombs[seg->nr_tombs + nt++] = tr;
+					continue;
+				}
+				r = add_clean_mark(sc, &tr);
+				if (r)
+					return r;
 			}
 			for (i = 0; i < ri.nr_data; i++) {
 				sc->oblocks[i] = le64_to_cpu(raw[i]);
@@ -893,7 +954,7 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 			break;
 		}
 
-		seg->nr_tombs += ri.nr_tombs;
+		seg->nr_tombs += nt;
 		for (i = 0; i < ri.nr_data; i++) {
 			u32 slot = slot_of(wc, s, off + 1 + i);
 			oblock_t b = to_oblock(sc->oblocks[i]);
@@ -945,6 +1006,20 @@ static void apply_tomb(struct wow_cache *wc, struct wow_scan *sc,
 	}
 }
 
+/* A clean mark: the copies it covers were destaged before shutdown. */
+static void apply_clean_mark(struct wow_cache *wc, struct wow_scan *sc,
+			     struct wow_tomb_range *tr)
+{
+	u64 b;
+	u32 s;
+
+	for (b = tr->start; b < tr->start + tr->nr; b++) {
+		s = wow_index_lookup(&wc->index, to_oblock(b));
+		if (s != WOW_NO_SLOT && sc->slot_seq[s] <= tr->t)
+			wc->index.slots[s].flags &= ~WOW_SLOT_DIRTY;
+	}
+}
+
 /* Drop tombstones no record on the device can need any more. */
 static void prune_tombs(struct wow_cache *wc)
 {
@@ -963,8 +1038,9 @@ static void prune_tombs(struct wow_cache *wc)
 
 /*
  * Rebuild the index from the log.  The newest record of each block wins,
- * unless a tombstone kills it; every recovered copy is taken as dirty (the
- * log does not say what was destaged), so it is destaged again.
+ * unless a tombstone kills it.  A recovered copy is dirty unless a clean
+ * mark (written at a clean shutdown) covers it: after a crash, what was
+ * destaged since the last clean shutdown is destaged again.
  */
 int wow_log_recover(struct wow_cache *wc)
 {
@@ -999,12 +1075,18 @@ int wow_log_recover(struct wow_cache *wc)
 	for (s = 0; s < wc->nr_segments; s++)
 		for (i = 0; i < wc->segs[s].nr_tombs; i++)
 			apply_tomb(wc, &sc, &wc->segs[s].tombs[i]);
+	for (i = 0; i < sc.nr_cleans; i++)
+		apply_clean_mark(wc, &sc, &sc.cleans[i]);
 
-	/* count what survived; every survivor is dirty */
+	/* count what survived; survivors are dirty unless marked clean */
 	for (i = 0; i < wc->nr_slots; i++) {
 		struct wow_slot *sl = &wc->index.slots[i];
 
 		if (!(sl->flags & WOW_SLOT_VALID))
+			continue;
+		wc->segs[wow_slot_seg(wc, i)].nr_valid++;
+		wc->valid_blocks++;
+		if (!(sl->flags & WOW_SLOT_DIRTY))
 			continue;
 		if (!wc->policy.nr_spare) {
 			struct wow_group *g;
@@ -1019,9 +1101,7 @@ int wow_log_recover(struct wow_cache *wc)
 		}
 		wow_policy_mark_dirty(&wc->policy,
 				      from_oblock(wow_slot_oblock(sl)));
-		wc->segs[wow_slot_seg(wc, i)].nr_valid++;
 		wc->segs[wow_slot_seg(wc, i)].nr_dirty++;
-		wc->valid_blocks++;
 		wc->dirty_blocks++;
 	}
 
@@ -1051,7 +1131,90 @@ int wow_log_recover(struct wow_cache *wc)
 	r = 0;
 out:
 	vfree(sc.slot_seq);
+	kvfree(sc.cleans);
 	kvfree(sc.buf);
 	kvfree(sc.oblocks);
+	return r;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * At a clean shutdown: append clean marks for every clean cached block, so
+ * the next load need not destage them again.  Destage must be stopped.
+ */
+int wow_log_mark_clean(struct wow_cache *wc)
+{
+	DECLARE_COMPLETION_ONSTACK(done);
+	struct wow_meta *m;
+	u64 *blocks, t;
+	u32 n = 0, i, nr;
+	int r;
+
+	spin_lock_irq(&wc->lock);
+	nr = wc->valid_blocks - wc->dirty_blocks;
+	spin_unlock_irq(&wc->lock);
+	if (!nr)
+		return 0;
+
+	blocks = kvmalloc_array(nr, sizeof(*blocks), GFP_KERNEL);
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (m)
+		m->tombs = kvmalloc_array(nr, sizeof(*m->tombs), GFP_KERNEL);
+	if (!blocks || !m || !m->tombs) {
+		r = -ENOMEM;
+		goto out;
+	}
+
+	spin_lock_irq(&wc->lock);
+	t = wc->completed_seq;
+	for (i = 0; i < wc->nr_slots && n < nr; i++) {
+		struct wow_slot *sl = &wc->index.slots[i];
+
+		if ((sl->flags & (WOW_SLOT_VALID | WOW_SLOT_DIRTY)) ==
+		    WOW_SLOT_VALID)
+			blocks[n++] = from_oblock(wow_slot_oblock(sl));
+	}
+	spin_unlock_irq(&wc->lock);
+
+	sort(blocks, n, sizeof(*blocks), cmp_u64, NULL);
+	for (i = 0; i < n; i++) {
+		struct wow_tomb_range *tr = &m->tombs[m->nr_tombs];
+
+		if (m->nr_tombs && tr[-1].start + tr[-1].nr == blocks[i]) {
+			tr[-1].nr++;
+			continue;
+		}
+		tr->start = blocks[i];
+		tr->nr = 1;
+		tr->t = t;
+		tr->flags = WOW_TOMB_CLEAN;
+		m->nr_tombs++;
+	}
+	m->victim = WOW_NO_SEG;
+	m->done = &done;
+
+	/* a hint: skip it rather than wait for space that may never come */
+	nr = DIV_ROUND_UP(m->nr_tombs, wow_max_tombs(wc->args.block_size));
+	spin_lock_irq(&wc->lock);
+	r = wc->state == WOW_STATE_OK && wow_free_blocks(wc) >= 2 * (nr + 1) ?
+	    0 : -ENOSPC;
+	spin_unlock_irq(&wc->lock);
+	if (r)
+		goto out;
+	wow_log_queue_meta(wc, m);
+	m = NULL;
+	wait_for_completion(&done);
+	r = 0;
+out:
+	if (m)
+		kvfree(m->tombs);
+	kfree(m);
+	kvfree(blocks);
 	return r;
 }

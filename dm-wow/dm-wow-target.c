@@ -442,7 +442,12 @@ static void wow_postsuspend(struct dm_target *ti)
 
 	wow_destage_stop(wc);
 	flush_work(&wc->commit_work);
-	if (wc->loaded && wow_log_commit(wc))
+	if (!wc->loaded)
+		return;
+	if (wow_log_mark_clean(wc))
+		DMWARN("%s: no clean marks written; the next load destages cached blocks again",
+		       wow_name(wc));
+	if (wow_log_commit(wc))
 		DMERR("%s: commit at suspend failed", wow_name(wc));
 }
 

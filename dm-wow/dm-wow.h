@@ -10,6 +10,7 @@
 #include <linux/types.h>
 #include <linux/bio.h>
 #include <linux/device-mapper.h>
+#include <linux/completion.h>
 #include <linux/list.h>
 #include <linux/math64.h>
 #include <linux/spinlock.h>
@@ -238,6 +239,11 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
 #define WOW_IDLE_MS		1000U
 /* Period of the housekeeping tick. */
 #define WOW_TICK_MS		100U
+/*
+ * Destage writes kept in flight below the low watermark for runs that
+ * continue the previous destage write (a sequential stream).
+ */
+#define WOW_SEQ_QUEUE		2U
 /* Ticks per adaptation of the destage thresholds. */
 #define WOW_ADAPT_TICKS		10U
 /* Wait before retrying destage after an origin error. */
@@ -262,6 +268,7 @@ struct wow_tomb_range {
 	u64 start;
 	u64 t;
 	u32 nr;
+	u32 flags;		/* WOW_TOMB_CLEAN */
 };
 
 struct wow_segment {
@@ -286,7 +293,8 @@ struct wow_meta {
 	struct wow_tomb_range *tombs;
 	u32 nr_tombs;
 	u32 done_tombs;		/* already written */
-	u32 victim;		/* segment being freed */
+	u32 victim;		/* segment being freed, or WOW_NO_SEG */
+	struct completion *done;	/* completed when written (or not) */
 	int error;
 };
 
@@ -440,6 +448,7 @@ void wow_log_queue_flush(struct wow_cache *wc, struct bio *bio);
 void wow_log_queue_discard(struct wow_cache *wc, struct bio *bio);
 void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m);
 int wow_log_commit(struct wow_cache *wc);
+int wow_log_mark_clean(struct wow_cache *wc);
 u64 wow_min_disk_seq(struct wow_cache *wc);
 void wow_log_commit_work(struct work_struct *ws);
 u64 wow_free_blocks(struct wow_cache *wc);
