@@ -94,7 +94,8 @@ void wow_log_free(struct wow_cache *wc)
 		vfree(wc->segs);
 		wc->segs = NULL;
 	}
-	wow_policy_exit(&wc->policy);
+	if (wc->policy.ops)
+		wow_policy_exit(&wc->policy);
 	wow_index_exit(&wc->index);
 	kfree(wc->batch.hdr);
 	wc->batch.hdr = NULL;

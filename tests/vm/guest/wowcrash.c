@@ -1,0 +1,591 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wowcrash: a crash-consistency load and checker for block devices, run in
+ * the dm-wow test VM (tests/scenarios/crash-*.sh).
+ *
+ *   wowcrash write DEV JDIR BOOT SEED [SECONDS]
+ *	T threads, each owning a disjoint set of 4 KiB blocks of DEV, write
+ *	self-describing blocks with O_DIRECT until killed (or for SECONDS).
+ *	After an fdatasync() returns, the writes completed before it began are
+ *	appended to the thread's journal JDIR/j-BOOT-T.txt (fsync'd, so the
+ *	host has it before the guest dies); an O_DSYNC (FUA) write is
+ *	journalled as soon as it returns.  The journal therefore lists only
+ *	writes the block layer promised to be durable.
+ *
+ *   wowcrash check DEV JDIR [OBSERVED]
+ *	Reads every journal (and every earlier observation file JDIR/o-*.txt),
+ *	computes for each owned block the newest generation proven durable
+ *	(g_min), reads the whole span of DEV and fails if any owned block is
+ *	not a valid record of that block with generation >= g_min (invariants
+ *	2 and 3), or if any block of the span not owned by anyone is not zero
+ *	(misdirected writes).  A block that was never journalled may be zero
+ *	or any valid record of itself.  With OBSERVED, the generations seen
+ *	are written to JDIR/o-OBSERVED.txt: what a recovered device served
+ *	was on the media, so a later recovery must not go back before it.
+ *
+ *   wowcrash forge DEV JDIR old|garbage|zero|swap
+ *	Test the checker: damage one journalled block in a way check must
+ *	catch (an older valid generation, a bad checksum, zeros, another
+ *	block's record), with O_DIRECT + fsync.
+ *
+ *   wowcrash span
+ *	Print "OFFSET_BYTES LENGTH_BYTES" of the span wowcrash uses.
+ *
+ * Block layout (little endian): magic "WOWCRASH", block number (4 KiB units
+ * from the start of DEV), generation, thread, crc32c of the block with the
+ * crc field zero; the rest is a pseudo-random fill from (block, gen).
+ * Generation = BOOT * 1e9 + a per-thread counter, so it grows per block.
+ *
+ * Exit status: 0 ok, 1 violations found, 2 usage or I/O error.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BS		4096u
+#define NTHREADS	4u
+#define PER_THREAD	2048u			/* owned blocks per thread */
+#define STRIDE		32u			/* blocks per slot */
+#define SPAN_OFFSET	(64ull << 20)		/* bytes into DEV */
+#define SPAN_BLOCKS	(PER_THREAD * STRIDE)	/* 65536 = 256 MiB */
+#define FIRST_BLOCK	(SPAN_OFFSET / BS)
+#define HOT_BLOCKS	64u			/* per thread */
+#define GEN_PER_BOOT	1000000000ull
+#define MAGIC		0x4853415243574f57ull	/* "WOWCRASH" */
+
+struct hdr {
+	uint64_t magic;
+	uint64_t block;
+	uint64_t gen;
+	uint32_t thread;
+	uint32_t crc;
+};
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "wowcrash: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(2);
+}
+
+/* ---- crc32c (Castagnoli), table driven ---- */
+
+static uint32_t crc_table[256];
+
+static void crc_init(void)
+{
+	uint32_t i, j, c;
+
+	for (i = 0; i < 256; i++) {
+		c = i;
+		for (j = 0; j < 8; j++)
+			c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+		crc_table[i] = c;
+	}
+}
+
+static uint32_t crc32c(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	uint32_t c = ~0u;
+
+	while (len--)
+		c = crc_table[(c ^ *p++) & 0xff] ^ (c >> 8);
+	return ~c;
+}
+
+/* ---- ownership ---- */
+
+/* Block number (in DEV, 4 KiB units) of thread t's i-th block. */
+static uint64_t owned_block(unsigned int t, unsigned int i)
+{
+	return FIRST_BLOCK + (uint64_t)i * STRIDE + t * (STRIDE / NTHREADS) +
+	       (i * 7u + t) % (STRIDE / NTHREADS);
+}
+
+/* Owner thread of a block of the span, or -1. */
+static int owner_of(uint64_t b)
+{
+	uint64_t rel = b - FIRST_BLOCK;
+	unsigned int i = rel / STRIDE, t = (rel % STRIDE) / (STRIDE / NTHREADS);
+
+	if (b < FIRST_BLOCK || rel >= SPAN_BLOCKS)
+		return -1;
+	return owned_block(t, i) == b ? (int)t : -1;
+}
+
+/* ---- block contents ---- */
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static void fill_block(void *buf, uint64_t b, uint64_t gen, unsigned int t)
+{
+	uint64_t *w = buf, s = mix64(b * 0x9e3779b97f4a7c15ull ^ gen);
+	struct hdr *h = buf;
+	unsigned int i;
+
+	for (i = sizeof(*h) / 8; i < BS / 8; i++) {
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		w[i] = s;
+	}
+	h->magic = MAGIC;
+	h->block = b;
+	h->gen = gen;
+	h->thread = t;
+	h->crc = 0;
+	h->crc = crc32c(buf, BS);
+}
+
+enum verdict { V_ZERO, V_OK, V_BAD };
+
+/* Is buf a valid record of block b? Fills *gen. */
+static enum verdict judge_block(const void *buf, uint64_t b, uint64_t *gen,
+				const char **why)
+{
+	static const uint8_t zero[BS];
+	struct hdr h;
+	uint8_t tmp[BS];
+
+	if (!memcmp(buf, zero, BS))
+		return V_ZERO;
+	memcpy(&h, buf, sizeof(h));
+	*gen = h.gen;
+	if (h.magic != MAGIC) {
+		*why = "garbage (no magic)";
+		return V_BAD;
+	}
+	memcpy(tmp, buf, BS);
+	((struct hdr *)tmp)->crc = 0;
+	if (crc32c(tmp, BS) != h.crc) {
+		*why = "bad checksum";
+		return V_BAD;
+	}
+	if (h.block != b) {
+		*why = "record of another block";
+		return V_BAD;
+	}
+	if ((int)h.thread != owner_of(b)) {
+		*why = "wrong owner thread";
+		return V_BAD;
+	}
+	return V_OK;
+}
+
+/* ---- journals ---- */
+
+static uint64_t line_check(uint64_t b, uint64_t g)
+{
+	return mix64(b ^ mix64(g)) % 1000003u;
+}
+
+
+/* Append lines to fd and make them durable on the host; die on error. */
+static void journal_append(int fd, const uint64_t *blk, const uint64_t *gen,
+			   unsigned int n)
+{
+	char buf[64 * 64];
+	unsigned int i, len = 0;
+
+	for (i = 0; i < n; i++) {
+		len += snprintf(buf + len, sizeof(buf) - len,
+				"%" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+				blk[i], gen[i], line_check(blk[i], gen[i]));
+		if (len > sizeof(buf) - 64 || i == n - 1) {
+			if (write(fd, buf, len) != (ssize_t)len)
+				die("journal write: %s", strerror(errno));
+			len = 0;
+		}
+	}
+	if (fsync(fd))
+		die("journal fsync: %s", strerror(errno));
+}
+
+/* ---- write ---- */
+
+struct wctx {
+	const char *dev, *jdir;
+	unsigned int t, boot;
+	uint64_t seed;
+	volatile int *stop;
+	uint64_t writes, flushes, fuas;
+};
+
+static uint64_t rng(uint64_t *s)
+{
+	*s += 0x9e3779b97f4a7c15ull;
+	return mix64(*s);
+}
+
+static void *writer(void *arg)
+{
+	struct wctx *c = arg;
+	uint64_t s = c->seed * 1000 + c->t, counter = 0;
+	uint64_t pblk[64], pgen[64];
+	unsigned int np = 0, flush_every = 8;
+	char path[4096];
+	void *buf;
+	int fd, dfd, jfd;
+
+	snprintf(path, sizeof(path), "%s/j-%u-%u.txt", c->jdir, c->boot, c->t);
+	jfd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (jfd < 0)
+		die("%s: %s", path, strerror(errno));
+	fd = open(c->dev, O_RDWR | O_DIRECT);
+	dfd = open(c->dev, O_RDWR | O_DIRECT | O_DSYNC);
+	if (fd < 0 || dfd < 0)
+		die("%s: %s", c->dev, strerror(errno));
+	if (posix_memalign(&buf, BS, BS))
+		die("out of memory");
+
+	while (!*c->stop) {
+		uint64_t r = rng(&s);
+		unsigned int i = r % 2 ? (r >> 8) % HOT_BLOCKS :
+					 (r >> 8) % PER_THREAD;
+		uint64_t b = owned_block(c->t, i);
+		uint64_t gen = c->boot * GEN_PER_BOOT + ++counter;
+		int fua = (r >> 40) % 8 == 0;
+
+		fill_block(buf, b, gen, c->t);
+		if (pwrite(fua ? dfd : fd, buf, BS, b * BS) != BS)
+			die("write block %" PRIu64 ": %s", b, strerror(errno));
+		c->writes++;
+		if (fua) {
+			c->fuas++;
+			journal_append(jfd, &b, &gen, 1);
+		} else {
+			pblk[np] = b;
+			pgen[np] = gen;
+			np++;
+		}
+		if (np >= flush_every) {
+			if (fdatasync(fd))
+				die("fdatasync: %s", strerror(errno));
+			c->flushes++;
+			journal_append(jfd, pblk, pgen, np);
+			np = 0;
+			flush_every = 2 + (r >> 48) % 14;
+		}
+	}
+	free(buf);
+	close(fd);
+	close(dfd);
+	close(jfd);
+	return NULL;
+}
+
+static volatile int stop_flag;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static int cmd_write(int argc, char **argv)
+{
+	struct wctx ctx[NTHREADS];
+	pthread_t th[NTHREADS];
+	uint64_t w = 0, f = 0, u = 0;
+	unsigned int t;
+
+	if (argc < 4)
+		die("usage: write DEV JDIR BOOT SEED [SECONDS]");
+	if (argc > 4) {
+		signal(SIGALRM, on_alarm);
+		alarm(atoi(argv[4]));
+	}
+	for (t = 0; t < NTHREADS; t++) {
+		ctx[t] = (struct wctx){ .dev = argv[0], .jdir = argv[1],
+			.t = t, .boot = atoi(argv[2]),
+			.seed = strtoull(argv[3], NULL, 0), .stop = &stop_flag };
+		if (pthread_create(&th[t], NULL, writer, &ctx[t]))
+			die("pthread_create failed");
+	}
+	for (t = 0; t < NTHREADS; t++) {
+		pthread_join(th[t], NULL);
+		w += ctx[t].writes;
+		f += ctx[t].flushes;
+		u += ctx[t].fuas;
+	}
+	printf("wowcrash write: %" PRIu64 " writes, %" PRIu64
+	       " flushes, %" PRIu64 " FUA writes\n", w, f, u);
+	return 0;
+}
+
+/* ---- check ---- */
+
+/* Per owned block: the durable lower bounds and what was read. */
+struct bound {
+	uint64_t journal;	/* newest journalled generation */
+	uint64_t seen;		/* newest generation an earlier check saw */
+};
+
+static struct bound *bounds;	/* indexed by block - FIRST_BLOCK */
+static uint64_t nr_jlines, nr_bad_jlines, nr_olines;
+
+static void read_journal(const char *path, int observed)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+
+	if (!f)
+		die("%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t b, g, k;
+		char nl;
+
+		/* only whole lines with a good check value count (a power cut
+		 * may leave a torn last line) */
+		if (sscanf(line, "%" SCNu64 " %" SCNu64 " %" SCNu64 "%c",
+			   &b, &g, &k, &nl) != 4 || nl != '\n' ||
+		    k != line_check(b, g) || owner_of(b) < 0) {
+			nr_bad_jlines++;
+			continue;
+		}
+		if (observed) {
+			nr_olines++;
+			if (g > bounds[b - FIRST_BLOCK].seen)
+				bounds[b - FIRST_BLOCK].seen = g;
+		} else {
+			nr_jlines++;
+			if (g > bounds[b - FIRST_BLOCK].journal)
+				bounds[b - FIRST_BLOCK].journal = g;
+		}
+	}
+	fclose(f);
+}
+
+static void read_journals(const char *jdir)
+{
+	DIR *d = opendir(jdir);
+	struct dirent *e;
+	char path[4096];
+
+	if (!d)
+		die("%s: %s", jdir, strerror(errno));
+	while ((e = readdir(d))) {
+		int j = !strncmp(e->d_name, "j-", 2),
+		    o = !strncmp(e->d_name, "o-", 2);
+
+		if (!j && !o)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", jdir, e->d_name);
+		read_journal(path, o);
+	}
+	closedir(d);
+}
+
+static unsigned int nr_shown;
+
+static void violation(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (++nr_shown > 20)
+		return;
+	va_start(ap, fmt);
+	printf("VIOLATION: ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	uint64_t checked = 0, zero = 0, newer = 0, equal = 0, never = 0;
+	uint64_t viol = 0, stray = 0, chunk_blocks = 256, i, j;
+	FILE *obs = NULL;
+	uint8_t *buf;
+	int fd;
+
+	if (argc < 2)
+		die("usage: check DEV JDIR [OBSERVED]");
+	bounds = calloc(SPAN_BLOCKS, sizeof(*bounds));
+	if (!bounds || posix_memalign((void **)&buf, BS, chunk_blocks * BS))
+		die("out of memory");
+	read_journals(argv[1]);
+	if (argc > 2) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/o-%s.txt", argv[1], argv[2]);
+		obs = fopen(path, "w");
+		if (!obs)
+			die("%s: %s", path, strerror(errno));
+	}
+	fd = open(argv[0], O_RDONLY | O_DIRECT);
+	if (fd < 0)
+		die("%s: %s", argv[0], strerror(errno));
+
+	for (i = 0; i < SPAN_BLOCKS; i += chunk_blocks) {
+		ssize_t want = chunk_blocks * BS;
+
+		if (pread(fd, buf, want, (FIRST_BLOCK + i) * BS) != want)
+			die("read %s at block %" PRIu64 ": %s", argv[0],
+			    FIRST_BLOCK + i, strerror(errno));
+		for (j = 0; j < chunk_blocks; j++) {
+			uint64_t b = FIRST_BLOCK + i + j, gen = 0;
+			struct bound *bd = &bounds[i + j];
+			uint64_t min = bd->journal > bd->seen ? bd->journal :
+				       bd->seen;
+			const char *why = "";
+			enum verdict v = judge_block(buf + j * BS, b, &gen,
+						     &why);
+
+			if (owner_of(b) < 0) {
+				if (v != V_ZERO) {
+					stray++;
+					violation("block %" PRIu64 " is owned by no thread but is not zero (%s gen %" PRIu64 ")",
+						  b, v == V_OK ? "a record," :
+						  why, gen);
+				}
+				continue;
+			}
+			checked++;
+			if (v == V_BAD) {
+				viol++;
+				violation("block %" PRIu64 ": %s (journal %" PRIu64 ", seen %" PRIu64 ")",
+					  b, why, bd->journal, bd->seen);
+				continue;
+			}
+			if (v == V_ZERO) {
+				zero++;
+				if (min) {
+					viol++;
+					violation("block %" PRIu64 " reads zeros but generation %" PRIu64 " was %s",
+						  b, min, bd->journal >= bd->seen ?
+						  "journalled durable" :
+						  "seen after an earlier recovery");
+				}
+				continue;
+			}
+			if (obs)
+				fprintf(obs, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+					b, gen, line_check(b, gen));
+			if (!min)
+				never++;
+			else if (gen == min)
+				equal++;
+			else if (gen > min)
+				newer++;
+			if (gen < bd->journal) {
+				viol++;
+				violation("block %" PRIu64 " has generation %" PRIu64 ", older than journalled durable %" PRIu64 " (lost or resurrected)",
+					  b, gen, bd->journal);
+			} else if (gen < bd->seen) {
+				viol++;
+				violation("block %" PRIu64 " has generation %" PRIu64 ", older than %" PRIu64 " seen after an earlier recovery (resurrected)",
+					  b, gen, bd->seen);
+			}
+		}
+	}
+	close(fd);
+	if (obs && (fflush(obs) || fsync(fileno(obs)) || fclose(obs)))
+		die("cannot write the observation file");
+	printf("wowcrash check %s: %" PRIu64 " journal lines (%" PRIu64
+	       " torn/bad ignored), %" PRIu64 " observed; %" PRIu64
+	       " blocks checked: %" PRIu64 " zero, %" PRIu64
+	       " never journalled, %" PRIu64 " at the journalled generation, %"
+	       PRIu64 " newer than the journal; %" PRIu64
+	       " violations, %" PRIu64 " stray writes\n",
+	       argv[0], nr_jlines, nr_bad_jlines, nr_olines, checked, zero,
+	       never, equal, newer, viol, stray);
+	return viol || stray ? 1 : 0;
+}
+
+/* ---- forge ---- */
+
+static int cmd_forge(int argc, char **argv)
+{
+	uint64_t i, b = 0, g = 0, other = 0;
+	void *buf;
+	int fd;
+
+	if (argc < 3)
+		die("usage: forge DEV JDIR old|garbage|zero|swap");
+	bounds = calloc(SPAN_BLOCKS, sizeof(*bounds));
+	if (!bounds || posix_memalign(&buf, BS, BS))
+		die("out of memory");
+	read_journals(argv[1]);
+	/* the journalled block with the highest generation, and another */
+	for (i = 0; i < SPAN_BLOCKS; i++) {
+		if (bounds[i].journal > g) {
+			if (b)
+				other = b;
+			g = bounds[i].journal;
+			b = FIRST_BLOCK + i;
+		} else if (bounds[i].journal && !other) {
+			other = FIRST_BLOCK + i;
+		}
+	}
+	if (!b || !other)
+		die("forge: the journals name fewer than two blocks");
+	if (!strcmp(argv[2], "old"))
+		fill_block(buf, b, g - 1, owner_of(b));
+	else if (!strcmp(argv[2], "garbage")) {
+		fill_block(buf, b, g, owner_of(b));
+		((uint8_t *)buf)[BS / 2] ^= 0x5a;
+	} else if (!strcmp(argv[2], "zero"))
+		memset(buf, 0, BS);
+	else if (!strcmp(argv[2], "swap"))
+		fill_block(buf, other, g + 1, owner_of(other));
+	else
+		die("forge: unknown mode %s", argv[2]);
+	fd = open(argv[0], O_RDWR | O_DIRECT);
+	if (fd < 0)
+		die("%s: %s", argv[0], strerror(errno));
+	if (pwrite(fd, buf, BS, b * BS) != BS || fsync(fd))
+		die("forge write: %s", strerror(errno));
+	close(fd);
+	printf("wowcrash forge: block %" PRIu64 " (journalled generation %"
+	       PRIu64 ") now holds %s\n", b, g, argv[2]);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	crc_init();
+	if (argc >= 2 && !strcmp(argv[1], "write"))
+		return cmd_write(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "check"))
+		return cmd_check(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "forge"))
+		return cmd_forge(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "span")) {
+		printf("%llu %llu\n", (unsigned long long)SPAN_OFFSET,
+		       (unsigned long long)SPAN_BLOCKS * BS);
+		return 0;
+	}
+	fprintf(stderr,
+		"usage: wowcrash write DEV JDIR BOOT SEED [SECONDS]\n"
+		"       wowcrash check DEV JDIR [OBSERVED]\n"
+		"       wowcrash forge DEV JDIR old|garbage|zero|swap\n"
+		"       wowcrash span\n");
+	return 2;
+}

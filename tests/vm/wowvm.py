@@ -1,0 +1,1091 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""wowvm: boot QEMU test VMs for dm-wow and run scenario scripts in them.
+
+Commands (run from anywhere; paths are relative to the current directory):
+
+  wowvm.py run [options] SCENARIO.sh...
+      Boot VMs and run the scenarios.  Scenarios with the same disk layout
+      share one boot and run one after another; scenarios that declare
+      boots>1 get boots of their own.  Prints exactly one line per scenario,
+          PASS: vm/<name>      or      FAIL: vm/<name> (<reason>)
+      followed, on failure, by an indented tail of the scenario's output and
+      the relevant console lines.  Exits 1 if any scenario failed.
+
+  wowvm.py shell [options]
+      Boot a VM with dm-wow loaded and the default disks (origin 2G on
+      /dev/vda, cache 256M on /dev/vdb) and give a root shell on the serial
+      console.  `. /wow/lib.sh` gives the scenario helpers; the scenarios are
+      in /wow/scenarios.  Leave with `exit` (or Ctrl-D); Ctrl-A x kills QEMU.
+
+  wowvm.py demo [options]
+      Boot, create a wow device, run a short verified fio load and print the
+      device's status and table (tests/vm/demo-guest.sh), output live.
+
+  wowvm.py initramfs [--force]
+      Build (or show) the cached base initramfs and print its path.
+
+  wowvm.py scan-console LOG
+      Print the kernel problems the runner would find in a console log
+      (each with the scenario it is charged to); exit 1 if there are any.
+
+Scenario header (a comment line anywhere in the first 40 lines):
+      # vm: origin=2G cache=256M extra=1G,512M timeout=300 boots=1
+  origin/cache: sizes of /dev/vda and /dev/vdb (sparse files); extra: more
+  disks, /dev/vdc, /dev/vdd, ...; timeout: seconds per boot for this
+  scenario; boots: how many boots it may use (crash tests).  Defaults:
+  origin=2G cache=256M timeout=120 boots=1.
+
+Guest environment of a scenario: RESULTS (the 9p results dir), WOW_NAME,
+WOW_BOOT (1, 2, ... for multi-boot scenarios), ORIGIN=/dev/vda,
+CACHE=/dev/vdb.  A scenario that wants another boot on the same disks
+creates $RESULTS/$WOW_NAME.reboot and then cuts the power (`echo b >
+/proc/sysrq-trigger`) or just exits.
+
+Scenario helpers (wow_create, expect_create_fails, fio_verify, ...) are in
+tests/vm/lib.sh, which the guest has at /wow/lib.sh; the guest's PID 1 is
+tests/vm/init.sh.
+
+Files: the base initramfs (busybox, dmsetup, fio, blktrace, kmod, kernel
+modules) is cached as $WOW_CACHE/initramfs/base-<key>.cpio.gz and rebuilt
+when the kernel, a package it took files from, or this recipe changes; the
+project's files go into a small overlay archive per boot.  Each run gets
+$WOW_CACHE/run/<time>.<id>/ with console-*.log (one per boot), results/
+(NAME.out, NAME.rc; the 9p share) and, with --keep, disks-*/ (vda.img ...).
+The last 10 run dirs are kept (plus every --keep one).
+
+Environment: KV (kernel version, default scripts/kver.sh), WOW_CACHE (cache
+root, default ${XDG_CACHE_HOME:-~/.cache}/dm-wow), WOW_QEMU (qemu binary),
+WOW_VM_ARGS (extra QEMU arguments, split on spaces).
+"""
+
+import argparse
+import dataclasses
+import datetime
+import gzip
+import hashlib
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+# What the base initramfs holds.  Changing any of these (or BASE_FORMAT)
+# changes the cache key.
+BASE_FORMAT = "wowvm-base-3"
+BINARIES = [
+    "/usr/sbin/dmsetup",
+    "/usr/bin/fio",
+    "/usr/sbin/blktrace",
+    "/usr/bin/blkparse",
+    "/usr/bin/btt",
+    "/usr/bin/kmod",
+]
+KMOD_LINKS = ["sbin/modprobe", "sbin/insmod", "sbin/rmmod", "sbin/lsmod",
+              "sbin/depmod", "sbin/modinfo"]
+MODULES = [
+    "dm-mod", "dm-flakey", "dm-log-writes", "dm-delay", "dm-writecache",
+    "dm-cache", "dm-cache-smq", "dm-zero", "bcache", "loop", "brd",
+    "null_blk", "virtio_blk", "virtio_pci", "9p", "9pnet_virtio",
+    "libcrc32c", "crc32c_generic", "crc32c-intel",
+]
+MODULE_INDEX_FILES = ["modules.order", "modules.builtin",
+                      "modules.builtin.modinfo"]
+BASE_DIRS = ["bin", "sbin", "usr/bin", "usr/sbin", "lib", "lib64", "usr/lib",
+             "etc", "proc", "sys", "dev", "tmp", "run", "root", "results",
+             "mnt", "var/tmp", "wow", "wow/scenarios"]
+
+DEFAULT_HEADER = {"origin": 2 << 30, "cache": 256 << 20, "extra": (),
+                  "timeout": 120, "boots": 1}
+BOOT_TIMEOUT = 240          # seconds from QEMU start to the first marker
+POWEROFF_GRACE = 60         # seconds after the last scenario ended
+KEEP_RUN_DIRS = 10
+
+# Kernel problems in the console.  Lines the guest tagged as scenario output
+# (USER_TAG) are never scanned.
+PROBLEM_RE = re.compile(
+    r"BUG:|WARNING:|Oops|hung_task|blocked for more than|KASAN|lockdep|"
+    r"possible circular locking|Kernel panic|general protection fault|"
+    r"UBSAN:|kernel BUG")
+MARK_START_RE = re.compile(r"=== scenario: (\S+)")
+MARK_END_RE = re.compile(r"=== end: (\S+) rc=(\d+)")
+MARK_REBOOT_RE = re.compile(r"=== reboot: (\S+)")
+MARK_READY_RE = re.compile(r"=== wowvm: ready")
+USER_TAG = "@@| "
+
+
+def log(msg):
+    print("vm: " + msg, file=sys.stderr, flush=True)
+
+
+def die(msg):
+    print("wowvm: " + msg, file=sys.stderr, flush=True)
+    sys.exit(2)
+
+
+def kver():
+    kv = os.environ.get("KV")
+    if kv:
+        return kv
+    out = subprocess.run([os.path.join(REPO, "scripts/kver.sh")],
+                         capture_output=True, text=True)
+    if out.returncode != 0 or not out.stdout.strip():
+        die("cannot find the kernel version (scripts/kver.sh): " +
+            out.stderr.strip())
+    return out.stdout.strip()
+
+
+def cache_root():
+    c = os.environ.get("WOW_CACHE")
+    if not c:
+        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+            os.path.expanduser("~"), ".cache")
+        c = os.path.join(xdg, "dm-wow")
+    return c
+
+
+def parse_size(s):
+    m = re.fullmatch(r"(\d+)([KMGT]?)(i?B)?", s.strip(), re.I)
+    if not m:
+        raise ValueError("bad size %r" % s)
+    mult = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    return int(m.group(1)) * mult[m.group(2).upper()]
+
+
+def fmt_size(n):
+    for suf, m in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n % m == 0:
+            return "%d%s" % (n // m, suf)
+    return str(n)
+
+
+# --------------------------------------------------------------------------
+# Base initramfs
+
+
+def ldd_libs(path):
+    out = subprocess.run(["ldd", path], capture_output=True, text=True)
+    if out.returncode != 0:
+        if "not a dynamic executable" in (out.stdout + out.stderr):
+            return []
+        raise RuntimeError("ldd %s failed: %s" % (path, out.stderr.strip()))
+    libs = []
+    for line in out.stdout.splitlines():
+        line = line.strip()
+        if "=> not found" in line:
+            raise RuntimeError("ldd %s: %s" % (path, line))
+        m = re.match(r"\S+ => (/\S+)", line) or re.match(r"(/\S+)", line)
+        if m:
+            libs.append(m.group(1))
+    return libs
+
+
+def module_paths(kv):
+    paths = []
+    for mod in MODULES:
+        out = subprocess.run(["modprobe", "-S", kv, "--show-depends", mod],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError("modprobe --show-depends %s: %s" %
+                               (mod, out.stderr.strip()))
+        for line in out.stdout.splitlines():
+            m = re.match(r"insmod (/\S+)", line)
+            if m and m.group(1) not in paths:
+                paths.append(m.group(1))
+    return paths
+
+
+def package_versions(paths):
+    """'pkg version' lines for the packages owning paths (plus stat data of
+    files no package owns)."""
+    cands = {}
+    for p in paths:
+        alts = [p, os.path.realpath(p)]
+        for a in list(alts):
+            if a.startswith("/usr/"):
+                alts.append(a[4:])
+            else:
+                alts.append("/usr" + a)
+        cands[p] = alts
+    allc = sorted({a for v in cands.values() for a in v})
+    out = subprocess.run(["dpkg-query", "-S"] + allc, capture_output=True,
+                         text=True)
+    owner = {}
+    for line in out.stdout.splitlines():
+        if line.startswith("diversion "):
+            continue
+        pk, sep, path = line.rpartition(": ")
+        if sep:
+            owner[path] = [x.strip().split(":")[0] for x in pk.split(",")]
+    pkgs, extra = set(), []
+    for p, alts in cands.items():
+        found = [owner[a] for a in alts if a in owner]
+        if found:
+            pkgs.update(found[0])
+        else:
+            st = os.stat(p)
+            extra.append("%s %d %d" % (p, st.st_size, int(st.st_mtime)))
+    vers = subprocess.run(
+        ["dpkg-query", "-W", "-f", "${Package} ${Version}\n"] + sorted(pkgs),
+        capture_output=True, text=True).stdout.splitlines()
+    return sorted(vers) + sorted(extra)
+
+
+def cpio_gz(root, out_path, level=6):
+    """Write root as a newc cpio, gzip-compressed, atomically."""
+    entries = []
+    for d, dirs, files in os.walk(root):
+        dirs.sort()
+        rel = os.path.relpath(d, root)
+        if rel != ".":
+            entries.append(rel)
+        for f in sorted(files):
+            entries.append(os.path.normpath(os.path.join(rel, f)))
+        # symlinks to directories are listed in dirs but not walked
+        for x in dirs:
+            if os.path.islink(os.path.join(d, x)):
+                entries.append(os.path.normpath(os.path.join(rel, x)))
+    tmp = out_path + ".tmp.%d" % os.getpid()
+    with open(tmp, "wb") as f:
+        gz = subprocess.Popen(["gzip", "-%d" % level, "-n"],
+                              stdin=subprocess.PIPE, stdout=f)
+        cp = subprocess.Popen(["cpio", "--quiet", "-o", "-H", "newc",
+                               "-R", "0:0"], cwd=root,
+                              stdin=subprocess.PIPE, stdout=gz.stdin)
+        gz.stdin.close()
+        cp.communicate(("\n".join(entries) + "\n").encode())
+        if cp.wait() != 0 or gz.wait() != 0:
+            os.unlink(tmp)
+            raise RuntimeError("cpio/gzip failed for " + root)
+    os.replace(tmp, out_path)
+
+
+def copy_file(src, root, dest):
+    dst = os.path.join(root, dest.lstrip("/"))
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    if os.path.lexists(dst):
+        os.unlink(dst)
+    shutil.copy2(os.path.realpath(src), dst)
+
+
+def base_inputs(kv):
+    """Everything the base image is made of, and its cache key."""
+    vmlinuz = "/boot/vmlinuz-%s" % kv
+    if not os.path.exists(vmlinuz):
+        die("no %s; install linux-image-%s" % (vmlinuz, kv))
+    if not os.access(vmlinuz, os.R_OK):
+        die("cannot read %s (Debian makes it root-only)" % vmlinuz)
+    libs = []
+    for b in BINARIES:
+        if not os.path.exists(b):
+            die("%s is missing (run scripts/setup.sh)" % b)
+        for lib in ldd_libs(b):
+            if lib not in libs:
+                libs.append(lib)
+    if not os.path.exists("/bin/busybox"):
+        die("/bin/busybox is missing (apt-get install busybox-static)")
+    # the static busybox is what we want, not a dynamic one
+    if ldd_libs("/bin/busybox"):
+        die("/bin/busybox is not static (install busybox-static)")
+    mods = module_paths(kv)
+    h = hashlib.sha256()
+    for part in ([BASE_FORMAT, kv] + BINARIES + KMOD_LINKS + MODULES +
+                 MODULE_INDEX_FILES + BASE_DIRS +
+                 package_versions(BINARIES + libs + ["/bin/busybox",
+                                                     vmlinuz])):
+        h.update(part.encode() + b"\n")
+    return {"libs": libs, "modules": mods, "key": h.hexdigest()[:16]}
+
+
+def build_base(kv, force=False):
+    inp = base_inputs(kv)
+    d = os.path.join(cache_root(), "initramfs")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "base-%s.cpio.gz" % inp["key"])
+    if os.path.exists(path) and not force:
+        return path
+    t0 = time.time()
+    log("building base initramfs %s" % path)
+    root = tempfile.mkdtemp(prefix="base-stage.", dir=d)
+    try:
+        for x in BASE_DIRS + ["lib/modules/%s/extra" % kv]:
+            os.makedirs(os.path.join(root, x), exist_ok=True)
+        copy_file("/bin/busybox", root, "/bin/busybox")
+        applets = subprocess.run(["/bin/busybox", "--list-full"],
+                                 capture_output=True, text=True,
+                                 check=True).stdout.split()
+        for a in applets:
+            dst = os.path.join(root, a)
+            if os.path.lexists(dst):
+                continue
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            os.symlink("/bin/busybox", dst)
+        for b in BINARIES:
+            copy_file(b, root, b)
+        for lib in inp["libs"]:
+            copy_file(lib, root, lib)
+        for link in KMOD_LINKS:
+            dst = os.path.join(root, link)
+            if os.path.lexists(dst):
+                os.unlink(dst)
+            os.symlink("/usr/bin/kmod", dst)
+        mdir = "/lib/modules/%s" % kv
+        for m in inp["modules"]:
+            rel = os.path.relpath(os.path.realpath(m),
+                                  os.path.realpath(mdir))
+            copy_file(m, root, os.path.join(mdir, rel))
+        for f in MODULE_INDEX_FILES:
+            src = os.path.join(mdir, f)
+            if os.path.exists(src):
+                copy_file(src, root, os.path.join(mdir, f))
+        subprocess.run(["depmod", "-b", root, kv], check=True)
+        with open(os.path.join(root, "etc/passwd"), "w") as f:
+            f.write("root:x:0:0:root:/root:/bin/sh\n")
+        with open(os.path.join(root, "etc/group"), "w") as f:
+            f.write("root:x:0:\n")
+        with open(os.path.join(root, "etc/ld.so.conf"), "w") as f:
+            f.write("/lib/x86_64-linux-gnu\n/usr/lib/x86_64-linux-gnu\n"
+                    "/usr/lib/x86_64-linux-gnu/ceph\n")
+        subprocess.run(["ldconfig", "-r", root], check=True)
+        cpio_gz(root, path)
+        with open(path + ".files.tmp", "w") as f:
+            f.write("\n".join(["/bin/busybox"] + BINARIES + inp["libs"]) +
+                    "\n")
+        os.replace(path + ".files.tmp", path + ".files")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    # drop stale bases
+    for f in os.listdir(d):
+        if f.startswith("base-") and not f.startswith(
+                os.path.basename(path)):
+            try:
+                os.unlink(os.path.join(d, f))
+            except OSError:
+                pass
+    log("base initramfs built in %.1fs (%d MiB)" %
+        (time.time() - t0, os.path.getsize(path) >> 20))
+    return path
+
+
+# --------------------------------------------------------------------------
+# Scenarios
+
+
+@dataclasses.dataclass
+class Scenario:
+    name: str
+    path: str
+    origin: int
+    cache: int
+    extra: tuple
+    timeout: int
+    boots: int
+    error: str = ""
+
+    def disk_key(self):
+        return (self.origin, self.cache, self.extra)
+
+
+def parse_scenario(path):
+    name = os.path.basename(path)
+    if name.endswith(".sh"):
+        name = name[:-3]
+    hdr = dict(DEFAULT_HEADER)
+    error = ""
+    try:
+        with open(path) as f:
+            lines = [next(f, "") for _ in range(40)]
+        for line in lines:
+            m = re.match(r"\s*#\s*vm:(.*)", line)
+            if not m:
+                continue
+            for tok in m.group(1).split():
+                k, eq, v = tok.partition("=")
+                if not eq or k not in DEFAULT_HEADER:
+                    raise ValueError("unknown header item %r" % tok)
+                if k in ("origin", "cache"):
+                    hdr[k] = parse_size(v)
+                elif k == "extra":
+                    hdr[k] = tuple(parse_size(x) for x in v.split(",") if x)
+                else:
+                    hdr[k] = int(v)
+        if not re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
+            raise ValueError("scenario name %r has odd characters" % name)
+        if hdr["boots"] < 1 or hdr["timeout"] < 1:
+            raise ValueError("boots and timeout must be >= 1")
+        if len(hdr["extra"]) > 20:
+            raise ValueError("too many extra disks")
+    except (OSError, ValueError) as e:
+        error = "bad scenario: %s" % e
+    return Scenario(name=name, path=path, error=error, **hdr)
+
+
+@dataclasses.dataclass
+class Outcome:
+    ok: bool
+    reason: str = ""
+    console: list = dataclasses.field(default_factory=list)
+    log: str = ""
+
+
+# --------------------------------------------------------------------------
+# Console scanning
+
+
+class Console:
+    """Follows a guest console: markers and kernel problems."""
+
+    def __init__(self, logf=None, echo=None):
+        self.logf = logf
+        self.echo = echo            # None, "all" or "user"
+        self.buf = b""
+        self.current = None         # scenario running now
+        self.started = []           # scenarios whose marker was seen
+        self.ended = {}             # name -> rc
+        self.reboots = set()
+        self.ready = False
+        self.problems = {}          # name or None (boot) -> [line index]
+        self.lines = []             # (scenario, text)
+        self.last_event = time.time()
+
+    def feed(self, data):
+        if self.logf:
+            self.logf.write(data)
+            self.logf.flush()
+        if self.echo == "all":
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+        self.buf += data
+        while b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            self.line(line.decode("utf-8", "replace").rstrip("\r"))
+
+    def flush(self):
+        if self.buf:
+            self.line(self.buf.decode("utf-8", "replace").rstrip("\r"))
+            self.buf = b""
+
+    def line(self, text):
+        # strip terminal control sequences that the serial console may carry
+        text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+        if text.startswith(USER_TAG):
+            if self.echo == "user":
+                print(text[len(USER_TAG):], flush=True)
+            self.lines.append((self.current, text))
+            return
+        m = MARK_START_RE.search(text)
+        if m:
+            self.current = m.group(1)
+            self.started.append(self.current)
+            self.last_event = time.time()
+        elif MARK_END_RE.search(text):
+            m = MARK_END_RE.search(text)
+            self.ended[m.group(1)] = int(m.group(2))
+            self.last_event = time.time()
+        elif MARK_REBOOT_RE.search(text):
+            self.reboots.add(MARK_REBOOT_RE.search(text).group(1))
+        elif MARK_READY_RE.search(text):
+            self.ready = True
+            self.last_event = time.time()
+        elif PROBLEM_RE.search(text):
+            self.problems.setdefault(self.current, []).append(
+                len(self.lines))
+            if self.echo == "user":
+                print("kernel: " + text, flush=True)
+        elif self.echo == "user" and re.search(r"\bwow\b|dm-wow", text):
+            print("kernel: " + text, flush=True)
+        self.lines.append((self.current, text))
+
+    def first_problem(self, name):
+        idx = self.problems.get(name)
+        if not idx:
+            return None
+        return self.lines[idx[0]][1]
+
+    def relevant(self, name, limit=60):
+        """Console lines worth showing for scenario name: the first kernel
+        problem with its trace, then the other problem lines; or else the
+        last kernel lines of its section."""
+        sect = [i for i, (s, _) in enumerate(self.lines) if s == name]
+        if not sect:
+            return [t for _, t in self.lines[-25:]]
+        probs = self.problems.get(name, [])
+        out = []
+        if probs:
+            first = probs[0]
+            end = min(first + 40, sect[-1] + 1)
+            out = [self.lines[j][1] for j in range(max(first - 3, sect[0]), end)]
+            more = [self.lines[j][1] for j in probs[1:] if j >= end]
+            if more:
+                out.append("... %d more kernel problem line(s):" % len(more))
+                out += more
+        else:
+            out = [self.lines[j][1] for j in sect
+                   if not self.lines[j][1].startswith(USER_TAG)][-25:]
+        return out[:limit]
+
+
+def scan_console_file(path):
+    c = Console()
+    with open(path, "rb") as f:
+        c.feed(f.read())
+    c.flush()
+    found = 0
+    for name, idx in c.problems.items():
+        for i in idx:
+            found += 1
+            print("%s: %s" % (name or "(boot)", c.lines[i][1]))
+    return found
+
+
+# --------------------------------------------------------------------------
+# One boot
+
+
+@dataclasses.dataclass
+class BootResult:
+    console: Console
+    status: str          # "poweroff", "timeout", "boot-timeout", "exit N"
+    timed_out: str = ""  # scenario that ran out of time
+    elapsed: float = 0.0
+
+
+class RunDir:
+    def __init__(self, keep):
+        root = os.path.join(cache_root(), "run")
+        os.makedirs(root, exist_ok=True)
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        self.path = tempfile.mkdtemp(prefix=stamp + ".", dir=root)
+        self.keep = keep
+        self.disk_dirs = []
+        self.last_log = ""
+        self.prune(root)
+
+    @staticmethod
+    def prune(root):
+        dirs = sorted(os.listdir(root))
+        for d in dirs[:-KEEP_RUN_DIRS]:
+            p = os.path.join(root, d)
+            if os.path.exists(os.path.join(p, "KEEP")):
+                continue
+            shutil.rmtree(p, ignore_errors=True)
+
+    def new_disks(self, tag, sizes):
+        d = os.path.join(self.path, "disks-" + tag)
+        os.makedirs(d)
+        paths = []
+        for i, size in enumerate(sizes):
+            p = os.path.join(d, "vd%s.img" % chr(ord("a") + i))
+            with open(p, "wb") as f:
+                f.truncate(size)
+            paths.append(p)
+        self.disk_dirs.append(d)
+        return paths
+
+    def drop_disks(self, disks):
+        """Delete a boot group's disk images now, unless --keep."""
+        if self.keep or not disks:
+            return
+        d = os.path.dirname(disks[0])
+        shutil.rmtree(d, ignore_errors=True)
+        if d in self.disk_dirs:
+            self.disk_dirs.remove(d)
+
+    def cleanup(self):
+        if self.keep:
+            open(os.path.join(self.path, "KEEP"), "w").close()
+            return
+        for d in self.disk_dirs:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def module_path(args):
+    if getattr(args, "no_module", False):
+        return None
+    p = args.module or os.path.join(REPO, "dm-wow", "dm-wow.ko")
+    return p if os.path.exists(p) else None
+
+
+def build_overlay(kv, out_path, plan, scenarios, module, extra_files=(),
+                  base=None):
+    """Small per-boot cpio.gz with the project's files and the boot plan."""
+    root = tempfile.mkdtemp(prefix="overlay.", dir=os.path.dirname(out_path))
+    try:
+        for x in ["wow/scenarios", "lib/modules/%s/extra" % kv, "usr/bin"]:
+            os.makedirs(os.path.join(root, x), exist_ok=True)
+        shutil.copy(os.path.join(HERE, "init.sh"), os.path.join(root, "init"))
+        os.chmod(os.path.join(root, "init"), 0o755)
+        shutil.copy(os.path.join(HERE, "lib.sh"),
+                    os.path.join(root, "wow/lib.sh"))
+        for s in scenarios:
+            shutil.copy(s.path, os.path.join(root, "wow/scenarios",
+                                             s.name + ".sh"))
+        for src, dest in extra_files:
+            shutil.copy(src, os.path.join(root, dest.lstrip("/")))
+        if module:
+            shutil.copy(module, os.path.join(
+                root, "lib/modules/%s/extra/dm-wow.ko" % kv))
+        wowctl = os.path.join(REPO, "userspace", "wowctl")
+        if os.path.isfile(wowctl) and os.access(wowctl, os.X_OK):
+            shutil.copy(wowctl, os.path.join(root, "usr/bin/wowctl"))
+            try:
+                have = set()
+                if base and os.path.exists(base + ".files"):
+                    with open(base + ".files") as f:
+                        have = set(f.read().split())
+                for lib in ldd_libs(wowctl):
+                    if lib not in have:
+                        copy_file(lib, root, lib)
+            except RuntimeError as e:
+                log("warning: %s" % e)
+        with open(os.path.join(root, "wow/plan"), "w") as f:
+            for k, v in plan.items():
+                f.write("%s='%s'\n" % (k, str(v).replace("'", "")))
+        cpio_gz(root, out_path, level=1)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def qemu_command(kv, initrd, disks, results, interactive=False,
+                 console_log=None):
+    qemu = os.environ.get("WOW_QEMU", "qemu-system-x86_64")
+    append = "console=ttyS0 panic=-1 oops=panic printk.devkmsg=on"
+    cmd = [qemu, "-accel", "tcg,thread=multi", "-cpu", "max",
+           "-smp", "2", "-m", "2G",
+           "-kernel", "/boot/vmlinuz-%s" % kv, "-initrd", initrd,
+           "-append", append, "-no-reboot", "-nic", "none"]
+    if interactive and console_log:
+        cmd += ["-display", "none",
+                "-chardev", "stdio,id=con0,mux=on,signal=off,logfile=" +
+                console_log,
+                "-serial", "chardev:con0", "-mon", "chardev=con0"]
+    else:
+        cmd += ["-nographic"]
+    names = ["origin", "cache"]
+    for i, d in enumerate(disks):
+        serial = names[i] if i < 2 else "extra%d" % (i - 1)
+        cmd += ["-drive", "file=%s,format=raw,if=none,id=d%d,cache=unsafe,"
+                "aio=threads" % (d, i),
+                "-device", "virtio-blk-pci,drive=d%d,serial=%s" % (i, serial)]
+    cmd += ["-virtfs", "local,path=%s,mount_tag=results,security_model=none"
+            % results]
+    cmd += os.environ.get("WOW_VM_ARGS", "").split()
+    return cmd
+
+
+def make_initrd(kv, base, run_dir, tag, plan, scenarios, module,
+                extra_files=()):
+    ov = os.path.join(run_dir, "overlay-%s.cpio.gz" % tag)
+    build_overlay(kv, ov, plan, scenarios, module, extra_files, base)
+    initrd = os.path.join(run_dir, "initrd-%s.img" % tag)
+    with open(initrd, "wb") as out:
+        with open(base, "rb") as f:
+            shutil.copyfileobj(f, out, 1 << 20)
+        pad = (-out.tell()) % 512
+        out.write(b"\0" * pad)
+        with open(ov, "rb") as f:
+            shutil.copyfileobj(f, out)
+    os.unlink(ov)
+    return initrd
+
+
+def boot(kv, base, rd, tag, plan, scenarios, disks, results, module,
+         echo=None, extra_files=()):
+    """Boot once, running plan; watch the console; return BootResult."""
+    initrd = make_initrd(kv, base, rd.path, tag, plan, scenarios, module,
+                         extra_files)
+    cmd = qemu_command(kv, initrd, disks, results)
+    timeouts = {s.name: s.timeout for s in scenarios}
+    total = BOOT_TIMEOUT + sum(timeouts.values()) + POWEROFF_GRACE
+    logpath = os.path.join(rd.path, "console-%s.log" % tag)
+    rd.last_log = logpath
+    t0 = time.time()
+    with open(logpath, "wb") as logf:
+        logf.write(("# " + " ".join(cmd) + "\n").encode())
+        con = Console(logf, echo)
+        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             start_new_session=True)
+        status, timed_out = None, ""
+        fd = p.stdout.fileno()
+        try:
+            while True:
+                r, _, _ = select.select([fd], [], [], 1.0)
+                if r:
+                    data = os.read(fd, 65536)
+                    if not data:
+                        break
+                    con.feed(data)
+                now = time.time()
+                cur = con.current
+                if cur and cur not in con.ended:
+                    if now - con.last_event > timeouts.get(cur, 120):
+                        status, timed_out = "timeout", cur
+                elif not con.started and not con.ready and \
+                        now - t0 > BOOT_TIMEOUT:
+                    status = "boot-timeout"
+                elif con.started and now - con.last_event > POWEROFF_GRACE:
+                    # between scenarios or after the last one
+                    status = "stuck-after-" + cur
+                if now - t0 > total:
+                    status = status or "timeout"
+                    timed_out = timed_out or cur or ""
+                if status:
+                    break
+        except KeyboardInterrupt:
+            kill(p)
+            raise
+        if status:
+            kill(p)
+            rest = p.stdout.read()
+            if rest:
+                con.feed(rest)
+        rc = p.wait()
+        con.flush()
+        if not status:
+            panic = any("Kernel panic" in t for _, t in con.lines[-200:])
+            status = "panic" if panic else \
+                "poweroff" if rc == 0 else "exit %d" % rc
+        logf.write(("\n# wowvm: qemu %s after %.1fs\n" %
+                    (status, time.time() - t0)).encode())
+    os.unlink(initrd)
+    return BootResult(console=con, status=status, timed_out=timed_out,
+                      elapsed=time.time() - t0)
+
+
+def kill(p):
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    p.wait()
+
+
+# --------------------------------------------------------------------------
+# run
+
+
+def tail_file(path, n=30):
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return ["(no output file)"]
+    lines = data.decode("utf-8", "replace").splitlines()
+    return lines[-n:] if lines else ["(empty output)"]
+
+
+def report(s, oc, results):
+    if oc.ok:
+        print("PASS: vm/%s" % s.name, flush=True)
+        return
+    reason = re.sub(r"\s+", " ", oc.reason).strip()
+    if len(reason) > 200:
+        reason = reason[:197] + "..."
+    print("FAIL: vm/%s (%s)" % (s.name, reason))
+    out = os.path.join(results, s.name + ".out")
+    if os.path.exists(out):
+        print("    --- output (tail of %s):" % out)
+        for line in tail_file(out):
+            print("    | " + line)
+    if oc.console:
+        print("    --- console%s:" % (" (" + oc.log + ")" if oc.log else ""))
+        for line in oc.console:
+            print("    | " + line)
+    sys.stdout.flush()
+
+
+def judge(s, br, results, boot_no):
+    """Outcome of scenario s after a boot, or None if it asked to reboot."""
+    con = br.console
+    prob = con.first_problem(s.name)
+    if prob:
+        return Outcome(False, "kernel: " + prob.strip(), con.relevant(s.name))
+    bprob = con.first_problem(None)
+    if bprob:
+        return Outcome(False, "kernel problem before the scenario: " +
+                       bprob.strip(), con.relevant(None))
+    if br.timed_out == s.name:
+        return Outcome(False, "timeout after %ds (boot %d)" %
+                       (s.timeout, boot_no), con.relevant(s.name))
+    if os.path.exists(os.path.join(results, s.name + ".reboot")):
+        return None
+    rcf = os.path.join(results, s.name + ".rc")
+    try:
+        with open(rcf) as f:
+            rc = int(f.read().strip() or "-1")
+    except (OSError, ValueError):
+        why = "no result (qemu %s" % br.status
+        if s.name in con.started and s.name not in con.ended:
+            why += " while it ran"
+        return Outcome(False, why + ")", con.relevant(s.name))
+    if rc != 0:
+        reason = "exit status %d" % rc
+        for line in reversed(tail_file(os.path.join(results,
+                                                    s.name + ".out"), 400)):
+            if line.startswith("FAILED: "):
+                reason = line[len("FAILED: "):]
+                break
+        return Outcome(False, reason, con.relevant(s.name, 30))
+    return Outcome(True)
+
+
+def run_group(kv, base, rd, gi, group, module, results, echo=None):
+    """Run a group of scenarios; yield (scenario, Outcome)."""
+    pending = list(group)
+    attempt = 0
+    while pending:
+        attempt += 1
+        s0 = pending[0]
+        sizes = [s0.origin, s0.cache] + list(s0.extra)
+        tag = "g%d.%d" % (gi, attempt)
+        disks = rd.new_disks(tag, sizes)
+        multi = len(pending) == 1 and pending[0].boots > 1
+        boot_no = 1
+        log("boot %s: %s (origin=%s cache=%s%s)" % (
+            tag, " ".join(s.name for s in pending), fmt_size(s0.origin),
+            fmt_size(s0.cache), "".join(" +" + fmt_size(x)
+                                       for x in s0.extra)))
+        while True:
+            plan = {"WOW_MODE": "run", "WOW_KV": kv, "WOW_BOOT": boot_no,
+                    "WOW_SCENARIOS": " ".join(s.name for s in pending),
+                    "WOW_ECHO": "1" if echo else ""}
+            btag = tag if boot_no == 1 else "%s.boot%d" % (tag, boot_no)
+            br = boot(kv, base, rd, btag, plan, pending, disks, results,
+                      module, echo)
+            log("boot %s: qemu %s after %.0fs" % (btag, br.status,
+                                                 br.elapsed))
+            if not multi:
+                break
+            s = pending[0]
+            oc = judge(s, br, results, boot_no)
+            if oc is not None:
+                rd.drop_disks(disks)
+                yield s, oc
+                return
+            marker = os.path.join(results, s.name + ".reboot")
+            os.rename(marker, marker + "-%d" % boot_no)
+            if boot_no >= s.boots:
+                rd.drop_disks(disks)
+                yield s, Outcome(False, "asked for boot %d but declares "
+                                 "boots=%d" % (boot_no + 1, s.boots),
+                                 br.console.relevant(s.name))
+                return
+            boot_no += 1
+        started = br.console.started
+        rest = []
+        for s in pending:
+            if s.name in started:
+                oc = judge(s, br, results, 1)
+                if oc is None:
+                    oc = Outcome(False, "asked for a reboot but declares "
+                                 "boots=1 (needs its own boots>1 header)",
+                                 br.console.relevant(s.name))
+                yield s, oc
+            else:
+                rest.append(s)
+        if rest and not started:
+            prob = br.console.first_problem(None)
+            why = ("kernel problem at boot: " + prob.strip()) if prob else \
+                "never started (qemu %s)" % br.status
+            for s in rest:
+                yield s, Outcome(False, why, br.console.relevant(None))
+            return
+        rd.drop_disks(disks)
+        if rest:
+            log("rerunning in a new boot: " + " ".join(s.name for s in rest))
+        pending = rest
+
+
+def cmd_run(args):
+    kv = kver()
+    scens = [parse_scenario(p) for p in args.scenarios]
+    if not scens:
+        die("no scenarios given")
+    names = [s.name for s in scens]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        die("duplicate scenario names: " + " ".join(sorted(dup)))
+    module = module_path(args)
+    failed = 0
+    bad = []
+    for s in scens:
+        if s.error:
+            bad.append((s, Outcome(False, s.error)))
+        elif module is None and not args.no_module:
+            bad.append((s, Outcome(False, "%s not built (make module)" % (
+                args.module or "dm-wow/dm-wow.ko"))))
+    for s, oc in bad:
+        report(s, oc, "")
+        failed += 1
+    scens = [s for s in scens if s not in [b[0] for b in bad]]
+    if not scens:
+        return 1
+    t0 = time.time()
+    base = build_base(kv)
+    rd = RunDir(args.keep)
+    results = os.path.join(rd.path, "results")
+    os.makedirs(results)
+    groups = []
+    for s in scens:
+        if s.boots > 1:
+            groups.append([s])
+            continue
+        for g in groups:
+            if g[0].boots == 1 and g[0].disk_key() == s.disk_key():
+                g.append(s)
+                break
+        else:
+            groups.append([s])
+    try:
+        for gi, g in enumerate(groups, 1):
+            echo = "all" if args.console else \
+                "user" if args.verbose else None
+            for s, oc in run_group(kv, base, rd, gi, g, module, results,
+                                   echo):
+                if not oc.ok and not oc.log and rd.last_log:
+                    oc.log = rd.last_log
+                report(s, oc, results)
+                failed += not oc.ok
+    finally:
+        rd.cleanup()
+    log("%d scenario(s), %d failed, %.0fs; logs in %s%s" % (
+        len(scens) + len(bad), failed, time.time() - t0, rd.path,
+        " (disks kept)" if args.keep else ""))
+    return 1 if failed else 0
+
+
+def cmd_demo(args):
+    kv = kver()
+    module = module_path(args)
+    if module is None:
+        die("dm-wow/dm-wow.ko is not built: run `make module` (or make demo)")
+    base = build_base(kv)
+    rd = RunDir(args.keep)
+    results = os.path.join(rd.path, "results")
+    os.makedirs(results)
+    s = parse_scenario(os.path.join(HERE, "demo-guest.sh"))
+    s.name = "demo"
+    s.timeout = max(s.timeout, 300)
+    ok = True
+    try:
+        for s, oc in run_group(kv, base, rd, 1, [s], module, results,
+                               echo="user"):
+            if not oc.ok:
+                ok = False
+                print("demo failed: %s" % oc.reason)
+                for line in oc.console:
+                    print("    | " + line)
+    finally:
+        rd.cleanup()
+    log("logs in %s" % rd.path)
+    return 0 if ok else 1
+
+
+def cmd_shell(args):
+    kv = kver()
+    module = module_path(args)
+    if module is None and not args.no_module:
+        log("warning: no dm-wow.ko (make module); booting without it")
+    base = build_base(kv)
+    rd = RunDir(args.keep)
+    results = os.path.join(rd.path, "results")
+    os.makedirs(results)
+    scen_dir = os.path.join(REPO, "tests", "scenarios")
+    scens = [parse_scenario(os.path.join(scen_dir, f))
+             for f in sorted(os.listdir(scen_dir)) if f.endswith(".sh")]
+    sizes = [parse_size(args.origin), parse_size(args.cache)] + \
+        [parse_size(x) for x in args.extra.split(",") if x]
+    disks = rd.new_disks("shell", sizes)
+    plan = {"WOW_MODE": "shell", "WOW_KV": kv, "WOW_BOOT": 1,
+            "WOW_SCENARIOS": "", "WOW_ECHO": ""}
+    initrd = make_initrd(kv, base, rd.path, "shell", plan, scens, module)
+    logp = os.path.join(rd.path, "console-shell.log")
+    cmd = qemu_command(kv, initrd, disks, results, interactive=True,
+                       console_log=logp)
+    log("disks: %s; results dir (9p /results): %s" % (
+        " ".join(disks), results))
+    log("console log: %s; Ctrl-A x quits QEMU" % logp)
+    try:
+        rc = subprocess.call(cmd)
+    finally:
+        rd.cleanup()
+        if os.path.exists(initrd):
+            os.unlink(initrd)
+    return rc
+
+
+def cmd_initramfs(args):
+    kv = kver()
+    t0 = time.time()
+    p = build_base(kv, force=args.force)
+    print(p)
+    log("%.1fs" % (time.time() - t0))
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    def common(p):
+        p.add_argument("--keep", action="store_true",
+                       help="keep the disk images (and the run dir) for "
+                       "debugging")
+        p.add_argument("--module", metavar="KO",
+                       help="dm-wow.ko to load (default dm-wow/dm-wow.ko)")
+        p.add_argument("--no-module", action="store_true",
+                       help="do not load dm-wow (harness testing)")
+
+    p = sub.add_parser("run", help="run scenarios",
+                       description="Run scenario scripts in VMs.")
+    common(p)
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show scenario output and dm-wow kernel lines live")
+    p.add_argument("--console", action="store_true",
+                   help="show the whole guest console live")
+    p.add_argument("scenarios", nargs="+", metavar="SCENARIO.sh")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("shell", help="interactive shell in a VM",
+                       description="Boot a VM and give a shell on the "
+                       "serial console.")
+    common(p)
+    p.add_argument("--origin", default="2G", help="origin size (vda)")
+    p.add_argument("--cache", default="256M", help="cache size (vdb)")
+    p.add_argument("--extra", default="",
+                   help="comma-separated sizes of extra disks (vdc...)")
+    p.set_defaults(func=cmd_shell)
+
+    p = sub.add_parser("demo", help="boot, create a wow device, run fio")
+    common(p)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("initramfs", help="build the cached base initramfs")
+    p.add_argument("--force", action="store_true", help="rebuild it")
+    p.set_defaults(func=cmd_initramfs)
+
+    p = sub.add_parser("scan-console", help="scan a console log")
+    p.add_argument("log")
+    p.set_defaults(func=lambda a: 1 if scan_console_file(a.log) else 0)
+
+    args = ap.parse_args()
+    try:
+        sys.exit(args.func(args))
+    except KeyboardInterrupt:
+        print("wowvm: interrupted", file=sys.stderr)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()
