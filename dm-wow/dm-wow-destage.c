@@ -28,6 +28,7 @@ struct wow_run {
 	u64 start;			/* origin block */
 	u32 nr;
 	atomic_t pending;		/* bios in flight */
+	bool read_done;			/* every cache read completed */
 	blk_status_t status;
 	u32 nr_pages;
 	struct page **pages;
@@ -136,11 +137,26 @@ static void run_endio(struct bio *bio, struct list_head *to)
 	wow_kick(wc);
 }
 
+/*
+ * Runs stay on runs_read, in the order the policy handed them out, until
+ * their cache reads are done; their origin writes are issued in that order
+ * (process_reads), so the origin sees each sweep ascending.
+ */
 static void read_endio(struct bio *bio)
 {
 	struct wow_run *run = bio->bi_private;
+	struct wow_cache *wc = run->wc;
+	unsigned long flags;
 
-	run_endio(bio, &run->wc->runs_read);
+	if (bio->bi_status)
+		run->status = bio->bi_status;
+	bio_put(bio);
+	if (!atomic_dec_and_test(&run->pending))
+		return;
+	spin_lock_irqsave(&wc->lock, flags);
+	run->read_done = true;
+	spin_unlock_irqrestore(&wc->lock, flags);
+	wow_kick(wc);
 }
 
 static void write_endio(struct bio *bio)
@@ -248,7 +264,11 @@ static void process_reads(struct wow_cache *wc)
 	LIST_HEAD(failed);
 
 	spin_lock_irq(&wc->lock);
-	list_splice_init(&wc->runs_read, &done);
+	list_for_each_entry_safe(run, tmp, &wc->runs_read, list) {
+		if (!run->read_done)
+			break;
+		list_move_tail(&run->list, &done);
+	}
 	spin_unlock_irq(&wc->lock);
 
 	list_for_each_entry_safe(run, tmp, &done, list) {
@@ -429,10 +449,13 @@ static void start_runs(struct wow_cache *wc)
 			free_run(run);
 		return;
 	}
-	list_for_each_entry_safe(run, tmp, &runs, list) {
-		list_del(&run->list);
+	list_for_each_entry(run, &runs, list)
 		submit_reads(wc, run);
-	}
+	/* reads may be done already: their read_endio kick saw no run */
+	spin_lock_irq(&wc->lock);
+	list_splice_tail(&runs, &wc->runs_read);
+	spin_unlock_irq(&wc->lock);
+	wow_kick(wc);
 }
 
 /* Free segments below this start reclaim: lazy, but never too late. */
@@ -618,6 +641,8 @@ void wow_destage_stop(struct wow_cache *wc)
 	cancel_delayed_work_sync(&wc->tick);
 	while (true) {
 		flush_work(&wc->destage_work);
+		/* a reclaim record that waits for space would wait forever */
+		wow_log_cancel_metas(wc);
 		flush_work(&wc->commit_work);
 		if (wait_event_timeout(wc->idle_wait,
 				       !READ_ONCE(wc->runs_inflight) &&

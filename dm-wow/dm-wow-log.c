@@ -257,6 +257,46 @@ void wow_log_queue_discard(struct wow_cache *wc, struct bio *bio)
 	queue_work(wc->wq, &wc->commit_work);
 }
 
+static void free_metas(struct list_head *metas, int error)
+{
+	struct wow_meta *m, *tmp;
+
+	list_for_each_entry_safe(m, tmp, metas, list) {
+		list_del_init(&m->list);
+		if (m->done) {
+			m->error = error;
+			complete(m->done);
+		}
+		kvfree(m->tombs);
+		kfree(m);
+	}
+}
+
+/* Reclaim metas that failed: their victims stay (lock held). */
+static void unvictim(struct wow_cache *wc, struct list_head *metas)
+{
+	struct wow_meta *m;
+
+	list_for_each_entry(m, metas, list) {
+		if (m->victim == WOW_NO_SEG)
+			continue;
+		wc->segs[m->victim].state = WOW_SEG_CLOSED;
+		wc->meta_inflight = false;
+	}
+}
+
+/* Withdraw reclaim records not yet written (suspend): victims stay. */
+void wow_log_cancel_metas(struct wow_cache *wc)
+{
+	LIST_HEAD(metas);
+
+	spin_lock_irq(&wc->lock);
+	unvictim(wc, &wc->pending_metas);
+	list_splice_init(&wc->pending_metas, &metas);
+	spin_unlock_irq(&wc->lock);
+	free_metas(&metas, -EAGAIN);
+}
+
 void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m)
 {
 	spin_lock_irq(&wc->lock);
@@ -343,34 +383,6 @@ static void discard_origin(struct wow_cache *wc, struct bio *bio)
 	bio->bi_iter.bi_sector = dm_target_offset(wc->ti,
 						  bio->bi_iter.bi_sector);
 	submit_bio_noacct(bio);
-}
-
-static void free_metas(struct list_head *metas, int error)
-{
-	struct wow_meta *m, *tmp;
-
-	list_for_each_entry_safe(m, tmp, metas, list) {
-		list_del_init(&m->list);
-		if (m->done) {
-			m->error = error;
-			complete(m->done);
-		}
-		kvfree(m->tombs);
-		kfree(m);
-	}
-}
-
-/* Reclaim metas that failed: their victims stay (lock held). */
-static void unvictim(struct wow_cache *wc, struct list_head *metas)
-{
-	struct wow_meta *m;
-
-	list_for_each_entry(m, metas, list) {
-		if (m->victim == WOW_NO_SEG)
-			continue;
-		wc->segs[m->victim].state = WOW_SEG_CLOSED;
-		wc->meta_inflight = false;
-	}
 }
 
 static void fail_batch(struct wow_cache *wc, struct list_head *metas)
@@ -591,7 +603,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	struct wow_meta *m, *tmp;
 	struct bio_list cached;
 	u32 room, data_cap, vecs = 1;
-	bool reserve;
+	bool reserve, tombs;
 	struct bio *bio;
 
 	bio_list_merge(flushes, &wc->pending_flushes);
@@ -617,12 +629,13 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	}
 	bio_list_merge(&wc->pending_discards, &cached);
 
-	reserve = !list_empty(&wc->pending_metas) ||
-		  !bio_list_empty(&wc->pending_discards);
+	/* only reclaim's records may take the reserve: they free space */
+	reserve = !list_empty(&wc->pending_metas);
+	tombs = reserve || !bio_list_empty(&wc->pending_discards);
 	bio = bio_list_peek(&wc->pending_writes);
-	if (!reserve && !bio)
+	if (!tombs && !bio)
 		return false;
-	close_if_short(wc, 1 + (reserve ? 0 : wow_bio_blocks(wc, bio)));
+	close_if_short(wc, 1 + (tombs ? 0 : wow_bio_blocks(wc, bio)));
 	if (!open_segment(wc, reserve, wc->next_seq)) {
 		wow_kick(wc);
 		return false;
@@ -1022,19 +1035,66 @@ static void apply_clean_mark(struct wow_cache *wc, struct wow_scan *sc,
 }
 
 /* Drop tombstones no record on the device can need any more. */
-static void prune_tombs(struct wow_cache *wc)
+struct tomb_ref {
+	struct wow_tomb_range *tr;
+	u64 seg_seq;
+};
+
+static int cmp_tomb_ref(const void *a, const void *b)
 {
-	u64 min = wow_min_disk_seq(wc);
+	const struct tomb_ref *x = a, *y = b;
+
+	if (x->tr->start != y->tr->start)
+		return x->tr->start < y->tr->start ? -1 : 1;
+	if (x->tr->nr != y->tr->nr)
+		return x->tr->nr < y->tr->nr ? -1 : 1;
+	if (x->tr->t != y->tr->t)
+		return x->tr->t < y->tr->t ? -1 : 1;
+	/* newest holder first */
+	return x->seg_seq > y->seg_seq ? -1 : x->seg_seq < y->seg_seq;
+}
+
+#define TOMB_DROP	0x80000000U	/* in memory only: to be dropped */
+
+/*
+ * Drop tombstones no record on the device can need any more, and copies
+ * of a tombstone that reclaim carried forward (the newest holder keeps
+ * it), so segments whose tombstones all moved on are free again.
+ */
+static int prune_tombs(struct wow_cache *wc)
+{
+	u64 min = wow_min_disk_seq(wc), total = 0;
+	struct tomb_ref *refs;
 	u32 s, i, n;
+
+	for (s = 0; s < wc->nr_segments; s++)
+		total += wc->segs[s].nr_tombs;
+	refs = kvmalloc_array(max_t(u64, total, 1), sizeof(*refs), GFP_KERNEL);
+	if (!refs)
+		return -ENOMEM;
+	n = 0;
+	for (s = 0; s < wc->nr_segments; s++)
+		for (i = 0; i < wc->segs[s].nr_tombs; i++) {
+			refs[n].tr = &wc->segs[s].tombs[i];
+			refs[n++].seg_seq = wc->segs[s].seq;
+		}
+	sort(refs, n, sizeof(*refs), cmp_tomb_ref, NULL);
+	for (i = 0; i < n; i++)
+		if (refs[i].tr->t < min ||
+		    (i && !cmp_tomb_ref(&(struct tomb_ref){ refs[i].tr, 0 },
+					&(struct tomb_ref){ refs[i - 1].tr, 0 })))
+			refs[i].tr->flags |= TOMB_DROP;
+	kvfree(refs);
 
 	for (s = 0; s < wc->nr_segments; s++) {
 		struct wow_segment *seg = &wc->segs[s];
 
 		for (i = 0, n = 0; i < seg->nr_tombs; i++)
-			if (seg->tombs[i].t >= min)
+			if (!(seg->tombs[i].flags & TOMB_DROP))
 				seg->tombs[n++] = seg->tombs[i];
 		seg->nr_tombs = n;
 	}
+	return 0;
 }
 
 /*
@@ -1106,7 +1166,9 @@ int wow_log_recover(struct wow_cache *wc)
 		wc->dirty_blocks++;
 	}
 
-	prune_tombs(wc);
+	r = prune_tombs(wc);
+	if (r)
+		goto out;
 	/* empty segments first, then dead ones, oldest content first */
 	for (s = 0; s < wc->nr_segments; s++)
 		if (!wc->segs[s].seq)
@@ -1203,7 +1265,12 @@ int wow_log_mark_clean(struct wow_cache *wc)
 	/* a hint: skip it rather than wait for space that may never come */
 	nr = DIV_ROUND_UP(m->nr_tombs, wow_max_tombs(wc->args.block_size));
 	spin_lock_irq(&wc->lock);
-	r = wc->state == WOW_STATE_OK && wow_free_blocks(wc) >= 2 * (nr + 1) ?
+	nr = 2 * (nr + 1);
+	r = wc->state == WOW_STATE_OK &&
+	    ((wc->open_seg != WOW_NO_SEG &&
+	      wc->blocks_per_seg - wc->segs[wc->open_seg].wp >= nr) ||
+	     wc->nr_free_segs > WOW_RESERVE_SEGMENTS +
+				DIV_ROUND_UP(nr, wc->blocks_per_seg)) ?
 	    0 : -ENOSPC;
 	spin_unlock_irq(&wc->lock);
 	if (r)

@@ -348,16 +348,20 @@ static struct wow_group *sweep(struct wow_policy *p, bool spare_recent)
 {
 	u64 steps = 2 * p->nr_groups + 2;
 	struct wow_group *g = lower_bound(p, p->hand);
+	bool wrapped = false;
 
 	while (steps--) {
 		if (!g) {
 			g = first_group(p);
 			if (!g)
 				return NULL;
-			p->stats.sweeps++;
+			wrapped = true;
 		}
 		if (has_eligible(p, g)) {
 			if (!spare_recent || !g->recency) {
+				/* a new sweep starts only when the hand moves on */
+				if (wrapped)
+					p->stats.sweeps++;
 				p->hand = g->gno;
 				return g;
 			}

@@ -525,8 +525,9 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 		       wc->nr_segments, free_segs, valid);
 		DMEMIT(" low_watermark=%u high_watermark=%u destage_inflight=%u",
 		       thresh.low / 100, thresh.high / 100, inflight);
-		DMEMIT(" hand=%llu dirty_groups=%llu recency_bits=%llu destage_runs=%llu",
-		       hand, groups, recency, ps.runs);
+		DMEMIT(" hand=%llu dirty_groups=%llu recency_bits=%llu",
+		       hand, groups, recency);
+		DMEMIT(" destage_runs=%llu sweeps=%llu", ps.runs, ps.sweeps);
 		DMEMIT(" mean_run_blocks=%llu mean_seek_sectors=%llu age_oldest_s=%u",
 		       ps.runs ? div64_u64(ps.run_blocks, ps.runs) : 0,
 		       writes ? div64_u64(STAT(seek_sectors), writes) : 0,

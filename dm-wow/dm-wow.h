@@ -386,7 +386,7 @@ struct wow_cache {
 	/* destage and reclaim */
 	struct work_struct destage_work;
 	struct delayed_work tick;
-	struct list_head runs_read;	/* cache reads done */
+	struct list_head runs_read;	/* runs reading, in policy order */
 	struct list_head runs_written;	/* origin writes done */
 	u32 runs_inflight;
 	u32 victim;			/* segment being reclaimed */
@@ -447,6 +447,7 @@ void wow_log_queue_write(struct wow_cache *wc, struct bio *bio);
 void wow_log_queue_flush(struct wow_cache *wc, struct bio *bio);
 void wow_log_queue_discard(struct wow_cache *wc, struct bio *bio);
 void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m);
+void wow_log_cancel_metas(struct wow_cache *wc);
 int wow_log_commit(struct wow_cache *wc);
 int wow_log_mark_clean(struct wow_cache *wc);
 u64 wow_min_disk_seq(struct wow_cache *wc);

@@ -239,3 +239,143 @@ wow_power_cut() {
 	sleep 30
 	fail "power cut did not happen"
 }
+
+# ---- destage policies (issue 4) ----
+
+# wait_clean NAME [SECONDS]: wait until NAME has no dirty blocks
+wait_clean() {
+	_i=0
+	while [ "$(wow_field "$1" 6)" -ne 0 ]; do
+		_i=$((_i + 1))
+		[ "$_i" -le "${2:-300}" ] ||
+			fail "$1 still dirty after ${2:-300} s: $(wow_status "$1")"
+		sleep 1
+	done
+}
+
+# wow_key NAME KEY: the value of KEY=... in NAME's INFO status
+wow_key() {
+	wow_status "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# policy_keeps_data POLICY: data written through a wow device with
+# POLICY, destaged at once (watermarks 0/1) and in cleaner mode, reads
+# back through the device and then from the origin alone.
+policy_keeps_data() {
+	wow_reset_disks
+	wow_create pk "$ORIGIN" "$CACHE" policy "$1" low_watermark 0 \
+		high_watermark 1 max_destage_size 65536
+	_d=$(dm_node pk)
+	_job="--offset=0 --size=192M --bsrange=4k-256k --blockalign=4k"
+	fio_verify "$_d" --rw=randwrite --iodepth=16 --randseed=21 $_job
+	run dmsetup message pk 0 cleaner on
+	wait_clean pk
+	_st=$(wow_status pk)
+	echo "status: $_st"
+	[ "$(wow_key pk destage_writes)" -gt 0 ] || fail "nothing destaged"
+	echo "$_st" | grep -q "^cleaning $1 " || fail "not '$1' in cleaner mode"
+	wow_remove pk
+	info "read back from the origin alone"
+	fio_verify_only "$ORIGIN" --rw=randwrite --iodepth=16 --randseed=21 $_job
+}
+
+# origin_descents TRACE: "writes descents" of the data writes dispatched
+# (D events) in a blkparse text file, in order
+origin_descents() {
+	awk '$6 == "D" && $7 ~ /W/ && $9 == "+" && $10 > 0 {
+		n++; if (n > 1 && $8 < prev) d++; prev = $8
+	} END { print n + 0, d + 0 }' "$1"
+}
+
+# ---- cache scenarios (issue 3) ----
+#
+# Guest tools from tests/vm/guest: /usr/bin/wowcrash (built static by
+# wowvm.py) and /wow/guest/*.awk.
+
+# wow_stat NAME KEY: one status value: a fixed field by name (state policy
+# block_size cache_blocks free_blocks dirty_blocks) or a key=value key
+wow_stat() {
+	wow_status "$1" | awk -v k="$2" '
+		BEGIN { split("state policy block_size cache_blocks free_blocks dirty_blocks", f, " ")
+			for (i in f) pos[f[i]] = i }
+		{ if (k in pos) { print $pos[k]; exit }
+		  for (i = 7; i <= NF; i++) if (index($i, k "=") == 1) {
+			print substr($i, length(k) + 2); exit } }'
+}
+
+# wow_message NAME WORD...: send a message to the target; fail if refused
+wow_message() {
+	_n=$1
+	shift
+	echo "+ dmsetup message $_n 0 $*"
+	dmsetup message "$_n" 0 "$@" || fail "message '$*' to $_n failed"
+}
+
+# wow_wait_clean NAME [SECONDS]: wait until dirty_blocks is 0 (default 60 s)
+wow_wait_clean() {
+	_t=$(( $(date +%s) + ${2:-60} ))
+	while [ "$(wow_stat "$1" dirty_blocks)" != 0 ]; do
+		[ "$(date +%s)" -lt "$_t" ] ||
+			fail "$1 still has $(wow_stat "$1" dirty_blocks) dirty blocks after ${2:-60} s: $(wow_status "$1")"
+		sleep 0.5
+	done
+}
+
+# wow_no_errors NAME: fail if the target left state ok/cleaning or counted
+# an origin or cache error
+wow_no_errors() {
+	_st=$(wow_status "$1")
+	case "$_st" in
+	ok\ * | cleaning\ *) ;;
+	*) fail "$1 is in state ${_st%% *}: $_st" ;;
+	esac
+	[ "$(wow_stat "$1" origin_errors)" = 0 ] &&
+		[ "$(wow_stat "$1" cache_errors)" = 0 ] ||
+		fail "$1 counted I/O errors: $_st"
+}
+
+# read_u DEV BYTE_OFFSET SIZE: unsigned little-endian integer (SIZE 1, 2, 4
+# or 8 bytes) read from DEV with O_DIRECT (not through the page cache)
+read_u() {
+	_blk=$(($2 / 4096))
+	dd if="$1" of=/tmp/wow-ru.blk bs=4096 skip=$_blk count=1 iflag=direct \
+		2> /dev/null || fail "cannot read $1 at block $_blk"
+	od -An -tu"$3" -j $(($2 % 4096)) -N "$3" /tmp/wow-ru.blk | tr -d ' '
+}
+
+# flip_byte DEV BYTE_OFFSET: invert one byte of DEV (O_DIRECT read-modify-
+# write of its 4 KiB block); prints "old new" byte values
+flip_byte() {
+	_blk=$(($2 / 4096)) _off=$(($2 % 4096))
+	dd if="$1" of=/tmp/wow-fb.blk bs=4096 skip=$_blk count=1 iflag=direct \
+		2> /dev/null || fail "cannot read $1 at block $_blk"
+	_old=$(od -An -tu1 -j $_off -N 1 /tmp/wow-fb.blk | tr -d ' ')
+	_new=$((_old ^ 255))
+	# shellcheck disable=SC2059
+	printf "\\$(printf %o $_new)" | dd of=/tmp/wow-fb.blk bs=1 seek=$_off \
+		conv=notrunc 2> /dev/null
+	dd if=/tmp/wow-fb.blk of="$1" bs=4096 seek=$_blk count=1 oflag=direct \
+		conv=notrunc 2> /dev/null || fail "cannot write $1 at block $_blk"
+	echo "$_old $_new"
+}
+
+# log_records CACHE [SEGMENT] [BLOCK_SIZE] [ERASE_BLOCK_SIZE]: walk the
+# records of one log segment (default 0; 4096, 1 MiB) from its start, one
+# line per record while the magic holds:
+#     <byte offset on CACHE> <seq> <seg_seq> <durable_seq> <nr_data> <nr_tombs>
+# (no checksum is checked: this is for finding records to damage)
+log_records() {
+	_dev=$1 _bs=${3:-4096} _eb=${4:-1048576}
+	_pos=$(( (${2:-0} + 1) * _eb )) _end=$(( (${2:-0} + 2) * _eb ))
+	while [ $((_pos + _bs)) -le $_end ]; do
+		dd if="$_dev" of=/tmp/wow-lr.blk bs="$_bs" skip=$((_pos / _bs)) \
+			count=1 iflag=direct 2> /dev/null || break
+		# magic "WOWR" at byte 4
+		[ "$(od -An -tx4 -j 4 -N 4 /tmp/wow-lr.blk | tr -d ' ')" = \
+			52574f57 ] || break
+		set -- $(od -An -tu8 -j 8 -N 24 /tmp/wow-lr.blk) \
+			$(od -An -tu2 -j 52 -N 4 /tmp/wow-lr.blk)
+		echo "$_pos $1 $2 $3 $4 $5"
+		_pos=$((_pos + (1 + $4) * _bs))
+	done
+}
