@@ -120,21 +120,15 @@ static void run_add_pages(struct bio *bio, struct wow_run *run, u32 off, u32 len
 	}
 }
 
-static void run_endio(struct bio *bio, struct list_head *to)
+/* A bio of @run completed: the run, if it was the last one, else NULL. */
+static struct wow_run *run_bio_done(struct bio *bio)
 {
 	struct wow_run *run = bio->bi_private;
-	struct wow_cache *wc = run->wc;
-	unsigned long flags;
 
 	if (bio->bi_status)
 		run->status = bio->bi_status;
 	bio_put(bio);
-	if (!atomic_dec_and_test(&run->pending))
-		return;
-	spin_lock_irqsave(&wc->lock, flags);
-	list_add_tail(&run->list, to);
-	spin_unlock_irqrestore(&wc->lock, flags);
-	wow_kick(wc);
+	return atomic_dec_and_test(&run->pending) ? run : NULL;
 }
 
 /*
@@ -144,26 +138,28 @@ static void run_endio(struct bio *bio, struct list_head *to)
  */
 static void read_endio(struct bio *bio)
 {
-	struct wow_run *run = bio->bi_private;
-	struct wow_cache *wc = run->wc;
+	struct wow_run *run = run_bio_done(bio);
 	unsigned long flags;
 
-	if (bio->bi_status)
-		run->status = bio->bi_status;
-	bio_put(bio);
-	if (!atomic_dec_and_test(&run->pending))
+	if (!run)
 		return;
-	spin_lock_irqsave(&wc->lock, flags);
+	spin_lock_irqsave(&run->wc->lock, flags);
 	run->read_done = true;
-	spin_unlock_irqrestore(&wc->lock, flags);
-	wow_kick(wc);
+	spin_unlock_irqrestore(&run->wc->lock, flags);
+	wow_kick(run->wc);
 }
 
 static void write_endio(struct bio *bio)
 {
-	struct wow_run *run = bio->bi_private;
+	struct wow_run *run = run_bio_done(bio);
+	unsigned long flags;
 
-	run_endio(bio, &run->wc->runs_written);
+	if (!run)
+		return;
+	spin_lock_irqsave(&run->wc->lock, flags);
+	list_add_tail(&run->list, &run->wc->runs_written);
+	spin_unlock_irqrestore(&run->wc->lock, flags);
+	wow_kick(run->wc);
 }
 
 /* Read the run's blocks from the cache, one bio per contiguous slot range. */

@@ -227,34 +227,30 @@ static bool range_cached(struct wow_cache *wc, u64 start, u64 nr)
 	return false;
 }
 
-void wow_log_queue_write(struct wow_cache *wc, struct bio *bio)
+static void queue_bio(struct wow_cache *wc, struct bio_list *list,
+		      struct bio *bio)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&wc->lock, flags);
-	bio_list_add(&wc->pending_writes, bio);
+	bio_list_add(list, bio);
 	spin_unlock_irqrestore(&wc->lock, flags);
 	queue_work(wc->wq, &wc->commit_work);
+}
+
+void wow_log_queue_write(struct wow_cache *wc, struct bio *bio)
+{
+	queue_bio(wc, &wc->pending_writes, bio);
 }
 
 void wow_log_queue_flush(struct wow_cache *wc, struct bio *bio)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&wc->lock, flags);
-	bio_list_add(&wc->pending_flushes, bio);
-	spin_unlock_irqrestore(&wc->lock, flags);
-	queue_work(wc->wq, &wc->commit_work);
+	queue_bio(wc, &wc->pending_flushes, bio);
 }
 
 void wow_log_queue_discard(struct wow_cache *wc, struct bio *bio)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&wc->lock, flags);
-	bio_list_add(&wc->pending_discards, bio);
-	spin_unlock_irqrestore(&wc->lock, flags);
-	queue_work(wc->wq, &wc->commit_work);
+	queue_bio(wc, &wc->pending_discards, bio);
 }
 
 static void free_metas(struct list_head *metas, int error)

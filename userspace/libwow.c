@@ -158,13 +158,13 @@ const struct wow_field wow_fields[WOW_NR_FIELDS] = {
 	F(DIRTY_BLOCKS, dirty_blocks, "Dirty blocks", "blocks",
 	  "cache blocks holding data not yet destaged to the origin"),
 	F(READ_HITS, read_hits, "Read hits", "bios",
-	  "reads served wholly from the cache"),
+	  "reads (or runs of a split read) served from the cache"),
 	F(READ_MISSES, read_misses, "Read misses", "bios",
-	  "reads that needed the origin for at least one block"),
+	  "reads (or runs of a split read) served from the origin"),
 	F(WRITE_HITS, write_hits, "Write hits", "bios",
-	  "writes to blocks already dirty in the cache"),
+	  "cached writes of which a block was already cached"),
 	F(WRITE_MISSES, write_misses, "Write misses", "bios",
-	  "writes cached for blocks that were not dirty in the cache"),
+	  "cached writes of blocks that were not cached"),
 	F(WRITES_BYPASSED, writes_bypassed, "Writes bypassed", "bios",
 	  "writes sent straight to the origin (sequential_cutoff, "
 	  "cleaner mode)"),
@@ -175,8 +175,8 @@ const struct wow_field wow_fields[WOW_NR_FIELDS] = {
 	F(MERGED_BLOCKS, merged_blocks, "Merged blocks", "blocks",
 	  "destaged blocks that rode in an origin write started by a "
 	  "contiguous neighbour (write-IO elision)"),
-	F(COMMITS, commits, "Commits", "commits",
-	  "log appends made durable on the cache device (group commits)"),
+	F(COMMITS, commits, "Commits", "records",
+	  "log appends completed (one record per group commit)"),
 	F(FLUSHES, flushes, "Flushes", "bios",
 	  "FLUSH requests received from the layer above"),
 	F(RECLAIMED_SEGMENTS, reclaimed_segments, "Reclaimed segments",
@@ -214,7 +214,13 @@ const struct wow_field wow_fields[WOW_NR_FIELDS] = {
 	  "sectors",
 	  "mean origin distance between consecutive destage writes"),
 	F(AGE_OLDEST_S, age_oldest_s, "Oldest dirty age", "s",
-	  "age of the oldest dirty block (0 when clean)"),
+	  "age of the oldest log segment holding dirty data (0 when clean)"),
+	F(VALID_BLOCKS, valid_blocks, "Valid blocks", "blocks",
+	  "cache blocks holding a current copy, clean or dirty"),
+	F(DISCARDS, discards, "Discards", "bios",
+	  "discard requests received"),
+	F(SWEEPS, sweeps, "Sweeps", "sweeps",
+	  "times the destage hand wrapped around (cscan, wow)"),
 };
 
 #undef F

@@ -76,6 +76,9 @@ enum wow_field_id {
 	WOW_F_MEAN_RUN_BLOCKS,
 	WOW_F_MEAN_SEEK_SECTORS,
 	WOW_F_AGE_OLDEST_S,
+	WOW_F_VALID_BLOCKS,
+	WOW_F_DISCARDS,
+	WOW_F_SWEEPS,
 	WOW_NR_FIELDS
 };
 
@@ -111,6 +114,7 @@ struct wow_status {
 	uint64_t destage_inflight, hand, dirty_groups, recency_bits;
 	uint64_t destage_runs, mean_run_blocks, mean_seek_sectors;
 	uint64_t age_oldest_s;
+	uint64_t valid_blocks, discards, sweeps;
 	uint64_t present;	/* bit (1 << wow_field_id) per field seen */
 	struct wow_kv *other;	/* unknown keys, in line order */
 	size_t nr_other;

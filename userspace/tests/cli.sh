@@ -38,7 +38,8 @@ esac
 
 out=$("$WOWCTL" fields --rst)
 n=$(printf '%s\n' "$out" | grep -c '^   \* - ``')
-if [ "$n" -eq 32 ] && printf '%s\n' "$out" | grep -q '``age_oldest_s``'
+want=$("$WOWCTL" fields --json | grep -o '"id"' | wc -l)
+if [ "$n" -eq "$want" ] && [ "$n" -ge 32 ] && printf '%s\n' "$out" | grep -q '``age_oldest_s``'
 then pass cli_fields_rst
 else fail cli_fields_rst "$n field rows"; fi
 
