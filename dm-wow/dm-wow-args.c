@@ -335,6 +335,15 @@ int wow_parse_tunable(struct wow_args *a, const char *name,
 	r = opt_descs[id].parse(&tmp, value, error);
 	if (r)
 		return r;
+	/* moving one watermark past the other moves the other along */
+	if (tmp.low_watermark_pct >= tmp.high_watermark_pct) {
+		if (id == WOW_OPT_HIGH_WATERMARK)
+			tmp.low_watermark_pct = tmp.high_watermark_pct > 10 ?
+						tmp.high_watermark_pct - 10 : 0;
+		else if (id == WOW_OPT_LOW_WATERMARK)
+			tmp.high_watermark_pct =
+				min(tmp.low_watermark_pct + 10, 100U);
+	}
 	r = check_args(&tmp, error);
 	if (r)
 		return r;

@@ -234,8 +234,16 @@ static void wow_args_tunable_changes_only_when_valid(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, a.low_watermark_pct, 30U);
 	KUNIT_EXPECT_EQ(test, a.set, 0UL);
 
-	before = a;
+	/* high below low moves low along, and the other way round */
 	KUNIT_EXPECT_EQ(test, wow_parse_tunable(&a, "high_watermark", "20",
+						&error), 0);
+	KUNIT_EXPECT_EQ(test, a.low_watermark_pct, 10U);
+	KUNIT_EXPECT_EQ(test, wow_parse_tunable(&a, "low_watermark", "95",
+						&error), 0);
+	KUNIT_EXPECT_EQ(test, a.high_watermark_pct, 100U);
+
+	before = a;
+	KUNIT_EXPECT_EQ(test, wow_parse_tunable(&a, "high_watermark", "0",
 						&error), -EINVAL);
 	KUNIT_EXPECT_EQ(test, wow_parse_tunable(&a, "max_destage_ios", "0",
 						&error), -EINVAL);
