@@ -460,21 +460,58 @@ static u32 reclaim_threshold(struct wow_cache *wc)
 	return WOW_RESERVE_SEGMENTS + 2 + wc->nr_segments / 32;
 }
 
+/*
+ * Drop held tombstones that no record on the device can need any more
+ * (lock held).  Returns how many are still held.
+ */
+static u64 prune_held_tombs(struct wow_cache *wc)
+{
+	u64 min = wow_min_disk_seq(wc), total = 0;
+	u32 s, i, n;
+
+	for (s = 0; s < wc->nr_segments; s++) {
+		struct wow_segment *seg = &wc->segs[s];
+
+		if (seg->state == WOW_SEG_FREEING)
+			continue;	/* its meta is being written */
+		for (i = 0, n = 0; i < seg->nr_tombs; i++)
+			if (seg->tombs[i].t >= min)
+				seg->tombs[n++] = seg->tombs[i];
+		seg->nr_tombs = n;
+		total += n;
+	}
+	return total;
+}
+
+/*
+ * The victim: usually the closed segment with the fewest dirty, then
+ * fewest valid blocks (cheapest to free).  But tombstones must be kept
+ * while any older segment life is on the device, so every fourth victim,
+ * and every victim while many tombstones are held, is the oldest closed
+ * segment: that keeps the oldest life young and the tombstones few.
+ * Lock held.
+ */
 static u32 pick_victim(struct wow_cache *wc)
 {
-	u32 best = WOW_NO_SEG, s;
+	u32 best = WOW_NO_SEG, oldest = WOW_NO_SEG, s;
+	u64 tombs = prune_held_tombs(wc);
 
 	for (s = 0; s < wc->nr_segments; s++) {
 		struct wow_segment *seg = &wc->segs[s];
 
 		if (seg->state != WOW_SEG_CLOSED)
 			continue;
+		if (oldest == WOW_NO_SEG || seg->seq < wc->segs[oldest].seq)
+			oldest = s;
 		if (best == WOW_NO_SEG ||
 		    seg->nr_dirty < wc->segs[best].nr_dirty ||
 		    (seg->nr_dirty == wc->segs[best].nr_dirty &&
 		     seg->nr_valid < wc->segs[best].nr_valid))
 			best = s;
 	}
+	if (oldest != WOW_NO_SEG &&
+	    (++wc->nr_victims % 4 == 0 || tombs > wc->nr_slots / 16))
+		return oldest;
 	return best;
 }
 

@@ -390,6 +390,7 @@ struct wow_cache {
 	struct list_head runs_written;	/* origin writes done */
 	u32 runs_inflight;
 	u32 victim;			/* segment being reclaimed */
+	u32 nr_victims;
 	bool meta_inflight;
 	unsigned long origin_retry_at;
 	u64 last_destage_end;		/* sector after the last destage */
