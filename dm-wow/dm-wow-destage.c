@@ -136,30 +136,35 @@ static struct wow_run *run_bio_done(struct bio *bio)
  * their cache reads are done; their origin writes are issued in that order
  * (process_reads), so the origin sees each sweep ascending.
  */
+/* Once published under the lock, the worker may free the run: use wc. */
 static void read_endio(struct bio *bio)
 {
 	struct wow_run *run = run_bio_done(bio);
+	struct wow_cache *wc;
 	unsigned long flags;
 
 	if (!run)
 		return;
-	spin_lock_irqsave(&run->wc->lock, flags);
+	wc = run->wc;
+	spin_lock_irqsave(&wc->lock, flags);
 	run->read_done = true;
-	spin_unlock_irqrestore(&run->wc->lock, flags);
-	wow_kick(run->wc);
+	spin_unlock_irqrestore(&wc->lock, flags);
+	wow_kick(wc);
 }
 
 static void write_endio(struct bio *bio)
 {
 	struct wow_run *run = run_bio_done(bio);
+	struct wow_cache *wc;
 	unsigned long flags;
 
 	if (!run)
 		return;
-	spin_lock_irqsave(&run->wc->lock, flags);
-	list_add_tail(&run->list, &run->wc->runs_written);
-	spin_unlock_irqrestore(&run->wc->lock, flags);
-	wow_kick(run->wc);
+	wc = run->wc;
+	spin_lock_irqsave(&wc->lock, flags);
+	list_add_tail(&run->list, &wc->runs_written);
+	spin_unlock_irqrestore(&wc->lock, flags);
+	wow_kick(wc);
 }
 
 /* Read the run's blocks from the cache, one bio per contiguous slot range. */
