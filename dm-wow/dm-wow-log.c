@@ -553,6 +553,8 @@ static bool open_segment(struct wow_cache *wc, bool reserve, u64 seq)
 		return false;
 	seg = list_first_entry(&wc->free_segs, struct wow_segment, list);
 	list_del_init(&seg->list);
+	/* taken from the reserve: only reclaim's records may fill it */
+	wc->open_reserved = wc->nr_free_segs <= WOW_RESERVE_SEGMENTS;
 	wc->nr_free_segs--;
 	wc->open_seg = seg - wc->segs;
 	seg->state = WOW_SEG_OPEN;
@@ -629,8 +631,15 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	reserve = !list_empty(&wc->pending_metas);
 	tombs = reserve || !bio_list_empty(&wc->pending_discards);
 	bio = bio_list_peek(&wc->pending_writes);
-	if (!tombs && !bio)
+	if (wc->open_reserved && wc->nr_free_segs > WOW_RESERVE_SEGMENTS)
+		wc->open_reserved = false;	/* the reserve is back */
+	if (wc->open_seg != WOW_NO_SEG && wc->open_reserved && !tombs)
+		bio = NULL;			/* writes wait for space */
+	if (!tombs && !bio) {
+		if (!bio_list_empty(&wc->pending_writes))
+			wow_kick(wc);
 		return false;
+	}
 	close_if_short(wc, 1 + (tombs ? 0 : wow_bio_blocks(wc, bio)));
 	if (!open_segment(wc, reserve, wc->next_seq)) {
 		wow_kick(wc);
@@ -676,6 +685,8 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 
 	data_cap = min(room, wow_record_capacity(wc->args.block_size,
 						 b->nr_tombs));
+	if (wc->open_reserved)
+		data_cap = 0;
 	while ((bio = bio_list_peek(&wc->pending_writes))) {
 		u32 n = wow_bio_blocks(wc, bio);
 		u32 v = bio_segments(bio);
@@ -877,6 +888,35 @@ static int add_clean_mark(struct wow_scan *sc, struct wow_tomb_range *tr)
 }
 
 /*
+ * After a bad record whose header is intact: read on, headers only, for
+ * the durable_seq of later records of the same life (they are not
+ * applied).  That is what tells a corrupt durable record from a torn one.
+ */
+static int scan_proof(struct wow_cache *wc, struct wow_scan *sc, u32 s,
+		      u32 off, u64 last, u64 seg_seq)
+{
+	u32 bs = wc->args.block_size, bps = wc->blocks_per_seg;
+	struct wow_record_info ri;
+	int r;
+
+	while (off + 1 < bps) {
+		r = wow_sync_io(wc->cache_dev->bdev,
+				wow_slot_sector(wc, slot_of(wc, s, off)),
+				sc->buf, bs, REQ_OP_READ);
+		if (r)
+			return r;
+		if (wow_record_check(sc->buf, bs, wc->sb.uuid, &ri) !=
+		    WOW_REC_OK || ri.seg_seq != seg_seq || ri.seq != last + 1 ||
+		    ri.nr_data > bps - off - 1)
+			break;
+		sc->proven_durable = max(sc->proven_durable, ri.durable_seq);
+		last = ri.seq;
+		off += 1 + ri.nr_data;
+	}
+	return 0;
+}
+
+/*
  * Scan one segment's records from its start.  A record is taken when its
  * header and data checksums hold, it carries our uuid and it continues the
  * segment's life (seg_seq, consecutive seq).  The scan stops at the first
@@ -952,15 +992,23 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 		}
 		ok &= csum == ri.data_csum;
 		if (!ok) {
+			/* its seq: from an intact header, else the next one */
+			u64 sseq = kind == WOW_REC_OK ? ri.seq : off ? last + 1 : 0;
+
 			sc->nr_dropped++;
-			if (off && (!sc->suspect_seq ||
-				    last + 1 < sc->suspect_seq)) {
+			if (sseq && (!sc->suspect_seq || sseq < sc->suspect_seq)) {
 				sc->suspect_seg = s;
-				sc->suspect_seq = last + 1;
+				sc->suspect_seq = sseq;
 			}
 			DMWARN("%s: segment %u: dropped a torn or corrupt log record at block %u%s",
 			       wow_name(wc), s, off,
 			       off ? "" : " (the segment is taken as empty)");
+			if (kind == WOW_REC_OK && ri.nr_data <= bps - off - 1) {
+				r = scan_proof(wc, sc, s, off + 1 + ri.nr_data,
+					       ri.seq, ri.seg_seq);
+				if (r)
+					return r;
+			}
 			break;
 		}
 
@@ -1218,13 +1266,17 @@ int wow_log_mark_clean(struct wow_cache *wc)
 	spin_lock_irq(&wc->lock);
 	nr = wc->valid_blocks - wc->dirty_blocks;
 	spin_unlock_irq(&wc->lock);
-	if (!nr)
-		return 0;
 
-	blocks = kvmalloc_array(nr, sizeof(*blocks), GFP_KERNEL);
+	/*
+	 * Even with nothing clean, one (empty) mark is written: its record
+	 * says every earlier record was durable, so recovery can tell a
+	 * corrupt newest record from a torn one.
+	 */
+	blocks = kvmalloc_array(max(nr, 1U), sizeof(*blocks), GFP_KERNEL);
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
 	if (m)
-		m->tombs = kvmalloc_array(nr, sizeof(*m->tombs), GFP_KERNEL);
+		m->tombs = kvmalloc_array(max(nr, 1U), sizeof(*m->tombs),
+					  GFP_KERNEL);
 	if (!blocks || !m || !m->tombs) {
 		r = -ENOMEM;
 		goto out;
@@ -1254,6 +1306,13 @@ int wow_log_mark_clean(struct wow_cache *wc)
 		tr->t = t;
 		tr->flags = WOW_TOMB_CLEAN;
 		m->nr_tombs++;
+	}
+	if (!m->nr_tombs) {
+		m->tombs[0].start = 0;
+		m->tombs[0].nr = 0;
+		m->tombs[0].t = t;
+		m->tombs[0].flags = WOW_TOMB_CLEAN;
+		m->nr_tombs = 1;
 	}
 	m->victim = WOW_NO_SEG;
 	m->done = &done;

@@ -444,6 +444,9 @@ static void wow_postsuspend(struct dm_target *ti)
 	flush_work(&wc->commit_work);
 	if (!wc->loaded)
 		return;
+	/* durable first, so the clean marks' record can say so */
+	if (wow_log_commit(wc))
+		DMERR("%s: commit at suspend failed", wow_name(wc));
 	if (wow_log_mark_clean(wc))
 		DMWARN("%s: no clean marks written; the next load destages cached blocks again",
 		       wow_name(wc));

@@ -358,6 +358,7 @@ struct wow_cache {
 	struct list_head free_segs;
 	u32 nr_free_segs;
 	u32 open_seg;			/* WOW_NO_SEG when none */
+	bool open_reserved;		/* open_seg came from the reserve */
 
 	struct wow_index index;
 	struct wow_policy policy;

@@ -12,7 +12,7 @@ PKGS=(
 	# UML / KUnit build
 	build-essential flex bison bc libelf-dev libssl-dev python3
 	# bench
-	nbdkit nbdkit-plugin-python python3-matplotlib python3-pytest
+	nbdkit nbdkit-plugin-python python3-matplotlib python3-pytest bcache-tools
 )
 
 missing=()

@@ -5,6 +5,10 @@ Modules:
   blktrace  -- parser for blkparse's default text output
   analysis  -- origin (destage order vs. oracle) and cache (flash-friendliness)
                figures computed from parsed traces
+  systems   -- the bench's systems, fio workloads, profiles and run plan
+  report    -- a bench run directory to results.json, report.md and
+               Documentation/benchmarks.md
+  plots     -- the bench's PNG plots (needs matplotlib; nothing else does)
 
 Only the standard library is used, so the package also loads inside nbdkit's
 Python plugin (scripts/hdd-nbdkit.py).

@@ -379,3 +379,40 @@ log_records() {
 		_pos=$((_pos + (1 + $4) * _bs))
 	done
 }
+
+# wow_watch NAME [SECONDS] [ROUNDS]: log NAME's status every SECONDS
+# (default 10) in the background until the scenario ends (or wow_unwatch),
+# so a slow scenario shows where it stood.  When the status has not changed
+# for ROUNDS rounds (default 6) while fio or wowcrash runs, the device has
+# stalled: dump the blocked tasks to the console (sysrq w), print the
+# FAILED line, and end the scenario (the stuck I/O stays stuck).
+wow_watch() {
+	(
+		_prev="" _same=0
+		while sleep "${2:-10}"; do
+			dm_exists "$1" || continue
+			_s=$(wow_status "$1" | sed 's/ age_oldest_s=[0-9]*//')
+			echo "watch [$(cut -d' ' -f1 /proc/uptime)]: $_s"
+			if [ "$_s" = "$_prev" ] && pidof fio wowcrash > /dev/null
+			then
+				_same=$((_same + 1))
+			else
+				_same=0
+			fi
+			_prev=$_s
+			[ $_same -ge "${3:-6}" ] || continue
+			echo w > /proc/sysrq-trigger
+			echo "FAILED: $1 stalled: no progress for $((_same * ${2:-10})) s with I/O pending (blocked tasks on the console): $_s"
+			kill -TERM $$
+			exit 1
+		done
+	) &
+	WOW_WATCH_PID=$!
+	trap wow_unwatch EXIT
+}
+
+# wow_unwatch: stop wow_watch
+wow_unwatch() {
+	[ -z "$WOW_WATCH_PID" ] || kill "$WOW_WATCH_PID" 2> /dev/null
+	WOW_WATCH_PID=
+}

@@ -18,9 +18,11 @@ Commands (run from anywhere; paths are relative to the current directory):
       console.  `. /wow/lib.sh` gives the scenario helpers; the scenarios are
       in /wow/scenarios.  Leave with `exit` (or Ctrl-D); Ctrl-A x kills QEMU.
 
-  wowvm.py demo [options]
-      Boot, create a wow device, run a short verified fio load and print the
-      device's status and table (tests/vm/demo-guest.sh), output live.
+  wowvm.py demo [options] [--timescale X]
+      Boot with an emulated HDD as the origin (scripts/hdd-nbdkit.py over
+      NBD, time scale X, default 0.1), create a wow device, run a short
+      verified fio load, watch dm-wow destage it (tests/vm/demo-guest.sh),
+      output live.
 
   wowvm.py initramfs [--force]
       Build (or show) the cached base initramfs and print its path.
@@ -613,6 +615,47 @@ def module_path(args):
     return p if os.path.exists(p) else None
 
 
+GUEST_DIR = os.path.join(HERE, "guest")
+
+
+def guest_files():
+    """Guest-side tools from tests/vm/guest: each NAME.c is built static
+    (into $WOW_CACHE/guest, rebuilt when the source changes) and goes to
+    /usr/bin/NAME; other files go to /wow/guest/.  [(src, guest path)]"""
+    out = []
+    if not os.path.isdir(GUEST_DIR):
+        return out
+    bdir = os.path.join(cache_root(), "guest")
+    os.makedirs(bdir, exist_ok=True)
+    for f in sorted(os.listdir(GUEST_DIR)):
+        src = os.path.join(GUEST_DIR, f)
+        if f.startswith(".") or f.endswith(".md") or not os.path.isfile(src):
+            continue
+        if not f.endswith(".c"):
+            out.append((src, "/wow/guest/" + f))
+            continue
+        name = f[:-2]
+        with open(src, "rb") as fh:
+            key = hashlib.sha256(fh.read()).hexdigest()[:16]
+        exe = os.path.join(bdir, "%s-%s" % (name, key))
+        if not os.path.exists(exe):
+            tmp = "%s.tmp.%d" % (exe, os.getpid())
+            r = subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror",
+                                "-static", "-pthread", "-o", tmp, src],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                die("cannot build %s:\n%s" % (src, r.stderr))
+            os.replace(tmp, exe)
+            for old in os.listdir(bdir):
+                if old.startswith(name + "-") and old != os.path.basename(exe):
+                    try:
+                        os.unlink(os.path.join(bdir, old))
+                    except OSError:
+                        pass
+        out.append((exe, "/usr/bin/" + name))
+    return out
+
+
 def build_overlay(kv, out_path, plan, scenarios, module, extra_files=(),
                   base=None):
     """Small per-boot cpio.gz with the project's files and the boot plan."""
@@ -627,8 +670,10 @@ def build_overlay(kv, out_path, plan, scenarios, module, extra_files=(),
         for s in scenarios:
             shutil.copy(s.path, os.path.join(root, "wow/scenarios",
                                              s.name + ".sh"))
-        for src, dest in extra_files:
-            shutil.copy(src, os.path.join(root, dest.lstrip("/")))
+        for src, dest in list(extra_files) + guest_files():
+            dst = os.path.join(root, dest.lstrip("/"))
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copy(src, dst)
         if module:
             shutil.copy(module, os.path.join(
                 root, "lib/modules/%s/extra/dm-wow.ko" % kv))
@@ -653,6 +698,53 @@ def build_overlay(kv, out_path, plan, scenarios, module, extra_files=(),
         shutil.rmtree(root, ignore_errors=True)
 
 
+HDD_PLUGIN = os.path.join(REPO, "scripts", "hdd-nbdkit.py")
+
+
+class NbdHdd:
+    """An emulated HDD (scripts/hdd-nbdkit.py: position-aware, sleeps for
+    the modelled service time * timescale) on a unix socket; pass .url as
+    a disk.  nbdkit and its python plugin must be installed."""
+
+    def __init__(self, image, size, timescale, stats=None):
+        self.image = image
+        self.dir = tempfile.mkdtemp(prefix="wowvm-nbd.")
+        sock = os.path.join(self.dir, "hdd.sock")
+        cmd = ["nbdkit", "-f", "--exit-with-parent", "-U", sock, "python",
+               HDD_PLUGIN, "file=" + image, "size=%d" % size,
+               "timescale=%g" % timescale]
+        if stats:
+            cmd.append("stats=" + stats)
+        self.logf = open(image + ".nbdkit.log", "w")
+        try:
+            self.proc = subprocess.Popen(cmd, stdout=self.logf,
+                                         stderr=subprocess.STDOUT)
+        except OSError as e:
+            die("cannot start nbdkit (apt-get install nbdkit "
+                "nbdkit-plugin-python): %s" % e)
+        deadline = time.time() + 30
+        while not os.path.exists(sock):
+            if self.proc.poll() is not None or time.time() > deadline:
+                self.stop(keep=True)
+                with open(image + ".nbdkit.log") as f:
+                    die("nbdkit did not start: " + f.read()[-2000:])
+            time.sleep(0.1)
+        self.url = "nbd+unix:///?socket=" + sock
+
+    def stop(self, keep=False):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.logf.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        if not keep and os.path.exists(self.image):
+            os.unlink(self.image)
+
+
 def qemu_command(kv, initrd, disks, results, interactive=False,
                  console_log=None):
     qemu = os.environ.get("WOW_QEMU", "qemu-system-x86_64")
@@ -671,8 +763,10 @@ def qemu_command(kv, initrd, disks, results, interactive=False,
     names = ["origin", "cache"]
     for i, d in enumerate(disks):
         serial = names[i] if i < 2 else "extra%d" % (i - 1)
-        cmd += ["-drive", "file=%s,format=raw,if=none,id=d%d,cache=unsafe,"
-                "aio=threads" % (d, i),
+        # an NBD URL (nbd+unix:///?socket=SOCK, e.g. scripts/hdd-nbdkit.py)
+        # is attached as it is; everything else is an image file
+        opts = "" if d.startswith("nbd") else ",cache=unsafe,aio=threads"
+        cmd += ["-drive", "file=%s,format=raw,if=none,id=d%d%s" % (d, i, opts),
                 "-device", "virtio-blk-pci,drive=d%d,serial=%s" % (i, serial)]
     cmd += ["-virtfs", "local,path=%s,mount_tag=results,security_model=none"
             % results]
@@ -974,16 +1068,26 @@ def cmd_demo(args):
     s = parse_scenario(os.path.join(HERE, "demo-guest.sh"))
     s.name = "demo"
     s.timeout = max(s.timeout, 300)
+    # the origin is the emulated HDD (scripts/hdd-nbdkit.py), the cache a
+    # sparse file
+    disks = rd.new_disks("demo", [s.cache])
+    hdd = NbdHdd(os.path.join(rd.path, "hdd.img"), s.origin, args.timescale)
+    log("origin: emulated 7200 rpm disk, %s, time scale %g (%s)" % (
+        fmt_size(s.origin), args.timescale, HDD_PLUGIN))
     ok = True
     try:
-        for s, oc in run_group(kv, base, rd, 1, [s], module, results,
-                               echo="user"):
-            if not oc.ok:
-                ok = False
-                print("demo failed: %s" % oc.reason)
-                for line in oc.console:
-                    print("    | " + line)
+        plan = {"WOW_MODE": "run", "WOW_KV": kv, "WOW_BOOT": 1,
+                "WOW_SCENARIOS": s.name, "WOW_ECHO": "1"}
+        br = boot(kv, base, rd, "demo", plan, [s], [hdd.url] + disks,
+                  results, module, echo="user")
+        oc = judge(s, br, results, 1) or Outcome(False, "asked for a reboot")
+        if not oc.ok:
+            ok = False
+            print("demo failed: %s" % oc.reason)
+            for line in oc.console:
+                print("    | " + line)
     finally:
+        hdd.stop(keep=args.keep)
         rd.cleanup()
     log("logs in %s" % rd.path)
     return 0 if ok else 1
@@ -1069,6 +1173,8 @@ def main():
 
     p = sub.add_parser("demo", help="boot, create a wow device, run fio")
     common(p)
+    p.add_argument("--timescale", type=float, default=0.1,
+                   help="time scale of the emulated HDD (default 0.1)")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("initramfs", help="build the cached base initramfs")

@@ -1,0 +1,414 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest half of the dm-wow evaluation bench (scripts/bench.py).  busybox ash.
+# The host generates one small scenario per run that sources /wow/lib.sh and
+# this file (/wow/bench/benchlib.sh) and calls bench_destage (measurement 1)
+# or bench_closed (measurement 2).  fio job files are in /wow/bench/jobs/.
+#
+# Disks: /dev/vda = 8 GiB file-backed origin (measurement 1, traced),
+#        /dev/vdb = cache disk (sliced with dm-linear to the cache size),
+#        /dev/vdc = the live emulated HDD (scripts/hdd-nbdkit.py, NBD).
+#
+# Systems (names as in scripts/wowbench/systems.py):
+#   wow cscan lrw  dm-wow with that policy
+#   writecache     dm-writecache, ssd mode, 4 KiB blocks
+#   dmcache        dm-cache, writeback, smq, 32 KiB blocks (its minimum);
+#                  metadata on a 16 MiB dm-linear slice of the cache disk
+#   bcache         bcache, writeback, 4 KiB blocks, buckets of 1 MiB or
+#                  less: the kernel wants at least 1024 of them,
+#                  sequential_cutoff 0 and congestion bypass off (so that it
+#                  caches every write, as the others do)
+#   raw            the origin itself
+#
+# Each run writes into $RESULTS/$WOW_NAME/: meta.txt (key=value lines),
+# fio.json, status-*.txt, and for bench_destage the blkparse text of both
+# disks (origin.txt.gz, cache.txt.gz); for bench_closed the fio IOPS logs
+# (iops_*.log) and dirty.txt (the dirty count once a second).
+
+: "${B_TRACE_ORIGIN:=/dev/vda}"
+: "${B_CACHE:=/dev/vdb}"
+: "${B_HDD:=/dev/vdc}"
+B_JOBS=/wow/bench/jobs
+B_META_MB=16			# dm-cache metadata slice
+
+OUT=$RESULTS/$WOW_NAME
+mkdir -p "$OUT" || fail "cannot make $OUT"
+
+meta() {
+	echo "$1=$2" >> "$OUT/meta.txt"
+}
+
+now() {
+	cut -d' ' -f1 /proc/uptime
+}
+
+# phase NAME: note the time a phase starts (in the run's output)
+phase() {
+	echo "@ $(now) $1"
+}
+
+# ---- devices ----
+
+# hdd_setup DEV: what a rotating disk gets: rotational, mq-deadline
+hdd_setup() {
+	_b=$(basename "$1")
+	echo 1 > "/sys/block/$_b/queue/rotational" 2> /dev/null
+	echo mq-deadline > "/sys/block/$_b/queue/scheduler" 2> /dev/null
+	meta "scheduler_$_b" "$(cat "/sys/block/$_b/queue/scheduler")"
+}
+
+bcache_stop_all() {
+	[ -d /sys/fs/bcache ] || return 0
+	for _s in /sys/block/bcache*/bcache/stop; do
+		[ -e "$_s" ] && echo 1 > "$_s"
+	done
+	for _s in /sys/fs/bcache/*-*/stop; do
+		[ -e "$_s" ] && echo 1 > "$_s"
+	done
+	_i=0
+	while ls -d /sys/block/bcache* /sys/fs/bcache/*-* > /dev/null 2>&1; do
+		_i=$((_i + 1))
+		[ $_i -lt 100 ] || fail "bcache devices do not go away"
+		sleep 0.2
+	done
+}
+
+# bench_reset: no dm or bcache devices; zero the heads of the disks so no
+# cache finds old metadata (bcache's backing superblock is on the origin)
+bench_reset() {
+	bcache_stop_all
+	if [ "$(dm_count)" -gt 0 ]; then
+		dmsetup remove_all > /dev/null 2>&1
+		[ "$(dm_count)" -eq 0 ] || fail "cannot remove dm devices: $(dmsetup ls)"
+	fi
+	zero_dev "$B_CACHE" 1
+	zero_dev "$B_CACHE" 1 $B_META_MB
+	for _d in "$B_TRACE_ORIGIN" "$B_HDD"; do
+		[ -b "$_d" ] && zero_dev "$_d" 1
+	done
+	return 0
+}
+
+# linear NAME DEV START_MB SIZE_MB: a dm-linear slice; prints its node
+linear() {
+	dmsetup create "$1" --table "0 $(($4 * 2048)) linear $2 $(($3 * 2048))" ||
+		fail "cannot create linear $1"
+	dm_node "$1"
+}
+
+# sys_create SYSTEM ORIGIN CACHE_MB hold|live: build SYSTEM over ORIGIN with
+# a CACHE_MB MiB cache; sets BDEV (the device to run fio on).  "hold" keeps
+# destage back while the dirty set is loaded (measurement 1).
+sys_create() {
+	_sys=$1 _org=$2 _mb=$3 _mode=$4
+	_len=$(size_sectors "$_org")
+	SYS=$_sys
+	case $_sys in
+	raw)
+		BDEV=$_org
+		;;
+	wow | cscan | lrw)
+		_c=$(linear bcache_dev "$B_CACHE" 0 "$_mb")
+		_opt="policy $_sys"
+		[ "$_mode" = hold ] &&
+			_opt="$_opt low_watermark 99 high_watermark 100"
+		# scripts/bench.py --wow-opts: extra table options (closed loop)
+		[ "$_mode" = live ] && _opt="$_opt ${B_WOW_OPTS:-}"
+		set -- $_opt
+		_t="0 $_len wow $_org $_c $# $_opt"
+		echo "+ dmsetup create bench --table '$_t'"
+		dmsetup create bench --table "$_t" ||
+			fail "cannot create: $_t: $(dmesg | tail -n 5)"
+		BDEV=$(dm_node bench)
+		;;
+	writecache)
+		_c=$(linear bcache_dev "$B_CACHE" 0 "$_mb")
+		_opt=""
+		[ "$_mode" = hold ] && _opt="high_watermark 100 low_watermark 99"
+		set -- $_opt
+		_t="0 $_len writecache s $_org $_c 4096 $# $_opt"
+		echo "+ dmsetup create bench --table '$_t'"
+		dmsetup create bench --table "$_t" ||
+			fail "cannot create: $_t: $(dmesg | tail -n 5)"
+		BDEV=$(dm_node bench)
+		;;
+	dmcache)
+		_m=$(linear bcache_meta "$B_CACHE" 0 $B_META_MB)
+		_c=$(linear bcache_dev "$B_CACHE" $B_META_MB "$_mb")
+		DMCACHE_TABLE="0 $_len cache $_m $_c $_org 64 1 writeback"
+		_t="$DMCACHE_TABLE smq 0"
+		echo "+ dmsetup create bench --table '$_t'"
+		dmsetup create bench --table "$_t" ||
+			fail "cannot create: $_t: $(dmesg | tail -n 5)"
+		BDEV=$(dm_node bench)
+		;;
+	bcache)
+		modprobe bcache || fail "modprobe bcache"
+		_c=$(linear bcache_dev "$B_CACHE" 0 "$_mb")
+		# 1 MiB buckets, smaller when the cache would have fewer than
+		# 1024 (the kernel's minimum)
+		_bk=1024
+		while [ $((_mb * 1024 / _bk)) -lt 1024 ] && [ $_bk -gt 16 ]; do
+			_bk=$((_bk / 2))
+		done
+		meta bucket_bytes $((_bk * 1024))
+		run make-bcache --wipe-bcache --block 4k --bucket ${_bk}k \
+			--writeback -C "$_c" -B "$_org" > /tmp/make-bcache.out
+		for _d in "$_c" "$_org"; do
+			echo "$(readlink -f "$_d")" > /sys/fs/bcache/register 2> /dev/null
+		done
+		_i=0
+		BCACHE_SYS=
+		while [ -z "$BCACHE_SYS" ]; do
+			for _b in /sys/block/bcache*; do
+				[ -e "$_b/bcache/state" ] || continue
+				[ "$(cat "$_b/bcache/state")" != "no cache" ] &&
+					BCACHE_SYS=$_b
+			done
+			_i=$((_i + 1))
+			[ $_i -lt 100 ] || fail "bcache did not attach: $(ls /sys/block):" \
+				"$(cat /sys/block/bcache*/bcache/state):" \
+				"$(cat /tmp/make-bcache.out): $(dmesg | grep -i bcache | tail -n 8)"
+			[ -n "$BCACHE_SYS" ] || sleep 0.1
+		done
+		BDEV=/dev/$(basename "$BCACHE_SYS")
+		_set=$(ls -d /sys/fs/bcache/*-* | head -n 1)
+		echo 0 > "$BCACHE_SYS/bcache/sequential_cutoff"
+		echo 0 > "$_set/congested_read_threshold_us"
+		echo 0 > "$_set/congested_write_threshold_us"
+		[ "$_mode" = hold ] && echo 0 > "$BCACHE_SYS/bcache/writeback_running"
+		;;
+	*)
+		fail "unknown system $_sys"
+		;;
+	esac
+	[ -b "$BDEV" ] || fail "no block device $BDEV for $_sys"
+	meta device "$BDEV"
+	[ "$_sys" = raw ] || sys_status > "$OUT/status-created.txt"
+}
+
+# sys_status: the system's status, one or more lines
+sys_status() {
+	case $SYS in
+	raw) echo raw ;;
+	bcache)
+		for _f in state dirty_data writeback_rate writeback_percent \
+			writeback_running sequential_cutoff; do
+			echo "$_f $(cat "$BCACHE_SYS/bcache/$_f")"
+		done
+		;;
+	*) dmsetup status bench ;;
+	esac
+}
+
+# sys_dirty: dirty data now, in KiB (dm-cache: whole 32 KiB blocks)
+sys_dirty() {
+	case $SYS in
+	raw) echo 0 ;;
+	wow | cscan | lrw)
+		echo $(($(wow_field bench 6) * 4))
+		;;
+	writecache)
+		# <error> <blocks> <free> <under writeback> ...
+		dmsetup status bench | awk '{ print ($5 - $6) * 4 }'
+		;;
+	dmcache)
+		dmsetup status bench | awk '{ print $14 * 32 }'
+		;;
+	bcache)
+		# dirty_data is human-readable: 0.0k, 12.3M, 1.1G
+		awk '{ v = $1 + 0; u = substr($1, length($1));
+			m = (u == "k") ? 1 : (u == "M") ? 1024 : (u == "G") ? 1048576 :
+			    (u == "T") ? 1073741824 : 1 / 1024;
+			printf "%d\n", v * m + 0.5 }' "$BCACHE_SYS/bcache/dirty_data"
+		;;
+	esac
+}
+
+# sys_destage_all: destage everything at full rate, wait until clean
+sys_destage_all() {
+	case $SYS in
+	raw) sync ;;
+	wow | cscan | lrw)
+		dmsetup message bench 0 cleaner on || fail "cleaner on refused"
+		;;
+	writecache)
+		dmsetup message bench 0 cleaner || fail "cleaner refused"
+		;;
+	dmcache)
+		dmsetup reload bench --table "$DMCACHE_TABLE cleaner 0" ||
+			fail "cannot load the cleaner policy"
+		dmsetup suspend bench && dmsetup resume bench ||
+			fail "cannot switch to the cleaner policy"
+		;;
+	bcache)
+		# no 30 s pause after each pass over the index
+		echo 0 > "$BCACHE_SYS/bcache/writeback_delay"
+		echo 0 > "$BCACHE_SYS/bcache/writeback_percent"
+		echo 1000000000 > "$BCACHE_SYS/bcache/writeback_rate" 2> /dev/null
+		echo 1 > "$BCACHE_SYS/bcache/writeback_running"
+		;;
+	esac
+	_t0=$(date +%s)
+	while :; do
+		_d=$(sys_dirty)
+		if [ "$_d" = 0 ]; then
+			case $SYS in
+			writecache)
+				# nothing under writeback either
+				dmsetup status bench | awk '{ exit !($7 == 0) }' && break ;;
+			bcache)
+				[ "$(cat "$BCACHE_SYS/bcache/state")" = clean ] && break ;;
+			*) break ;;
+			esac
+		fi
+		[ $(($(date +%s) - _t0)) -lt "${B_DESTAGE_TIMEOUT:-900}" ] ||
+			fail "$SYS still dirty ($_d KiB) after ${B_DESTAGE_TIMEOUT:-900} s: $(sys_status)"
+		sleep 0.2
+	done
+}
+
+sys_remove() {
+	case $SYS in
+	bcache) bcache_stop_all ;;
+	esac
+	dmsetup remove_all > /dev/null 2>&1
+	[ "$(dm_count)" -eq 0 ] || fail "cannot remove dm devices: $(dmsetup ls)"
+}
+
+# ---- fio ----
+
+# run_fio JOB [/tmp] [FIO OPTION...]: run /wow/bench/jobs/JOB.fio on $BDEV;
+# its JSON output goes to the run's results (with /tmp: left in /tmp/fio.json)
+run_fio() {
+	_job=$1
+	shift
+	_keep=
+	[ "$1" = /tmp ] && { _keep=1; shift; }
+	echo "+ fio $_job.fio $* (DEV=$BDEV)"
+	# one file name for every system: fio seeds its zipf generator from
+	# the name, and every system must get the same writes
+	ln -sfn "$BDEV" /tmp/bench-dev
+	DEV=/tmp/bench-dev fio --output-format=json --output=/tmp/fio.json \
+		"$@" "$B_JOBS/$_job.fio" > /tmp/fio.err 2>&1
+	_rc=$?
+	[ -n "$_keep" ] || cp /tmp/fio.json "$OUT/fio.json"
+	if [ $_rc -ne 0 ]; then
+		cat /tmp/fio.err /tmp/fio.json | head -n 40
+		fail "fio $_job failed (exit $_rc)"
+	fi
+}
+
+# ---- measurement 1: modelled destage ----
+
+# bench_destage SYSTEM JOB CACHE_MB: load the dirty set with destage held
+# back, then destage everything; blktrace both disks throughout.  A 4 KiB
+# read of the origin's last block (a marker) separates load and destage.
+bench_destage() {
+	_sys=$1 _job=$2 _mb=$3
+	phase reset
+	bench_reset
+	hdd_setup "$B_TRACE_ORIGIN"
+	meta measurement destage
+	meta system "$_sys"
+	meta workload "$_job"
+	meta cache_mb "$_mb"
+	meta origin_sectors "$(size_sectors "$B_TRACE_ORIGIN")"
+	meta origin_dev "$(dev_id "$B_TRACE_ORIGIN" | tr : ,)"
+	meta cache_dev "$(dev_id "$B_CACHE" | tr : ,)"
+	phase create
+	sys_create "$_sys" "$B_TRACE_ORIGIN" "$_mb" hold
+	rm -rf /tmp/bt
+	mkdir -p /tmp/bt
+	blktrace -d "$B_TRACE_ORIGIN" -d "$B_CACHE" -a issue -b 1024 -n 32 \
+		-D /tmp/bt > /tmp/bt/blktrace.log 2>&1 &
+	_bt=$!
+	sleep 1
+	kill -0 $_bt 2> /dev/null ||
+		fail "blktrace did not start: $(cat /tmp/bt/blktrace.log)"
+	phase load
+	_last=$(($(size_sectors "$B_TRACE_ORIGIN") / 8 - 1))
+	_bd_t0=$(now)
+	run_fio "$_job" /tmp
+	_bd_t1=$(now)
+	# No pause here: dm-wow destages at full rate after 1 s without I/O.
+	# The marker, a read no system issues, separates load and destage.
+	dd if="$B_TRACE_ORIGIN" of=/dev/null bs=4096 skip=$_last count=1 \
+		iflag=direct 2> /dev/null || fail "marker read failed"
+	sys_status > /tmp/status-loaded.txt
+	_dirty=$(sys_dirty)
+	sys_destage_all
+	_bd_t2=$(now)
+	phase "destaged (from $_bd_t1)"
+	meta marker_sector $((_last * 8))
+	meta dirty_kib_loaded "$_dirty"
+	cp /tmp/status-loaded.txt /tmp/fio.json "$OUT/"
+	phase traces
+	sync
+	sleep 0.2
+	kill -INT $_bt
+	wait $_bt
+	sys_status > "$OUT/status-clean.txt"
+	meta load_s "$(awk -v a="$_bd_t0" -v b="$_bd_t1" 'BEGIN { print b - a }')"
+	meta destage_s "$(awk -v a="$_bd_t1" -v b="$_bd_t2" 'BEGIN { print b - a }')"
+	cp /tmp/bt/blktrace.log "$OUT/blktrace.log"
+	_drop=$(sed -n 's/.*(dropped \([0-9]*\)).*/\1/p' /tmp/bt/blktrace.log |
+		awk '{ s += $1 } END { print s + 0 }')
+	meta dropped_events "$_drop"
+	# both traces at once (two vCPUs); gzip into /tmp, then one copy each
+	for _d in "$B_TRACE_ORIGIN:origin" "$B_CACHE:cache"; do
+		_n=$(basename "${_d%%:*}")
+		{ blkparse -D /tmp/bt -i "$_n" 2> /dev/null |
+			gzip -1 > "/tmp/bt/${_d#*:}.txt.gz"; } &
+	done
+	wait
+	for _f in origin cache; do
+		[ -s "/tmp/bt/$_f.txt.gz" ] || fail "blkparse of the $_f trace failed"
+		cp "/tmp/bt/$_f.txt.gz" "$OUT/" || fail "cannot copy the $_f trace"
+	done
+	rm -rf /tmp/bt
+	phase remove
+	sys_remove
+	phase done
+}
+
+# ---- measurement 2: closed-loop throughput on the live HDD ----
+
+# bench_closed SYSTEM JOB CACHE_MB RUNTIME_S: run JOB (time-based) for
+# RUNTIME_S seconds on SYSTEM over the emulated HDD; log IOPS and dirty data
+# once a second.  The host takes the last window of the log.
+bench_closed() {
+	_sys=$1 _job=$2 _mb=$3 _rt=$4
+	phase reset
+	bench_reset
+	hdd_setup "$B_HDD"
+	meta measurement closed
+	meta system "$_sys"
+	meta workload "$_job"
+	meta cache_mb "$_mb"
+	meta runtime_s "$_rt"
+	meta origin_sectors "$(size_sectors "$B_HDD")"
+	sys_create "$_sys" "$B_HDD" "$_mb" live
+	(
+		_s=$(now)
+		while :; do
+			echo "$(awk -v a="$_s" -v b="$(now)" 'BEGIN { print b - a }') $(sys_dirty)"
+			sleep 1
+		done
+	) > "$OUT/dirty.txt" 2> /dev/null &
+	_poll=$!
+	rm -f /tmp/iops_*
+	phase fio
+	run_fio "$_job" --runtime="$_rt" --time_based \
+		--write_iops_log=/tmp/iops --log_avg_msec=1000
+	kill $_poll
+	wait $_poll 2> /dev/null
+	sys_status > "$OUT/status-end.txt"
+	for _f in /tmp/iops_iops.*.log; do
+		cp "$_f" "$OUT/" || fail "cannot copy $_f"
+	done
+	rm -f /tmp/iops_*
+	phase remove
+	sys_remove
+	phase done
+}

@@ -1,0 +1,136 @@
+"""scripts/wowbench/systems.py: systems, workloads, fio jobs, the run plan."""
+
+import re
+
+import pytest
+
+from wowbench import systems
+
+GIB = 1 << 30
+
+
+def _sections(text):
+    """{section: {key: value}} of a fio job file."""
+    out, cur = {}, None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = re.fullmatch(r"\[(.+)\]", line)
+        if m:
+            cur = out.setdefault(m.group(1), {})
+            continue
+        k, _, v = line.partition("=")
+        cur[k] = v
+    return out
+
+
+def test_systems_are_the_issue_list():
+    assert systems.SYSTEM_NAMES == ["wow", "cscan", "lrw", "writecache",
+                                    "dmcache", "bcache", "raw"]
+    assert systems.REFERENCE == "wow"
+    assert "raw" not in systems.CACHE_SYSTEMS
+    assert systems.system("bcache").label == "bcache"
+    with pytest.raises(KeyError):
+        systems.system("flashcache")
+
+
+def test_workloads_cover_the_issue_list():
+    assert systems.WORKLOAD_NAMES == ["uniform", "zipf", "spc1", "seq"]
+    for w in systems.WORKLOADS:
+        assert sum(j.iodepth for j in w.jobs) == 16, w.name
+    spc1 = systems.workload("spc1")
+    kinds = {j.rw for j in spc1.jobs}
+    assert kinds == {"randwrite", "randread", "write"}
+    assert any(j.dist.startswith("zipf") for j in spc1.jobs)
+
+
+def test_job_blocks_split_writes_exactly():
+    for w in systems.WORKLOADS:
+        n = systems.job_blocks(w, 10240)
+        assert sum(n[j.name] for j in w.jobs if "write" in j.rw) == 10240
+    n = systems.job_blocks(systems.workload("spc1"), 10240)
+    assert n == {"asu1-rand": 4096, "asu1-hot": 4096, "asu3-log": 2048,
+                 "asu2-read": 2560}
+
+
+def test_fio_job_destage_uniform():
+    text = systems.fio_job(systems.workload("uniform"), "destage", 8 * GIB,
+                           10240, seed=7)
+    s = _sections(text)
+    assert s["global"]["filename"] == "${DEV}"
+    assert s["global"]["direct"] == "1"
+    assert s["global"]["randseed"] == "7"
+    j = s["uniform"]
+    assert j["rw"] == "randwrite" and j["bs"] == "4096"
+    assert j["io_size"] == str(10240 * 4096)
+    assert j["offset"] == "0" and j["size"] == str(8 * GIB)
+    assert "norandommap" not in j  # 10,240 distinct blocks
+
+
+def test_fio_job_closed_is_not_size_limited():
+    for w in systems.WORKLOADS:
+        s = _sections(systems.fio_job(w, "closed", 8 * GIB))
+        for j in w.jobs:
+            assert "io_size" not in s[j.name]
+            assert int(s[j.name]["offset"]) % (1 << 20) == 0
+            assert int(s[j.name]["offset"]) + int(s[j.name]["size"]) <= 8 * GIB
+
+
+def test_fio_job_regions_and_zipf():
+    s = _sections(systems.fio_job(systems.workload("spc1"), "destage",
+                                  8 * GIB, 1000))
+    assert s["asu1-hot"]["random_distribution"] == "zipf:1.2"
+    assert s["asu1-hot"]["norandommap"] == "1"
+    assert int(s["asu3-log"]["offset"]) == int(8 * GIB * 0.9) // (1 << 20) * (1 << 20)
+    assert s["asu2-read"]["rw"] == "randread"
+
+
+def test_fio_job_rejects_bad_modes():
+    with pytest.raises(ValueError):
+        systems.fio_job(systems.workload("uniform"), "open", GIB, 10)
+    with pytest.raises(ValueError):
+        systems.fio_job(systems.workload("uniform"), "destage", GIB, 0)
+
+
+def test_plan_quick_has_every_system_on_every_workload():
+    p = systems.PROFILES["quick"]
+    runs = systems.plan(p)
+    ids = [r.id for r in runs]
+    assert len(ids) == len(set(ids))
+    d = [r for r in runs if r.measurement == "destage"]
+    assert {(r.workload, r.system) for r in d} == {
+        (w, s) for w in systems.WORKLOAD_NAMES for s in systems.SYSTEM_NAMES}
+    c = [r for r in runs if r.measurement == "closed"]
+    for mb in p["closed_cache_mb"]:
+        got = {r.system for r in c if r.cache_mb == mb}
+        assert set(systems.CACHE_SYSTEMS) <= got
+    assert sum(1 for r in c if r.system == "raw") == 1  # once per workload
+    for r in c:
+        assert r.runtime_s > r.window_s > 0
+        assert r.timeout_s > r.runtime_s
+
+
+def test_plan_full_sweeps_four_sizes_and_every_workload():
+    p = systems.PROFILES["full"]
+    runs = systems.plan(p)
+    c = [r for r in runs if r.measurement == "closed"]
+    sizes = {r.cache_mb for r in c if r.workload == "uniform"}
+    assert len(sizes) >= 4
+    assert {r.workload for r in c} == set(systems.WORKLOAD_NAMES)
+    for w in systems.WORKLOAD_NAMES:
+        assert sum(1 for r in c if r.workload == w and r.system == "raw") == 1
+
+
+def test_plan_filters():
+    runs = systems.plan(systems.PROFILES["quick"], systems=["wow", "raw"],
+                        workloads=["seq"], measurements=["destage"])
+    assert [r.id for r in runs] == ["d-seq-wow", "d-seq-raw"]
+    with pytest.raises(KeyError):
+        systems.plan(systems.PROFILES["quick"], systems=["nope"])
+
+
+def test_fill_seconds_grows_with_the_cache():
+    p = systems.PROFILES["full"]
+    assert systems.fill_seconds(512, p) > systems.fill_seconds(64, p)
+    assert systems.fill_seconds(1, p) == p["closed_min_fill_s"]

@@ -1,0 +1,77 @@
+"""bench.py's VM side without booting: the generated guest files, the NBD
+drive in wowvm.qemu_command, the dry-run plan."""
+
+import os
+import subprocess
+import sys
+
+from conftest import SCRIPTS
+from wowbench import systems
+
+REPO = os.path.dirname(SCRIPTS)
+sys.path.insert(0, os.path.join(REPO, "tests", "vm"))
+sys.path.insert(0, SCRIPTS)
+
+import bench  # noqa: E402
+import wowvm  # noqa: E402
+
+
+def test_qemu_command_attaches_nbd_url_as_is():
+    url = "nbd+unix:///?socket=/tmp/x/hdd.sock"
+    cmd = wowvm.qemu_command("6.1.0-x", "/tmp/initrd", [url, "/tmp/c.img"],
+                             "/tmp/results")
+    drives = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-drive"]
+    assert drives[0] == "file=%s,format=raw,if=none,id=d0" % url
+    assert drives[1].startswith("file=/tmp/c.img,format=raw,if=none,id=d1,")
+    assert "cache=unsafe" in drives[1]
+    devs = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-device"]
+    assert devs[0] == "virtio-blk-pci,drive=d0,serial=origin"
+    assert "-smp" in cmd and cmd[cmd.index("-smp") + 1] == "2"
+    assert cmd[cmd.index("-m") + 1] == "2G"
+
+
+def test_guest_files(tmp_path):
+    prof = systems.PROFILES["quick"]
+    runs = systems.plan(prof, systems=["wow", "bcache"],
+                        workloads=["uniform", "spc1"])
+    scen, extra = bench.write_guest_files(str(tmp_path), prof, runs)
+    dests = {d for _, d in extra}
+    assert "/wow/bench/benchlib.sh" in dests
+    assert "/wow/bench/jobs/uniform-destage.fio" in dests
+    assert "/wow/bench/jobs/uniform-closed.fio" in dests
+    assert "/wow/bench/jobs/spc1-destage.fio" in dests
+    for src, _ in extra:
+        assert os.path.exists(src)
+    for r in runs:
+        text = open(os.path.join(scen, r.id + ".sh")).read()
+        assert ". /wow/bench/benchlib.sh" in text
+        if r.measurement == "destage":
+            assert "bench_destage %s %s-destage 128" % (r.system,
+                                                       r.workload) in text
+        else:
+            assert "bench_closed %s %s-closed %d %d" % (
+                r.system, r.workload, r.cache_mb, r.runtime_s) in text
+        # a scenario name wowvm accepts
+        s = wowvm.parse_scenario(os.path.join(scen, r.id + ".sh"))
+        assert s.error == "", s.error
+
+
+def test_benchlib_knows_every_system():
+    text = open(os.path.join(SCRIPTS, "bench-guest", "benchlib.sh")).read()
+    for s in systems.SYSTEM_NAMES:
+        assert s in text
+    r = subprocess.run(["sh", "-n", os.path.join(SCRIPTS, "bench-guest",
+                                                 "benchlib.sh")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_dry_run_lists_the_plan():
+    r = subprocess.run([sys.executable, os.path.join(SCRIPTS, "bench.py"),
+                        "--quick", "--dry-run"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    n = len(systems.plan(systems.PROFILES["quick"]))
+    assert len(lines) == n + 1
+    assert lines[-1].startswith("%d runs" % n)

@@ -1,0 +1,179 @@
+"""PNG plots of a bench run (matplotlib, Agg).  Small files: about 100 dpi,
+7x4 inches.  :func:`make_all` returns [(file name, title)]."""
+
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from . import systems  # noqa: E402
+from .hddmodel import SECTOR_SIZE  # noqa: E402
+
+DPI = 90
+SIZE = (7.5, 4.6)
+STYLE = {
+    "wow": dict(color="#d62728", marker="o", lw=2.2, zorder=5),
+    "cscan": dict(color="#ff7f0e", marker="s"),
+    "lrw": dict(color="#bcbd22", marker="^"),
+    "writecache": dict(color="#1f77b4", marker="D"),
+    "dmcache": dict(color="#2ca02c", marker="v"),
+    "bcache": dict(color="#9467bd", marker="P"),
+    "raw": dict(color="#555555", ls="--"),
+    "oracle": dict(color="black"),
+}
+
+
+def _label(s):
+    try:
+        return systems.system(s).label
+    except KeyError:
+        return s
+
+
+def _order(names, universe):
+    return [n for n in universe if n in names]
+
+
+def _save(fig, out_dir, name):
+    path = os.path.join(out_dir, name)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI, metadata={"Software": None})
+    plt.close(fig)
+    return path
+
+
+def closed_vs_cache_size(summary, out_dir):
+    """Sustained IOPS against cache size per system (uniform random
+    writes): the WOW paper's figure."""
+    wl = systems.HEADLINE_WORKLOAD
+    tab = summary["closed"].get(wl)
+    if not tab:
+        return None
+    sizes = sorted(int(mb) for mb in tab)
+    fig, ax = plt.subplots(figsize=SIZE)
+    names = _order({s for mb in tab for s in tab[mb]}, systems.SYSTEM_NAMES)
+    for s in names:
+        if s == "raw":
+            v = [tab[str(mb)][s]["iops"] for mb in sizes if s in tab[str(mb)]]
+            if v:
+                ax.axhline(v[0], label=_label(s), **STYLE["raw"])
+            continue
+        xs = [mb for mb in sizes if s in tab[str(mb)]]
+        ys = [tab[str(mb)][s]["iops"] for mb in xs]
+        ax.plot(xs, ys, label=_label(s), **STYLE.get(s, {}))
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sizes)
+    ax.set_xticklabels([str(mb) for mb in sizes])
+    ax.set_xlabel("cache size (MiB)")
+    ax.set_ylabel("sustained IOPS (emulated HDD)")
+    ax.set_title("Closed loop: 4 KiB random writes, iodepth 16")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, ncol=2)
+    return _save(fig, out_dir, "closed-iops-vs-cache-size.png")
+
+
+def _legend_below(ax):
+    ax.legend(fontsize=7, ncol=4, loc="upper center",
+              bbox_to_anchor=(0.5, -0.1), frameon=False)
+
+
+def _grouped_bars(ax, dtab, value, systems_order, wls):
+    n = len(systems_order)
+    width = 0.8 / max(n, 1)
+    for i, s in enumerate(systems_order):
+        xs, ys = [], []
+        for j, w in enumerate(wls):
+            x = dtab[w]["systems"].get(s)
+            v = value(x) if x else None
+            if v is not None:
+                xs.append(j - 0.4 + width * (i + 0.5))
+                ys.append(v)
+        st = STYLE.get(s, {})
+        ax.bar(xs, ys, width, label=_label(s), color=st.get("color"))
+    ax.set_xticks(range(len(wls)))
+    ax.set_xticklabels([systems.workload(w).label for w in wls])
+
+
+def destage_seek(summary, out_dir):
+    """Mean seek distance of the destage stream per system and workload,
+    with the oracle's."""
+    dtab = summary["destage"]
+    wls = _order(dtab, systems.WORKLOAD_NAMES)
+    if not wls:
+        return None
+    names = _order({s for w in wls for s in dtab[w]["systems"]},
+                   systems.SYSTEM_NAMES)
+    fig, ax = plt.subplots(figsize=SIZE)
+    _grouped_bars(ax, dtab, lambda x: max(x["mean_seek_sectors"] *
+                                          SECTOR_SIZE / (1 << 20), 1e-3),
+                  names, wls)
+    for j, w in enumerate(wls):
+        o = dtab[w]["oracle_mean_seek_sectors"] * SECTOR_SIZE / (1 << 20)
+        ax.plot([j - 0.42, j + 0.42], [max(o, 1e-3)] * 2, color="black",
+                lw=1.5, label="oracle" if j == 0 else None)
+    ax.set_yscale("log")
+    ax.set_ylabel("mean seek between origin writes (MiB)")
+    ax.set_title("Modelled destage: seek distance (lower is better)")
+    ax.grid(axis="y", alpha=0.3)
+    _legend_below(ax)
+    return _save(fig, out_dir, "destage-seek-distance.png")
+
+
+def destage_time(summary, out_dir):
+    """Modelled destage time over the workload's oracle."""
+    dtab = summary["destage"]
+    wls = _order(dtab, systems.WORKLOAD_NAMES)
+    if not wls:
+        return None
+    names = _order({s for w in wls for s in dtab[w]["systems"]},
+                   systems.SYSTEM_NAMES)
+    fig, ax = plt.subplots(figsize=SIZE)
+    _grouped_bars(ax, dtab, lambda x: x["x_oracle"], names, wls)
+    ax.axhline(1.0, color="black", lw=1)
+    ax.set_yscale("log")
+    ax.set_ylabel("modelled origin time / oracle")
+    ax.set_title("Modelled destage time relative to the oracle "
+                 "(1 = best possible)")
+    ax.grid(axis="y", alpha=0.3)
+    _legend_below(ax)
+    return _save(fig, out_dir, "destage-time-vs-oracle.png")
+
+
+def write_amplification(summary, out_dir):
+    dtab = summary["destage"]
+    wls = _order(dtab, systems.WORKLOAD_NAMES)
+    names = _order({s for w in wls for s in dtab[w]["systems"]
+                    if dtab[w]["systems"][s]["wa"] is not None},
+                   systems.SYSTEM_NAMES)
+    if not names:
+        return None
+    fig, ax = plt.subplots(figsize=SIZE)
+    _grouped_bars(ax, dtab, lambda x: x["wa"], names, wls)
+    ax.axhline(1.0, color="black", lw=1)
+    ax.set_yscale("log")
+    ax.set_ylabel("write amplification (erase-block model)")
+    ax.set_title("Cache device write amplification (lower is better)")
+    ax.grid(axis="y", alpha=0.3)
+    _legend_below(ax)
+    return _save(fig, out_dir, "cache-write-amplification.png")
+
+
+PLOTS = [
+    (closed_vs_cache_size, "Closed-loop IOPS against cache size"),
+    (destage_time, "Modelled destage time relative to the oracle"),
+    (destage_seek, "Destage seek distance"),
+    (write_amplification, "Cache write amplification"),
+]
+
+
+def make_all(res, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    out = []
+    for fn, title in PLOTS:
+        p = fn(res["summary"], out_dir)
+        if p:
+            out.append((os.path.basename(p), title))
+    return out

@@ -1,0 +1,757 @@
+"""Turn a bench run directory into results.json, report.md and plots.
+
+A run directory (scripts/bench.py) holds meta.json (the plan, the profile,
+the outcome of each run) and runs/<run id>/ as the guest left it
+(scripts/bench-guest/benchlib.sh): meta.txt, fio.json, status-*.txt, and
+origin.txt.gz + cache.txt.gz (blkparse text) for a destage run, or
+iops_iops.N.log + dirty.txt for a closed-loop run.
+
+:func:`collect` computes every figure (:func:`destage_figures`,
+:func:`closed_figures`), :func:`summarize` the cross-system tables (ratio to
+dm-wow, distance to the oracle) and the issue's targets, :func:`markdown`
+the report, :func:`publish` Documentation/benchmarks.md.  Everything but
+the plots is standard library, so the tests run it on canned data.
+"""
+
+import glob
+import gzip
+import json
+import math
+import os
+import re
+import shutil
+
+from . import analysis, blktrace, systems
+from .hddmodel import SECTOR_SIZE
+
+MIB = 1 << 20
+
+# Cache-trace geometry per system: (erase block bytes or None = the meta's
+# bucket_bytes, first segment in erase blocks).  dm-wow's segments start at
+# erase block 1; bcache's buckets too (bucket 0 holds the superblock); the
+# other peers have no segment area, so every write counts.
+CACHE_GEOMETRY = {
+    "wow": (MIB, 1), "cscan": (MIB, 1), "lrw": (MIB, 1),
+    "bcache": (None, 1),
+    "writecache": (MIB, 0), "dmcache": (MIB, 0),
+}
+
+TARGET_ORACLE_RATIO = 1.1
+TARGET_WA = 1.05
+TARGET_WRITECACHE_FACTOR = 2.0
+
+
+# --------------------------------------------------------------------------
+# Reading what the guest left
+
+
+def read_meta_txt(path):
+    """key=value lines; numbers become int or float."""
+    out = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                k, eq, v = line.rstrip("\n").partition("=")
+                if not eq:
+                    continue
+                out[k] = _number(v)
+    except OSError:
+        pass
+    return out
+
+
+def _number(v):
+    try:
+        return int(v)
+    except ValueError:
+        pass
+    try:
+        return float(v)
+    except ValueError:
+        return v
+
+
+def _open_text(path):
+    if path.endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace")
+
+
+def read_trace(path):
+    """D events of a blkparse text file (gzipped or not)."""
+    with _open_text(path) as f:
+        return list(blktrace.parse_lines(f, ("D",)))
+
+
+def split_at_marker(events, marker_sector):
+    """(load events, destage events): the marker is a read of 8 sectors at
+    ``marker_sector``, issued between the two phases; it is in neither.
+    Without a marker everything is taken as destage."""
+    for i, ev in enumerate(events):
+        if ev.kind == "read" and ev.sector == marker_sector:
+            return events[:i], events[i + 1:]
+    return [], list(events)
+
+
+def read_iops_logs(paths):
+    """fio's per-job IOPS logs (log_avg_msec=1000: "msec, value, ddir, bs,
+    offset[, prio]") as [(ddir, [(seconds, I/Os)])], one list per job and
+    direction (0 read, 1 write).  fio writes a sample when it gets to it: a
+    job stalled for 3 s logs one sample whose value is every I/O done since
+    the last one (the values add up to the job's I/Os), so a value is a
+    count over the time since the previous sample, not a rate."""
+    out = []
+    for p in paths:
+        per = {}
+        with open(p) as f:
+            for line in f:
+                parts = [x.strip() for x in line.split(",")]
+                if len(parts) < 3:
+                    continue
+                try:
+                    ms, val, ddir = int(parts[0]), float(parts[1]), int(parts[2])
+                except ValueError:
+                    continue
+                per.setdefault(ddir, []).append((ms / 1000.0, val))
+        for ddir, samples in sorted(per.items()):
+            out.append((ddir, sorted(samples)))
+    return out
+
+
+def cumulative(samples, t):
+    """I/Os done by time ``t`` of one job's samples, spreading each
+    sample's I/Os evenly over the time since the previous sample."""
+    prev_t, total = 0.0, 0.0
+    for st, n in samples:
+        if t >= st:
+            total += n
+            prev_t = st
+            continue
+        if st > prev_t and t > prev_t:
+            total += n * (t - prev_t) / (st - prev_t)
+        break
+    return total
+
+
+def rate(logs, ddirs, t0, t1):
+    """I/Os per second of the jobs in ``logs`` (directions ``ddirs``)
+    between t0 and t1 seconds."""
+    if t1 <= t0:
+        return 0.0
+    return sum(cumulative(s, t1) - cumulative(s, t0)
+               for d, s in logs if d in ddirs) / (t1 - t0)
+
+
+def read_dirty(path):
+    """[(seconds, dirty KiB)] from dirty.txt."""
+    out = []
+    try:
+        with open(path) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 2:
+                    try:
+                        out.append((float(parts[0]), float(parts[1])))
+                    except ValueError:
+                        pass
+    except OSError:
+        pass
+    return out
+
+
+def fio_summary(path):
+    """Total read/write IOPS and I/Os of a fio JSON output."""
+    try:
+        with open(path) as f:
+            text = f.read()
+        # fio may print notes before the JSON
+        data = json.loads(text[text.index("{"):])
+    except (OSError, ValueError):
+        return None
+    out = {"read_iops": 0.0, "write_iops": 0.0, "read_ios": 0,
+           "write_ios": 0, "runtime_ms": 0}
+    for j in data.get("jobs", []):
+        for d in ("read", "write"):
+            out[d + "_iops"] += j.get(d, {}).get("iops", 0.0)
+            out[d + "_ios"] += j.get(d, {}).get("total_ios", 0)
+        out["runtime_ms"] = max(out["runtime_ms"], j.get("job_runtime", 0))
+    return out
+
+
+# --------------------------------------------------------------------------
+# Per-run figures
+
+
+def destage_figures(run_dir, system):
+    """Figures of one destage run (module doc of analysis.py for the
+    fields of ``origin`` and ``cache``)."""
+    meta = read_meta_txt(os.path.join(run_dir, "meta.txt"))
+    sectors = int(meta.get("origin_sectors", 0))
+    events = read_trace(os.path.join(run_dir, "origin.txt.gz"))
+    load, destage = split_at_marker(events, meta.get("marker_sector", -1))
+    # the marker read is out of both; analyze_origin ignores reads anyway
+    whole = load + destage
+    out = {
+        "meta": meta,
+        "origin": analysis.analyze_origin(whole, sectors),
+        "load_phase_writes": sum(1 for e in load if e.kind == "write"),
+        "destage_phase_writes": sum(1 for e in destage if e.kind == "write"),
+        "fio": fio_summary(os.path.join(run_dir, "fio.json")),
+        "dropped_events": meta.get("dropped_events", 0),
+    }
+    geo = CACHE_GEOMETRY.get(system)
+    cpath = os.path.join(run_dir, "cache.txt.gz")
+    if geo and os.path.exists(cpath):
+        eb = geo[0] or int(meta.get("bucket_bytes", MIB))
+        cev = read_trace(cpath)
+        out["cache"] = analysis.analyze_cache(
+            cev, eb, systems.BLOCK, geo[1] * eb // SECTOR_SIZE)
+    return out
+
+
+def closed_figures(run_dir, runtime_s, window_s, cache_mb):
+    meta = read_meta_txt(os.path.join(run_dir, "meta.txt"))
+    logs = read_iops_logs(sorted(glob.glob(os.path.join(run_dir,
+                                                       "iops_iops.*.log"))))
+    # the run's end: its last sample (fio stops at runtime_s)
+    end = max([s[-1][0] for _, s in logs if s] + [0.0])
+    end = min(end, float(runtime_s)) if end else 0.0
+    start = max(end - window_s, 0.0)
+    dirty = read_dirty(os.path.join(run_dir, "dirty.txt"))
+    at_start = [d for t, d in dirty if t <= start + 1]
+    dirty_start = at_start[-1] if at_start else None
+    series = [[t, round(rate(logs, (0, 1), t - 1, t), 1)]
+              for t in range(1, int(end) + 1)]
+    return {
+        "meta": meta,
+        "write_iops": rate(logs, (1,), start, end),
+        "iops": rate(logs, (0, 1), start, end),
+        "window_s": window_s,
+        "window": [round(start, 3), round(end, 3)],
+        "series": series,
+        "dirty": [[round(t, 1), d] for t, d in dirty],
+        "dirty_frac_at_window": (dirty_start / (cache_mb * 1024.0)
+                                 if dirty_start is not None and cache_mb
+                                 else None),
+        "fio": fio_summary(os.path.join(run_dir, "fio.json")),
+    }
+
+
+# --------------------------------------------------------------------------
+# Whole run
+
+
+def collect(out_dir):
+    """results dict for run dir ``out_dir`` (also what results.json holds)."""
+    with open(os.path.join(out_dir, "meta.json")) as f:
+        meta = json.load(f)
+    outcomes = meta.get("outcomes", {})
+    runs = []
+    for r in meta["runs"]:
+        rd = os.path.join(out_dir, "runs", r["id"])
+        entry = dict(r)
+        entry["error"] = outcomes.get(r["id"], "no outcome")
+        if entry["error"].startswith("kernel:") and _rc(out_dir, r["id"]) == 0:
+            # it finished, but the console showed a kernel problem while it
+            # ran: keep its figures, flag it
+            entry["kernel_warning"] = entry["error"]
+            entry["error"] = ""
+        if entry["error"] == "" or os.path.exists(os.path.join(rd, "meta.txt")):
+            try:
+                if r["measurement"] == "destage":
+                    entry.update(destage_figures(rd, r["system"]))
+                else:
+                    entry.update(closed_figures(rd, r["runtime_s"],
+                                                r["window_s"], r["cache_mb"]))
+            except (OSError, ValueError, KeyError, ZeroDivisionError) as e:
+                entry["error"] = entry["error"] or "analysis: %s" % e
+        entry["ok"] = entry["error"] == ""
+        runs.append(entry)
+    res = {"meta": meta, "runs": runs}
+    res["summary"] = summarize(res)
+    return res
+
+
+def _rc(out_dir, rid):
+    try:
+        with open(os.path.join(out_dir, "runs", rid + ".rc")) as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _ok(runs, measurement):
+    return [r for r in runs if r["measurement"] == measurement and r["ok"]]
+
+
+def ratio(a, b):
+    """a / b, or None if either is missing or b is 0."""
+    if a is None or b is None or not b:
+        return None
+    return a / b
+
+
+def summarize(res):
+    """Cross-system tables and the targets of issue 5."""
+    runs = res["runs"]
+    destage = {}
+    for r in _ok(runs, "destage"):
+        destage.setdefault(r["workload"], {})[r["system"]] = r
+    dtab = {}
+    for wl, by_sys in destage.items():
+        # the workload's oracle: the raw run's (exactly the workload's
+        # writes), else dm-wow's, else the smallest
+        ref = by_sys.get("raw") or by_sys.get(systems.REFERENCE)
+        oracles = [r["origin"]["oracle"]["time_s"] for r in by_sys.values()]
+        oracle_s = ref["origin"]["oracle"]["time_s"] if ref else min(oracles)
+        wow = by_sys.get(systems.REFERENCE)
+        wow_s = wow["origin"]["trace"]["time_s"] if wow else None
+        row = {}
+        for s, r in by_sys.items():
+            t = r["origin"]["trace"]
+            row[s] = {
+                "time_s": t["time_s"],
+                "iops": t["iops"],
+                "mb_s": t["mb_s"],
+                "requests": t["requests"],
+                "mean_seek_sectors": t["mean_seek_sectors"],
+                "mean_request_sectors": t["mean_request_sectors"],
+                "sequential_fraction": t["sequential_fraction"],
+                "descents": t["descents"],
+                "own_oracle_s": r["origin"]["oracle"]["time_s"],
+                "x_own_oracle": r["origin"]["time_ratio"],
+                "x_oracle": ratio(t["time_s"], oracle_s),
+                "x_wow": ratio(t["time_s"], wow_s),
+                "load_phase_writes": r.get("load_phase_writes", 0),
+                "wa": r.get("cache", {}).get("write_amplification"),
+                "violations": r.get("cache", {}).get("violations"),
+                "cache_writes": r.get("cache", {}).get("writes"),
+            }
+        dtab[wl] = {"oracle_s": oracle_s,
+                    "oracle_mean_seek_sectors":
+                        (ref or min(by_sys.values(), key=lambda r: r["origin"]
+                                    ["oracle"]["time_s"]))
+                        ["origin"]["oracle"]["mean_seek_sectors"],
+                    "systems": row}
+    closed = {}
+    for r in _ok(runs, "closed"):
+        closed.setdefault(r["workload"], {}).setdefault(
+            r["cache_mb"], {})[r["system"]] = r
+    ctab = {}
+    for wl, by_size in closed.items():
+        raw = None
+        for by_sys in by_size.values():
+            if "raw" in by_sys:
+                raw = by_sys["raw"]["iops"]
+        ctab[wl] = {}
+        for mb, by_sys in sorted(by_size.items()):
+            wow = by_sys.get(systems.REFERENCE)
+            wow_iops = wow["iops"] if wow else None
+            ctab[wl][str(mb)] = {
+                s: {"iops": r["iops"], "write_iops": r["write_iops"],
+                    "x_wow": ratio(r["iops"], wow_iops),
+                    "x_raw": ratio(r["iops"], raw),
+                    "dirty_frac_at_window": r.get("dirty_frac_at_window")}
+                for s, r in by_sys.items()}
+            if raw is not None and "raw" not in by_sys:
+                ctab[wl][str(mb)]["raw"] = {
+                    "iops": raw, "write_iops": raw, "x_wow": ratio(raw, wow_iops),
+                    "x_raw": 1.0, "dirty_frac_at_window": None}
+    return {"destage": dtab, "closed": ctab,
+            "targets": targets(dtab, ctab)}
+
+
+def targets(dtab, ctab):
+    """Issue 5's target figures, each {name, value, target, met}: reported,
+    not asserted."""
+    out = []
+
+    def add(name, value, target, met, detail=""):
+        out.append({"name": name, "value": value, "target": target,
+                    "met": met, "detail": detail})
+
+    uni = dtab.get(systems.HEADLINE_WORKLOAD, {}).get("systems", {})
+    for s in ("wow", "cscan"):
+        if s in uni:
+            v = uni[s]["x_oracle"]
+            add("modelled destage of %s within %.1fx of the oracle (uniform)"
+                % (s, TARGET_ORACLE_RATIO), v, "<= %.2f" % TARGET_ORACLE_RATIO,
+                v is not None and v <= TARGET_ORACLE_RATIO)
+    for wl, t in dtab.items():
+        row = t["systems"]
+        if "wow" in row and ("cscan" in row or "lrw" in row):
+            best = min(row[s]["time_s"] for s in ("cscan", "lrw") if s in row)
+            v = ratio(best, row["wow"]["time_s"])
+            add("destage: wow at least as fast as cscan and lrw (%s)" % wl, v,
+                ">= 1.00 (best baseline time / wow time)",
+                v is not None and v >= 1.0 - 1e-9)
+    for wl, by_size in ctab.items():
+        for mb, row in by_size.items():
+            if "wow" in row and ("cscan" in row or "lrw" in row):
+                best = max(row[s]["iops"] for s in ("cscan", "lrw") if s in row)
+                v = ratio(row["wow"]["iops"], best)
+                add("closed loop: wow IOPS >= max(cscan, lrw) (%s, %s MiB)"
+                    % (wl, mb), v, ">= 1.00 (wow / best baseline)",
+                    v is not None and v >= 1.0 - 1e-9)
+            if wl == systems.HEADLINE_WORKLOAD and "wow" in row and \
+                    "writecache" in row:
+                v = ratio(row["wow"]["iops"], row["writecache"]["iops"])
+                add("closed loop: wow >= %gx dm-writecache (%s MiB)" % (
+                    TARGET_WRITECACHE_FACTOR, mb), v,
+                    ">= %.2f" % TARGET_WRITECACHE_FACTOR,
+                    v is not None and v >= TARGET_WRITECACHE_FACTOR)
+    for wl, t in dtab.items():
+        for s in ("wow", "cscan", "lrw"):
+            wa = t["systems"].get(s, {}).get("wa")
+            if wa is not None:
+                add("cache write amplification of %s <= %.2f (%s)" % (
+                    s, TARGET_WA, wl), wa, "<= %.2f" % TARGET_WA,
+                    wa <= TARGET_WA)
+    return out
+
+
+# --------------------------------------------------------------------------
+# Markdown
+
+
+def _f(v, fmt="%.2f", none="–"):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return none
+    return fmt % v
+
+
+def _label(s):
+    try:
+        return systems.system(s).label
+    except KeyError:
+        return s
+
+
+def _wl_label(w):
+    try:
+        return systems.workload(w).label
+    except KeyError:
+        return w
+
+
+def _order(names, universe):
+    return [n for n in universe if n in names] + sorted(
+        n for n in names if n not in universe)
+
+
+def table(header, rows, align=None):
+    align = align or ["l"] + ["r"] * (len(header) - 1)
+    sep = ["---:" if a == "r" else "---" for a in align]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def destage_headline_table(dtab, wl=systems.HEADLINE_WORKLOAD):
+    t = dtab.get(wl)
+    if not t:
+        return "(no destage runs for %s)" % wl
+    header = ["system", "modelled time (s)", "× oracle", "× dm-wow",
+              "writes/s", "MB/s", "mean seek (MiB)", "mean request (KiB)",
+              "sequential", "descents", "origin writes", "of them while loading",
+              "cache WA", "cache violations"]
+    rows = []
+    for s in _order(t["systems"], systems.SYSTEM_NAMES):
+        x = t["systems"][s]
+        rows.append([
+            _label(s), _f(x["time_s"], "%.1f"), _f(x["x_oracle"]),
+            _f(x["x_wow"]), _f(x["iops"], "%.0f"), _f(x["mb_s"], "%.2f"),
+            _f(x["mean_seek_sectors"] * SECTOR_SIZE / MIB, "%.2f"),
+            _f(x["mean_request_sectors"] * SECTOR_SIZE / 1024, "%.1f"),
+            _f(x["sequential_fraction"] * 100, "%.0f%%"),
+            x["descents"], x["requests"], x["load_phase_writes"],
+            _f(x["wa"], "%.3f"), _f(x["violations"], "%d")])
+    rows.append(["oracle", _f(t["oracle_s"], "%.1f"), "1.00", "", "", "",
+                 _f(t["oracle_mean_seek_sectors"] * SECTOR_SIZE / MIB, "%.2f"),
+                 "", "", "", "", "", "", ""])
+    return table(header, rows)
+
+
+def destage_matrix(dtab):
+    wls = _order(dtab, systems.WORKLOAD_NAMES)
+    syss = _order({s for w in wls for s in dtab[w]["systems"]},
+                  systems.SYSTEM_NAMES)
+    header = ["system"] + [_wl_label(w) for w in wls]
+    rows = []
+    for s in syss:
+        row = [_label(s)]
+        for w in wls:
+            x = dtab[w]["systems"].get(s)
+            row.append("–" if not x else "%.1f s · %s× wow · %s× oracle" % (
+                x["time_s"], _f(x["x_wow"]), _f(x["x_oracle"])))
+        rows.append(row)
+    rows.append(["oracle"] + ["%.1f s" % dtab[w]["oracle_s"] for w in wls])
+    return table(header, rows)
+
+
+def wa_matrix(dtab):
+    wls = _order(dtab, systems.WORKLOAD_NAMES)
+    syss = _order({s for w in wls for s in dtab[w]["systems"]
+                   if dtab[w]["systems"][s]["wa"] is not None},
+                  systems.SYSTEM_NAMES)
+    header = ["system"] + [_wl_label(w) for w in wls]
+    rows = []
+    for s in syss:
+        row = [_label(s)]
+        for w in wls:
+            x = dtab[w]["systems"].get(s)
+            row.append("–" if not x or x["wa"] is None else "%.3f (%d)" % (
+                x["wa"], x["violations"] or 0))
+        rows.append(row)
+    return table(header, rows)
+
+
+def closed_matrix(ctab):
+    cols = []
+    for w in _order(ctab, systems.WORKLOAD_NAMES):
+        for mb in sorted(ctab[w], key=int):
+            cols.append((w, mb))
+    syss = _order({s for w, mb in cols for s in ctab[w][mb]},
+                  systems.SYSTEM_NAMES)
+    header = ["system"] + ["%s, %s MiB" % (_wl_label(w), mb) for w, mb in cols]
+    rows = []
+    for s in syss:
+        row = [_label(s)]
+        for w, mb in cols:
+            x = ctab[w][mb].get(s)
+            if not x:
+                row.append("–")
+            elif s == "raw":
+                row.append("%.0f" % x["iops"])
+            else:
+                row.append("%.0f · %s× wow · %s× raw" % (
+                    x["iops"], _f(x["x_wow"]), _f(x["x_raw"])))
+        rows.append(row)
+    return table(header, rows)
+
+
+def saturation_note(res):
+    low = []
+    for r in _ok(res["runs"], "closed"):
+        f = r.get("dirty_frac_at_window")
+        if r["system"] != "raw" and f is not None and f < 0.3:
+            low.append("%s (%.0f%%)" % (r["id"], f * 100))
+    if not low:
+        return ""
+    return ("Runs whose dirty data was under 30% of the cache when the window "
+            "began (may not be saturated): " + ", ".join(low) + ".")
+
+
+def targets_table(tg):
+    rows = [[t["name"], _f(t["value"], "%.3f"), t["target"],
+             "met" if t["met"] else "**missed**"] for t in tg]
+    return table(["target", "value", "wanted", ""], rows, ["l", "r", "l", "l"])
+
+
+def failures(res):
+    out = ""
+    bad = [r for r in res["runs"] if not r["ok"]]
+    if bad:
+        out += "Failed runs:\n\n" + "\n".join(
+            "* `%s`: %s" % (r["id"], r["error"]) for r in bad) + "\n\n"
+    warn = [r for r in res["runs"] if r.get("kernel_warning")]
+    if warn:
+        out += ("Runs that finished while the kernel reported a problem "
+                "(figures kept):\n\n" + "\n".join(
+                    "* `%s`: %s" % (r["id"], r["kernel_warning"])
+                    for r in warn) + "\n")
+    return out
+
+
+def markdown(res, plots=(), plot_prefix="plots/", heading="#"):
+    """The report (tables of one run) as Markdown."""
+    meta = res["meta"]
+    s = res["summary"]
+    p = meta["profile"]
+    h = heading
+    parts = []
+    parts.append("%s dm-wow bench: %s run of %s\n" % (
+        h, meta.get("profile_name", "?"), meta.get("started", "?")[:10]))
+    host = meta.get("host", {})
+    git = meta.get("git", {})
+    parts.append(
+        "* command: `%s`%s\n* started %s, finished %s (%s s)\n"
+        "* machine: %s CPUs (%s), %.0f GiB, host kernel %s; guest: QEMU TCG, "
+        "-smp 2 -m 2G, Debian 6.1 kernel\n* dm-wow commit %s%s\n"
+        "* all numbers come from TCG with modelled (destage) or emulated "
+        "(closed loop, time scale %g) disks: compare ratios, not absolute "
+        "values\n" % (
+            meta.get("command", "?"),
+            " (`make %s`)" % meta["make_target"] if meta.get("make_target")
+            else "",
+            meta.get("started", "?"), meta.get("finished", "?"),
+            meta.get("elapsed_s", "?"), host.get("cpus", "?"),
+            host.get("cpu", "?"), host.get("mem_bytes", 0) / (1 << 30),
+            host.get("host_kernel", "?"), (git.get("commit") or "?")[:12],
+            " (dm-wow/ modified)" if git.get("dirty") else "",
+            p.get("timescale", 0)))
+    if meta.get("wow_opts"):
+        parts.append("* closed-loop dm-wow runs with extra table options "
+                     "`%s`\n" % meta["wow_opts"])
+    parts.append("%s# Modelled destage, uniform random writes (headline)\n" % h)
+    parts.append(
+        "%d random 4 KiB writes over an %d GiB origin loaded into a %d MiB "
+        "cache with destage held back, then destaged at full rate; the "
+        "origin's blktrace is charged with the 7200 rpm model.  \"× oracle\": "
+        "modelled time over the oracle's (the same writes sorted by LBA and "
+        "merged); \"× dm-wow\": over dm-wow (wow)'s.  Cache WA: write "
+        "amplification of the cache disk's trace under the erase-block "
+        "model.\n" % (p["destage_blocks"], p["origin_bytes"] >> 30,
+                      p["destage_cache_mb"]))
+    parts.append(destage_headline_table(s["destage"]) + "\n")
+    parts.append("%s# Modelled destage, every workload\n" % h)
+    parts.append("Modelled origin time · ratio to dm-wow (wow) · ratio to "
+                 "the workload's oracle (lower is better).\n")
+    parts.append(destage_matrix(s["destage"]) + "\n")
+    parts.append("%s# Cache write amplification (violations)\n" % h)
+    parts.append("Erase-block model on the cache disk's trace (load and "
+                 "destage): dm-wow with 1 MiB erase blocks from erase block 1,"
+                 " bcache with its bucket size from bucket 1, dm-writecache "
+                 "and dm-cache with 1 MiB erase blocks over the whole disk "
+                 "(their metadata included).  In brackets: writes that are "
+                 "not appends, misaligned, or rewrite a segment early.\n")
+    parts.append(wa_matrix(s["destage"]) + "\n")
+    parts.append("%s# Closed-loop throughput on the live emulated HDD\n" % h)
+    parts.append("Sustained IOPS (reads + writes) over the last %d s of each "
+                 "run, cache filled first; iodepth 16; the origin is "
+                 "scripts/hdd-nbdkit.py at time scale %g.\n" % (
+                     p["closed_window_s"], p["timescale"]))
+    parts.append(closed_matrix(s["closed"]) + "\n")
+    note = saturation_note(res)
+    if note:
+        parts.append(note + "\n")
+    parts.append("%s# Targets of issue 5 (reported, not asserted)\n" % h)
+    parts.append(targets_table(s["targets"]) + "\n")
+    if plots:
+        parts.append("%s# Plots\n" % h)
+        for name, title in plots:
+            parts.append("![%s](%s%s)\n" % (title, plot_prefix, name))
+    f = failures(res)
+    if f:
+        parts.append(f)
+    k = kernel_problems(meta)
+    if k:
+        parts.append("%s# Kernel problems seen\n" % h)
+        parts.append(k)
+    return "\n".join(parts)
+
+
+def kernel_problems(meta, lines=14):
+    """The crashes and failures the VM console showed (a crashed run is
+    tried once more in a new boot), with the start of each report."""
+    probs = meta.get("kernel_problems") or []
+    out = []
+    for p in probs:
+        out.append("* `%s` (boot %s): %s" % (p["run"], p.get("boot", "?"),
+                                              p["reason"]))
+        con = [c for c in p.get("console", []) if c.strip()][:lines]
+        if con:
+            out.append("\n  ```\n" + "\n".join("  " + c for c in con) +
+                       "\n  ```")
+    return "\n".join(out) + "\n" if out else ""
+
+
+def write_outputs(out_dir, res):
+    """results.json, plots/*.png and report.md in ``out_dir``."""
+    plots = []
+    try:
+        from . import plots as plotmod
+        plots = plotmod.make_all(res, os.path.join(out_dir, "plots"))
+    except ImportError as e:  # no matplotlib: tables only
+        res.setdefault("notes", []).append("no plots: %s" % e)
+    with open(os.path.join(out_dir, "results.json"), "w") as f:
+        json.dump(res, f, indent=1, sort_keys=True)
+    with open(os.path.join(out_dir, "report.md"), "w") as f:
+        f.write(markdown(res, plots))
+    return plots
+
+
+DOC_INTRO = """\
+# dm-wow benchmarks
+
+How dm-wow's destage order compares with Linux's write-back caches over the
+same emulated disks.  The bench is `scripts/bench.py` (`make bench-quick`,
+about ten minutes on a 2-core machine; `make bench`, under an hour); it
+boots the test VM
+(tests/vm/wowvm.py), runs every system on every workload, and leaves
+everything in `results/bench/<time>/` (results.json with every figure,
+report.md, plots, the guest's raw outputs and traces).  `scripts/bench.py
+--publish results/bench/<time>` rewrites this page from one run.
+
+## What is measured
+
+* **Systems.** dm-wow with policy `wow`, `cscan` and `lrw`;
+  dm-writecache (ssd mode, 4 KiB blocks); dm-cache (writeback, smq,
+  32 KiB blocks, its minimum; metadata on a 16 MiB slice of the cache disk);
+  bcache (writeback, 4 KiB blocks, buckets of 1 MiB or less as the kernel
+  wants 1024 of them, `sequential_cutoff 0`, congestion bypass off); and the
+  raw disk.  Every cache gets the same
+  cache size as a dm-linear slice of one cache disk; the origin is marked
+  rotational with mq-deadline, as a real disk would be.
+* **Workloads** (fio, scripts/wowbench/systems.py): uniform random 4 KiB
+  writes; a hot set (zipf 1.2); an SPC-1-like mix (uniform and zipf random
+  writes, random reads, a sequential log stream); one sequential stream.
+* **Modelled destage** (deterministic, the headline).  The dirty set is
+  loaded with destage held back (dm-wow: `low_watermark 99 high_watermark
+  100`; dm-writecache: watermarks 100/99; bcache: `writeback_running 0`;
+  dm-cache has no such knob, what it writes meanwhile is counted), then
+  everything is destaged at full rate (dm-wow: `cleaner on`; dm-writecache:
+  the `cleaner` message; dm-cache: reload with the `cleaner` policy; bcache:
+  `writeback_delay 0`, `writeback_percent 0`, the largest `writeback_rate`,
+  `writeback_running 1`).  Both disks are blktraced from the load to the
+  end of destage; the origin's writes are charged with the 7200 rpm model of
+  scripts/wowbench/hddmodel.py and compared with the oracle, the same
+  writes sorted by LBA and merged (scripts/wowbench/analysis.py).  The
+  workload's oracle is the oracle of the raw disk's run (exactly the
+  workload's writes).  The cache disk's trace gives alignment violations
+  and write amplification under a simple erase-block model.
+* **Closed-loop throughput.**  The origin is scripts/hdd-nbdkit.py, a
+  position-aware disk that sleeps for the modelled time times a time
+  scale, attached to QEMU over NBD.  fio runs at iodepth 16 long enough to
+  fill the cache, and the sustained IOPS of the last window is reported.
+  The raw disk is run once per workload.
+
+The numbers come from QEMU/TCG (no KVM) on a 2-core machine shared with
+other work, with modelled or emulated disks: absolute times mean little,
+ratios measured in one run are what to compare.
+"""
+
+
+def publish(res, run_dir, doc_dir):
+    """Documentation/benchmarks.md and Documentation/bench/*.png from the
+    results of one run."""
+    bench_dir = os.path.join(doc_dir, "bench")
+    os.makedirs(bench_dir, exist_ok=True)
+    plots = []
+    src = os.path.join(run_dir, "plots")
+    try:
+        from . import plots as plotmod
+        plots = plotmod.make_all(res, bench_dir)
+    except ImportError:
+        for name in sorted(os.listdir(src)) if os.path.isdir(src) else []:
+            shutil.copy(os.path.join(src, name), bench_dir)
+            plots.append((name, name))
+    body = markdown(res, plots, plot_prefix="bench/", heading="##")
+    body = re.sub(r"^## dm-wow bench: ", "## Results: ", body, count=1)
+    path = os.path.join(doc_dir, "benchmarks.md")
+    notes = NOTES_MARKER + "\n\n## Notes\n\n(none yet)\n"
+    try:
+        with open(path) as f:
+            old = f.read()
+        if NOTES_MARKER in old:
+            notes = old[old.index(NOTES_MARKER):]
+    except OSError:
+        pass
+    with open(path, "w") as f:
+        f.write(DOC_INTRO + "\n" + body.rstrip("\n") + "\n\n" + notes)
+
+
+# Everything from this line on in Documentation/benchmarks.md is written by
+# hand and kept when the page is published again.
+NOTES_MARKER = ("<!-- Hand-written notes below: scripts/bench.py --publish "
+                "keeps them. -->")

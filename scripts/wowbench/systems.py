@@ -1,0 +1,262 @@
+"""What the bench runs: systems, fio workloads, profiles and the run plan.
+
+Systems are the caches compared over the same emulated disks (the guest side
+is scripts/bench-guest/benchlib.sh, which knows each by name):
+
+  wow, cscan, lrw  dm-wow with that destage policy
+  writecache       dm-writecache, ssd mode, 4 KiB blocks
+  dmcache          dm-cache writeback with smq, 32 KiB blocks (its minimum)
+  bcache           bcache writeback, 4 KiB blocks
+  raw              no cache: the origin itself (a reference)
+
+Workloads are fio jobs, rendered by :func:`fio_job` for the two
+measurements:
+
+  destage  a fixed amount of I/O (``blocks`` 4 KiB writes in all) loads the
+           dirty set, which is then destaged and traced (modelled HDD time)
+  closed   time-based, iodepth 16 in all, on the live emulated HDD
+           (sustained IOPS over the last window of the run)
+
+Profiles (:data:`PROFILES`) fix the sizes, and :func:`plan` turns one into
+the ordered list of runs.
+"""
+
+import re
+from typing import NamedTuple
+
+MIB = 1 << 20
+BLOCK = 4096
+
+
+class System(NamedTuple):
+    name: str       # guest name (benchlib.sh)
+    label: str      # for tables and plots
+    family: str     # "dm-wow" or the peer's name
+    cache: bool     # False for raw
+
+
+SYSTEMS = [
+    System("wow", "dm-wow (wow)", "dm-wow", True),
+    System("cscan", "dm-wow (cscan)", "dm-wow", True),
+    System("lrw", "dm-wow (lrw)", "dm-wow", True),
+    System("writecache", "dm-writecache", "dm-writecache", True),
+    System("dmcache", "dm-cache (smq)", "dm-cache", True),
+    System("bcache", "bcache", "bcache", True),
+    System("raw", "raw disk", "raw", False),
+]
+SYSTEM_NAMES = [s.name for s in SYSTEMS]
+CACHE_SYSTEMS = [s.name for s in SYSTEMS if s.cache]
+REFERENCE = "wow"
+
+
+def system(name):
+    for s in SYSTEMS:
+        if s.name == name:
+            return s
+    raise KeyError(name)
+
+
+# --------------------------------------------------------------------------
+# Workloads
+
+
+class Job(NamedTuple):
+    """One fio job section.  ``share`` is its part of the writes (of the
+    reads for a read job) in the destage measurement; ``iodepth`` its queue
+    depth (the jobs of a workload add up to 16)."""
+    name: str
+    rw: str                   # randwrite, write, randread
+    iodepth: int
+    share: float = 1.0
+    region: tuple = (0.0, 1.0)  # fraction of the origin: [start, end)
+    dist: str = ""            # fio random_distribution, "" = uniform
+    bs: int = BLOCK
+
+
+class Workload(NamedTuple):
+    name: str
+    label: str
+    description: str
+    jobs: tuple
+    reads: float = 0.0        # destage: reads issued, as a share of writes
+
+
+WORKLOADS = [
+    Workload("uniform", "uniform random",
+             "4 KiB random writes, uniform over the whole origin",
+             (Job("uniform", "randwrite", 16),)),
+    Workload("zipf", "hot set (zipf)",
+             "4 KiB random writes, zipf(1.2) over the whole origin: a hot set "
+             "rewritten often",
+             (Job("zipf", "randwrite", 16, dist="zipf:1.2"),)),
+    Workload("spc1", "SPC-1-like mix",
+             "SPC-1-like: 40% uniform random writes and 40% zipf(1.2) writes "
+             "over the first 45% (ASU-1), uniform random reads (a quarter as "
+             "many as the writes) over the next 45% (ASU-2), 20% sequential "
+             "writes over the last 10% (ASU-3, a log)",
+             (Job("asu1-rand", "randwrite", 4, 0.4, (0.0, 0.45)),
+              Job("asu1-hot", "randwrite", 5, 0.4, (0.0, 0.45), "zipf:1.2"),
+              Job("asu2-read", "randread", 4, 1.0, (0.45, 0.9)),
+              Job("asu3-log", "write", 3, 0.2, (0.9, 1.0))),
+             reads=0.25),
+    Workload("seq", "sequential stream",
+             "4 KiB sequential writes, one stream from 1/8 of the origin on",
+             (Job("seq", "write", 16, region=(0.125, 1.0)),)),
+]
+WORKLOAD_NAMES = [w.name for w in WORKLOADS]
+HEADLINE_WORKLOAD = "uniform"
+
+
+def workload(name):
+    for w in WORKLOADS:
+        if w.name == name:
+            return w
+    raise KeyError(name)
+
+
+def _region(job, origin_bytes):
+    """(offset, size) in bytes of a job's region, 1 MiB aligned."""
+    start = int(origin_bytes * job.region[0]) // MIB * MIB
+    end = int(origin_bytes * job.region[1]) // MIB * MIB
+    return start, end - start
+
+
+def job_blocks(wl, blocks):
+    """{job name: 4 KiB I/Os} for the destage measurement: ``blocks`` writes
+    in all, split by share; read jobs get ``wl.reads * blocks`` reads."""
+    writers = [j for j in wl.jobs if "write" in j.rw]
+    total = sum(j.share for j in writers)
+    out, left = {}, blocks
+    for i, j in enumerate(writers):
+        n = left if i == len(writers) - 1 else int(round(blocks * j.share / total))
+        out[j.name] = n
+        left -= n
+    for j in wl.jobs:
+        if "read" in j.rw:
+            out[j.name] = int(round(blocks * wl.reads * j.share))
+    return out
+
+
+def fio_job(wl, mode, origin_bytes, blocks=0, seed=1):
+    """fio job file text for workload ``wl`` in ``mode`` ("destage" or
+    "closed").  The device comes from the environment (``DEV``); a closed
+    run adds ``--runtime``/``--time_based`` on the command line."""
+    if mode not in ("destage", "closed"):
+        raise ValueError("mode must be destage or closed")
+    if mode == "destage" and blocks <= 0:
+        raise ValueError("destage needs blocks > 0")
+    lines = ["# %s (%s), generated by scripts/bench.py" % (wl.name, mode),
+             "[global]", "filename=${DEV}", "ioengine=libaio", "direct=1",
+             "randrepeat=0", "randseed=%d" % seed, "group_reporting=1", ""]
+    counts = job_blocks(wl, blocks) if mode == "destage" else {}
+    for j in wl.jobs:
+        off, size = _region(j, origin_bytes)
+        lines += ["[%s]" % j.name, "rw=%s" % j.rw, "bs=%d" % j.bs,
+                  "iodepth=%d" % j.iodepth, "offset=%d" % off,
+                  "size=%d" % size]
+        if j.dist:
+            lines += ["random_distribution=%s" % j.dist, "norandommap=1"]
+        elif mode == "closed" and j.rw.startswith("rand"):
+            lines.append("norandommap=1")
+        if mode == "destage":
+            lines.append("io_size=%d" % (counts[j.name] * j.bs))
+        lines.append("")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------
+# Profiles and the run plan
+
+PROFILES = {
+    # make bench-quick: every system on every workload, small and short
+    "quick": {
+        "origin_bytes": 8 << 30,
+        "destage_cache_mb": 128,
+        "destage_blocks": 2048,
+        "destage_workloads": WORKLOAD_NAMES,
+        "closed_cache_mb": [64],           # uniform random: the size sweep
+        "closed_other_cache_mb": None,     # other workloads: not in quick
+        "closed_window_s": 10,
+        "closed_fill_iops": 1000,          # guess of the cache's fill rate
+        "closed_min_fill_s": 8,
+        "timescale": 1.0,
+    },
+    # make bench
+    "full": {
+        "origin_bytes": 8 << 30,
+        "destage_cache_mb": 128,
+        "destage_blocks": 10240,
+        "destage_workloads": WORKLOAD_NAMES,
+        "closed_cache_mb": [32, 64, 128, 256],
+        "closed_other_cache_mb": 64,
+        "closed_window_s": 20,
+        "closed_fill_iops": 1000,
+        "closed_min_fill_s": 10,
+        "timescale": 1.0,
+    },
+}
+
+
+class Run(NamedTuple):
+    id: str             # scenario name: [A-Za-z0-9_.+-]
+    measurement: str    # destage | closed
+    system: str
+    workload: str
+    cache_mb: int
+    runtime_s: int = 0  # closed: fio runtime (fill + window)
+    window_s: int = 0   # closed: the measured tail
+    timeout_s: int = 0  # guest watchdog for the run
+
+
+def fill_seconds(cache_mb, profile):
+    """Seconds of closed-loop load before the measured window: long enough
+    to fill a cache of ``cache_mb`` MiB at the profile's fill rate."""
+    blocks = cache_mb * MIB // BLOCK
+    return max(profile["closed_min_fill_s"],
+               -(-blocks // profile["closed_fill_iops"]))
+
+
+def plan(profile, systems=None, workloads=None, measurements=None):
+    """The runs of ``profile`` (a PROFILES entry), in order: destage runs
+    first (per workload, every system), then closed runs (uniform over the
+    size sweep, then the other workloads; raw once per workload)."""
+    systems = list(systems or SYSTEM_NAMES)
+    workloads = list(workloads or WORKLOAD_NAMES)
+    measurements = list(measurements or ["destage", "closed"])
+    for name in systems:
+        system(name)
+    for name in workloads:
+        workload(name)
+    runs = []
+    if "destage" in measurements:
+        mb = profile["destage_cache_mb"]
+        for w in profile["destage_workloads"]:
+            if w not in workloads:
+                continue
+            for s in systems:
+                runs.append(Run("d-%s-%s" % (w, s), "destage", s, w, mb,
+                                timeout_s=900))
+    if "closed" in measurements:
+        window = profile["closed_window_s"]
+        cases = [(HEADLINE_WORKLOAD, mb) for mb in profile["closed_cache_mb"]]
+        other = profile.get("closed_other_cache_mb")
+        if other:
+            cases += [(w, other) for w in WORKLOAD_NAMES
+                      if w != HEADLINE_WORKLOAD]
+        raw_done = set()
+        for w, mb in cases:
+            if w not in workloads:
+                continue
+            for s in systems:
+                if s == "raw":
+                    if w in raw_done:
+                        continue
+                    raw_done.add(w)
+                    rt = window + 5
+                else:
+                    rt = fill_seconds(mb, profile) + window
+                runs.append(Run("c-%s-%dm-%s" % (w, mb, s), "closed", s, w,
+                                mb, rt, window, timeout_s=rt + 240))
+    for r in runs:
+        assert re.fullmatch(r"[A-Za-z0-9_.+-]+", r.id), r.id
+    return runs
