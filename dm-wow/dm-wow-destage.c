@@ -11,7 +11,9 @@
  * destaged whose log record could still be lost.
  *
  * Reclaim frees one victim segment at a time: the closed segment with the
- * fewest dirty blocks.  Its dirty blocks are destaged out of order; then a
+ * fewest dirty blocks.  While the policy's destage runs, reclaim waits (a
+ * while) for a victim without dirty blocks; past that wait the victim's
+ * dirty blocks are destaged out of order.  Then a
  * durable record carries tombstones for the copies it still holds (and
  * the tombstones it held that are still needed); then, once reads from it
  * finished, it joins the free list.
@@ -59,7 +61,8 @@ u32 wow_destage_target(struct wow_cache *wc, bool idle)
 	if (wc->stopped || !wc->dirty_blocks ||
 	    time_before(jiffies, wc->origin_retry_at))
 		return 0;
-	if (wc->cleaner || idle || wc->state != WOW_STATE_OK)
+	if (wc->cleaner || idle || wc->state != WOW_STATE_OK ||
+	    wc->reclaim_wait)
 		return max;
 	if (wc->args.max_age_s &&
 	    time_after(jiffies, wc->oldest_dirty +
@@ -246,7 +249,7 @@ static void complete_run(struct wow_cache *wc, struct wow_run *run, bool ok)
 			continue;
 		if (ok) {
 			sl->flags &= ~WOW_SLOT_DIRTY;
-			wc->segs[wow_slot_seg(wc, run->slots[i])].nr_dirty--;
+			wow_seg_dirty_dec(wc, wow_slot_seg(wc, run->slots[i]));
 			wc->dirty_blocks--;
 		} else {
 			/* the group is alive while the run is busy */
@@ -459,12 +462,6 @@ static void start_runs(struct wow_cache *wc)
 	wow_kick(wc);
 }
 
-/* Free segments below this start reclaim: lazy, but never too late. */
-static u32 reclaim_threshold(struct wow_cache *wc)
-{
-	return WOW_RESERVE_SEGMENTS + 2 + wc->nr_segments / 32;
-}
-
 /*
  * Drop held tombstones that no record on the device can need any more
  * (lock held).  Returns how many are still held.
@@ -500,6 +497,8 @@ static u32 pick_victim(struct wow_cache *wc)
 {
 	u32 best = WOW_NO_SEG, oldest = WOW_NO_SEG, s;
 	u64 tombs = prune_held_tombs(wc);
+	bool oldest_turn = (wc->nr_victims + 1) % 4 == 0 ||
+			   tombs > wc->nr_slots / 16;
 
 	for (s = 0; s < wc->nr_segments; s++) {
 		struct wow_segment *seg = &wc->segs[s];
@@ -514,10 +513,26 @@ static u32 pick_victim(struct wow_cache *wc)
 		     seg->nr_valid < wc->segs[best].nr_valid))
 			best = s;
 	}
-	if (oldest != WOW_NO_SEG &&
-	    (++wc->nr_victims % 4 == 0 || tombs > wc->nr_slots / 16))
-		return oldest;
-	return best;
+	return oldest_turn ? oldest : best;
+}
+
+/*
+ * Should reclaim destage @v's dirty blocks now, out of the policy's
+ * order?  Not while the policy's destage is running: its sweep cleans
+ * segments in the order they were written, and waiting for it keeps the
+ * origin's writes in order (the log then holds about twice the dirty data,
+ * and the destage rate runs at its maximum meanwhile).  After
+ * WOW_RECLAIM_WAIT_MS without a clean segment it forces the victim.
+ * Lock held.
+ */
+static bool reclaim_force(struct wow_cache *wc, u32 v)
+{
+	if (!wc->segs[v].nr_dirty)
+		return true;
+	if (!wc->reclaim_wait)
+		wc->reclaim_wait = jiffies | 1;
+	return time_after(jiffies, wc->reclaim_wait +
+			  msecs_to_jiffies(WOW_RECLAIM_WAIT_MS));
 }
 
 /* Tombstones for a clean victim: its copies, and what it still holds. */
@@ -596,9 +611,18 @@ static void reclaim(struct wow_cache *wc)
 		}
 	}
 	want = !wc->stopped && wc->state == WOW_STATE_OK &&
-	       wc->nr_free_segs < reclaim_threshold(wc);
-	if (wc->victim == WOW_NO_SEG && want)
-		wc->victim = pick_victim(wc);
+	       wc->nr_free_segs < wow_reclaim_threshold(wc);
+	if (wc->victim == WOW_NO_SEG && want) {
+		u32 v = pick_victim(wc);
+
+		if (v != WOW_NO_SEG && reclaim_force(wc, v)) {
+			wc->victim = v;
+			wc->nr_victims++;
+			wc->reclaim_wait = 0;
+		}
+	}
+	if (!want)
+		wc->reclaim_wait = 0;
 	if (wc->victim == WOW_NO_SEG || wc->meta_inflight) {
 		spin_unlock_irq(&wc->lock);
 		return;

@@ -184,7 +184,7 @@ static void drop_slot(struct wow_cache *wc, u32 slot)
 		if (!(sl->flags & WOW_SLOT_DESTAGING))
 			wow_policy_forget(&wc->policy,
 					  from_oblock(wow_slot_oblock(sl)));
-		seg->nr_dirty--;
+		wow_seg_dirty_dec(wc, wow_slot_seg(wc, slot));
 		wc->dirty_blocks--;
 	}
 	seg->nr_valid--;
@@ -438,7 +438,7 @@ static void insert_write(struct wow_cache *wc, struct bio *bio, u32 slot)
 		wow_index_insert(&wc->index, to_oblock(ob + i), slot,
 				 WOW_SLOT_DIRTY);
 		seg->nr_valid++;
-		seg->nr_dirty++;
+		wow_seg_dirty_inc(wc, wow_slot_seg(wc, slot));
 		wc->valid_blocks++;
 		wc->dirty_blocks++;
 	}
@@ -1206,7 +1206,7 @@ int wow_log_recover(struct wow_cache *wc)
 		}
 		wow_policy_mark_dirty(&wc->policy,
 				      from_oblock(wow_slot_oblock(sl)));
-		wc->segs[wow_slot_seg(wc, i)].nr_dirty++;
+		wow_seg_dirty_inc(wc, wow_slot_seg(wc, i));
 		wc->dirty_blocks++;
 	}
 

@@ -374,6 +374,28 @@ static struct wow_group *sweep(struct wow_policy *p, bool spare_recent)
 	return NULL;
 }
 
+/*
+ * Drain mode (cleaner): everything is to be destaged, so skipping a
+ * re-written group would only cost the sweep a second pass.  Entering it
+ * clears every recency bit; while in it, writes set none.
+ */
+void wow_policy_set_drain(struct wow_policy *p, bool drain)
+{
+	struct rb_node *n;
+
+	p->drain = drain;
+	if (!drain)
+		return;
+	for (n = rb_first(&p->groups); n && p->nr_recency; n = rb_next(n)) {
+		struct wow_group *g = rb_entry(n, struct wow_group, node);
+
+		if (g->recency) {
+			g->recency = false;
+			p->nr_recency--;
+		}
+	}
+}
+
 void wow_thresholds_init(struct wow_thresholds *t, u32 low_pct, u32 high_pct)
 {
 	t->cfg_low = low_pct * 100;
@@ -421,7 +443,7 @@ void wow_thresholds_adapt(struct wow_thresholds *t, u32 peak_bp)
 static void wow_note_write(struct wow_policy *p, struct wow_group *g,
 			   bool hit, bool sequential)
 {
-	if (hit && !sequential && !g->recency) {
+	if (hit && !sequential && !g->recency && !p->drain) {
 		g->recency = true;
 		p->nr_recency++;
 	}

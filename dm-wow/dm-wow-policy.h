@@ -65,6 +65,7 @@ struct wow_policy {
 	u64 nr_recency;			/* groups with the recency bit set */
 	u64 hand;			/* group number the hand stands at */
 	u64 clock;			/* write clock for lrw */
+	bool drain;			/* destage all: set no recency bits */
 	struct wow_policy_stats stats;
 };
 
@@ -107,5 +108,6 @@ bool wow_policy_busy(struct wow_policy *p, u64 oblock);
 u32 wow_policy_next_run(struct wow_policy *p, u64 *start, u32 max);
 u32 wow_policy_claim(struct wow_policy *p, u64 start, u32 max);
 void wow_policy_run_done(struct wow_policy *p, u64 start, u32 nr);
+void wow_policy_set_drain(struct wow_policy *p, bool drain);
 
 #endif /* DM_WOW_POLICY_H */

@@ -247,6 +247,7 @@ static int wow_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 	wc->cleaner = wc->args.cleaner;
+	wow_policy_set_drain(&wc->policy, wc->cleaner);
 	wow_thresholds_init(&wc->thresh, wc->args.low_watermark_pct,
 			    wc->args.high_watermark_pct);
 
@@ -593,6 +594,7 @@ static int wow_message(struct dm_target *ti, unsigned int argc, char **argv,
 		}
 		spin_lock_irq(&wc->lock);
 		wc->cleaner = !strcasecmp(argv[1], "on");
+		wow_policy_set_drain(&wc->policy, wc->cleaner);
 		spin_unlock_irq(&wc->lock);
 		wow_kick(wc);
 		return 0;

@@ -244,6 +244,11 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
  * continue the previous destage write (a sequential stream).
  */
 #define WOW_SEQ_QUEUE		2U
+/*
+ * Longest reclaim waits for the policy's destage to clean a segment before
+ * it destages a victim's dirty blocks out of order.
+ */
+#define WOW_RECLAIM_WAIT_MS	5000U
 /* Ticks per adaptation of the destage thresholds. */
 #define WOW_ADAPT_TICKS		10U
 /* Wait before retrying destage after an origin error. */
@@ -357,6 +362,7 @@ struct wow_cache {
 	struct wow_segment *segs;
 	struct list_head free_segs;
 	u32 nr_free_segs;
+	u32 nr_dirty_segs;		/* segments holding dirty blocks */
 	u32 open_seg;			/* WOW_NO_SEG when none */
 	bool open_reserved;		/* open_seg came from the reserve */
 
@@ -392,6 +398,7 @@ struct wow_cache {
 	u32 runs_inflight;
 	u32 victim;			/* segment being reclaimed */
 	u32 nr_victims;
+	unsigned long reclaim_wait;	/* jiffies reclaim began to wait; 0 */
 	bool meta_inflight;
 	unsigned long origin_retry_at;
 	u64 last_destage_end;		/* sector after the last destage */
@@ -431,9 +438,40 @@ static inline const char *wow_name(struct wow_cache *wc)
 }
 
 /* Dirty occupancy in basis points (lock held). */
+/* A segment gained or lost a dirty block (lock held). */
+static inline void wow_seg_dirty_inc(struct wow_cache *wc, u32 s)
+{
+	if (!wc->segs[s].nr_dirty++)
+		wc->nr_dirty_segs++;
+}
+
+static inline void wow_seg_dirty_dec(struct wow_cache *wc, u32 s)
+{
+	if (!--wc->segs[s].nr_dirty)
+		wc->nr_dirty_segs--;
+}
+
+/* Free segments below this start reclaim: lazy, but never too late. */
+static inline u32 wow_reclaim_threshold(struct wow_cache *wc)
+{
+	return WOW_RESERVE_SEGMENTS + 2 + wc->nr_segments / 32;
+}
+
+/*
+ * Dirty occupancy, in basis points, as the destage rate sees it: the
+ * larger of the share of cache blocks that are dirty and the share of the
+ * log's usable segments that hold dirty blocks.  The log frees whole
+ * segments, so partly stale segments with dirty blocks in them take space
+ * that only destage can give back (lock held).
+ */
 static inline u32 wow_occupancy_bp(struct wow_cache *wc)
 {
-	return div64_u64(wc->dirty_blocks * 10000, wc->nr_slots);
+	u32 usable = wc->nr_segments - min(wc->nr_segments - 1,
+					   wow_reclaim_threshold(wc));
+	u64 blocks = div64_u64(wc->dirty_blocks * 10000, wc->nr_slots);
+	u64 segs = div64_u64((u64)wc->nr_dirty_segs * 10000, usable);
+
+	return min_t(u64, max(blocks, segs), 10000);
 }
 
 void wow_error(struct wow_cache *wc, enum wow_state state, const char *what,

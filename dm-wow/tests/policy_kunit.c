@@ -122,6 +122,33 @@ static void wow_policy_sequential_does_not_set_recency(struct kunit *test)
 	wow_policy_exit(p);
 }
 
+static void wow_policy_drain_ignores_recency(struct kunit *test)
+{
+	struct wow_policy *p = new_policy(test, &wow_policy_wow_ops);
+	static const u64 s[] = { 0, 8, 16, 24 };
+	static const u32 l[] = { 2, 1, 2, 1 };
+
+	wow_policy_note_write(p, 0, 1, false);	/* group 0 */
+	wow_policy_note_write(p, 8, 1, false);	/* group 1 */
+	wow_policy_note_write(p, 16, 1, false);	/* group 2 */
+	wow_policy_note_write(p, 24, 1, false);	/* group 3 */
+	wow_policy_note_write(p, 1, 1, false);	/* hit: group 0 recent */
+	KUNIT_EXPECT_EQ(test, p->nr_recency, 1ULL);
+	/* draining (cleaner mode) clears the bits and sets no new ones */
+	wow_policy_set_drain(p, true);
+	KUNIT_EXPECT_EQ(test, p->nr_recency, 0ULL);
+	wow_policy_note_write(p, 17, 1, false);	/* hit: group 2 */
+	KUNIT_EXPECT_EQ(test, p->nr_recency, 0ULL);
+	/* one ascending pass, nothing skipped */
+	expect_runs(test, p, 64, s, l, 4);
+	KUNIT_EXPECT_EQ(test, p->stats.recency_skips, 0ULL);
+	wow_policy_set_drain(p, false);
+	wow_policy_note_write(p, 0, 1, false);
+	wow_policy_note_write(p, 0, 1, false);
+	KUNIT_EXPECT_EQ(test, p->nr_recency, 1ULL);
+	wow_policy_exit(p);
+}
+
 static void wow_policy_lrw_oldest_write_first(struct kunit *test)
 {
 	struct wow_policy *p = new_policy(test, &wow_policy_lrw_ops);
@@ -240,6 +267,7 @@ static struct kunit_case wow_policy_cases[] = {
 	KUNIT_CASE(wow_policy_runs_split_at_size_and_group),
 	KUNIT_CASE(wow_policy_wow_skips_recent_once),
 	KUNIT_CASE(wow_policy_sequential_does_not_set_recency),
+	KUNIT_CASE(wow_policy_drain_ignores_recency),
 	KUNIT_CASE(wow_policy_lrw_oldest_write_first),
 	KUNIT_CASE(wow_policy_busy_block_not_handed_twice),
 	KUNIT_CASE(wow_policy_claim_and_forget),
