@@ -139,7 +139,10 @@ static struct wow_run *run_bio_done(struct bio *bio)
  * their cache reads are done; their origin writes are issued in that order
  * (process_reads), so the origin sees each sweep ascending.
  */
-/* Once published under the lock, the worker may free the run: use wc. */
+/*
+ * Once published under the lock, the worker may free the run: use wc, and
+ * kick before dropping the lock.
+ */
 static void read_endio(struct bio *bio)
 {
 	struct wow_run *run = run_bio_done(bio);
@@ -151,8 +154,9 @@ static void read_endio(struct bio *bio)
 	wc = run->wc;
 	spin_lock_irqsave(&wc->lock, flags);
 	run->read_done = true;
-	spin_unlock_irqrestore(&wc->lock, flags);
+	/* under the lock: suspend cannot see the run done before the kick */
 	wow_kick(wc);
+	spin_unlock_irqrestore(&wc->lock, flags);
 }
 
 static void write_endio(struct bio *bio)
@@ -166,8 +170,12 @@ static void write_endio(struct bio *bio)
 	wc = run->wc;
 	spin_lock_irqsave(&wc->lock, flags);
 	list_add_tail(&run->list, &wc->runs_written);
-	spin_unlock_irqrestore(&wc->lock, flags);
+	/*
+	 * Kick under the lock: once it is dropped the worker may complete
+	 * the run, suspend may finish and dtr destroy the workqueue.
+	 */
 	wow_kick(wc);
+	spin_unlock_irqrestore(&wc->lock, flags);
 }
 
 /* Read the run's blocks from the cache, one bio per contiguous slot range. */

@@ -345,15 +345,17 @@ int wow_log_commit(struct wow_cache *wc)
 static void batch_endio(struct bio *bio)
 {
 	struct wow_cache *wc = bio->bi_private;
+	blk_status_t status = bio->bi_status;
 	unsigned long flags;
 
+	bio_put(bio);
 	spin_lock_irqsave(&wc->lock, flags);
-	wc->batch.status = bio->bi_status;
+	wc->batch.status = status;
 	wc->batch.busy = false;
 	wc->batch.done = true;
-	spin_unlock_irqrestore(&wc->lock, flags);
-	bio_put(bio);
+	/* under the lock: suspend cannot see the batch done before this */
 	queue_work(wc->wq, &wc->commit_work);
+	spin_unlock_irqrestore(&wc->lock, flags);
 }
 
 static void end_bios(struct bio_list *list, blk_status_t status)
