@@ -32,25 +32,26 @@ def test_qemu_command_attaches_nbd_url_as_is():
 
 def test_guest_files(tmp_path):
     prof = systems.PROFILES["quick"]
-    runs = systems.plan(prof, systems=["wow", "bcache"],
+    runs = systems.plan(prof, systems=["wow", "bcache", "raw"],
                         workloads=["uniform", "spc1"])
+    assert {r.measurement for r in runs} == {"destage", "closed"}
     scen, extra = bench.write_guest_files(str(tmp_path), prof, runs)
     dests = {d for _, d in extra}
     assert "/wow/bench/benchlib.sh" in dests
-    assert "/wow/bench/jobs/uniform-destage.fio" in dests
+    assert "/wow/bench/jobs/uniform-destage-2048.fio" in dests
     assert "/wow/bench/jobs/uniform-closed.fio" in dests
-    assert "/wow/bench/jobs/spc1-destage.fio" in dests
     for src, _ in extra:
         assert os.path.exists(src)
     for r in runs:
         text = open(os.path.join(scen, r.id + ".sh")).read()
         assert ". /wow/bench/benchlib.sh" in text
         if r.measurement == "destage":
-            assert "bench_destage %s %s-destage 128" % (r.system,
-                                                       r.workload) in text
+            assert "bench_destage %s %s-destage-%d 128" % (
+                r.system, r.workload, r.blocks) in text
         else:
-            assert "bench_closed %s %s-closed %d %d" % (
-                r.system, r.workload, r.cache_mb, r.runtime_s) in text
+            assert "bench_closed %s %s-closed %d %d %d %d" % (
+                r.system, r.workload, r.cache_mb, r.runtime_s, r.window_s,
+                r.turnover_pct) in text
         # a scenario name wowvm accepts
         s = wowvm.parse_scenario(os.path.join(scen, r.id + ".sh"))
         assert s.error == "", s.error
