@@ -356,7 +356,7 @@ def _clear_run(results, rid):
 def check_tools(need_vm):
     missing = []
     if need_vm:
-        for t in ("qemu-system-x86_64", "nbdkit", "make-bcache"):
+        for t in ("qemu-system-x86_64", "nbdkit", "make-bcache", "blkparse"):
             if not shutil.which(t) and not os.path.exists("/usr/sbin/" + t):
                 missing.append(t)
         if subprocess.run(["nbdkit", "python", "--version"],

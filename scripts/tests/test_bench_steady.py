@@ -96,10 +96,11 @@ def test_guest_waits_for_full_then_turnover_then_the_window(tmp_path):
     assert rows[k_full][1] - rows[k_full - 5][1] <= 16384 / 100
     assert rows[k_full - 1][0] < 5 or \
         rows[k_full - 1][1] - rows[k_full - 6][1] > 16384 / 100
-    # turnover: the first sample with 2 * 12,000 sectors written since full
+    # turnover: the first sample with 2 * 12,000 sectors written since the
+    # first of the 5 flat samples
     k_turn = [r[0] for r in rows].index(meta["closed_turnover_cs"] / 100.0)
-    assert rows[k_turn][2] - rows[k_full][2] >= 2 * 12000
-    assert rows[k_turn - 1][2] - rows[k_full][2] < 2 * 12000
+    assert rows[k_turn][2] - rows[k_full - 5][2] >= 2 * 12000
+    assert rows[k_turn - 1][2] - rows[k_full - 5][2] < 2 * 12000
     # stop: the window after the turnover
     assert meta["closed_stop_cs"] - meta["closed_turnover_cs"] == 300
     # columns: t, dirty KiB, origin sectors since t0, device writes
@@ -107,7 +108,8 @@ def test_guest_waits_for_full_then_turnover_then_the_window(tmp_path):
 
 
 def test_guest_turnover_counts_the_largest_dirty_amount(tmp_path):
-    # dirty creeps up after "full" (by less than 1% of the cache in 5 s):
+    # dirty creeps up after "full" (by less than 1% of the cache in 5
+    # samples):
     # the turnover needs the origin written twice the largest amount (in
     # sectors: KiB * 2)
     dirty = [10000] * 8 + [10000 + 30 * i for i in range(1, 40)]
@@ -116,11 +118,12 @@ def test_guest_turnover_counts_the_largest_dirty_amount(tmp_path):
     assert meta["closed_stop"] == "turnover"
     k_full = [r[0] for r in rows].index(meta["closed_full_cs"] / 100.0)
     k_turn = [r[0] for r in rows].index(meta["closed_turnover_cs"] / 100.0)
-    dmax = max(r[1] for r in rows[k_full:k_turn + 1])
+    base = rows[k_full - 5][2]
+    dmax = max(r[1] for r in rows[k_full - 5:k_turn + 1])
     assert dmax > 10000
-    assert rows[k_turn][2] - rows[k_full][2] >= 2 * dmax
-    assert rows[k_turn - 1][2] - rows[k_full][2] < 2 * max(
-        r[1] for r in rows[k_full:k_turn])
+    assert rows[k_turn][2] - base >= 2 * dmax
+    assert rows[k_turn - 1][2] - base < 2 * max(
+        r[1] for r in rows[k_full - 5:k_turn])
 
 
 def test_guest_raw_disk_stops_after_warmup_and_window(tmp_path):

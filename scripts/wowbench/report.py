@@ -20,6 +20,7 @@ import math
 import os
 import re
 import shutil
+import subprocess
 
 from . import analysis, blktrace, systems
 from .hddmodel import SECTOR_SIZE
@@ -317,12 +318,37 @@ def fio_summary(path):
 # Per-run figures
 
 
+def trace_text(run_dir, which, meta):
+    """Path of the gzipped blkparse text of ``which`` ("origin" or "cache")
+    of a destage run: <which>.txt.gz, made once from the binary trace the
+    guest left in bt/ (blkparse on the host)."""
+    path = os.path.join(run_dir, which + ".txt.gz")
+    if os.path.exists(path):
+        return path
+    dev = meta.get("trace_" + which)
+    bt = os.path.join(run_dir, "bt")
+    if not dev or not glob.glob(os.path.join(bt, "%s.blktrace.*" % dev)):
+        return path     # missing: the caller's open fails
+    exe = shutil.which("blkparse") or "/usr/bin/blkparse"
+    tmp = path + ".tmp"
+    with gzip.open(tmp, "wb", compresslevel=1) as out:
+        p = subprocess.Popen([exe, "-D", bt, "-i", dev],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        for chunk in iter(lambda: p.stdout.read(1 << 20), b""):
+            out.write(chunk)
+        if p.wait() != 0:
+            raise OSError("blkparse of %s/%s failed (exit %d)" % (
+                bt, dev, p.returncode))
+    os.replace(tmp, path)
+    return path
+
+
 def destage_figures(run_dir, system):
     """Figures of one destage run (module doc of analysis.py for the
     fields of ``origin`` and ``cache``)."""
     meta = read_meta_txt(os.path.join(run_dir, "meta.txt"))
     sectors = int(meta.get("origin_sectors", 0))
-    events = read_trace(os.path.join(run_dir, "origin.txt.gz"))
+    events = read_trace(trace_text(run_dir, "origin", meta))
     load, destage = split_at_marker(events, meta.get("marker_sector", -1))
     # the marker read is out of both; analyze_origin ignores reads anyway
     whole = load + destage
@@ -335,7 +361,7 @@ def destage_figures(run_dir, system):
         "dropped_events": meta.get("dropped_events", 0),
     }
     geo = CACHE_GEOMETRY.get(system)
-    cpath = os.path.join(run_dir, "cache.txt.gz")
+    cpath = trace_text(run_dir, "cache", meta) if geo else ""
     if geo and os.path.exists(cpath):
         eb = geo[0] or int(meta.get("bucket_bytes", MIB))
         cev = read_trace(cpath)
