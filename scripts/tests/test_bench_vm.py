@@ -76,3 +76,15 @@ def test_dry_run_lists_the_plan():
     n = len(systems.plan(systems.PROFILES["quick"]))
     assert len(lines) == n + 1
     assert lines[-1].startswith("%d runs" % n)
+
+
+def test_a_finished_run_with_a_kernel_warning_is_kept(tmp_path):
+    (tmp_path / "a.rc").write_text("0\n")
+    (tmp_path / "b.rc").write_text("1\n")
+    warn = ("kernel: [  237.068654] WARNING: CPU: 1 PID: 0 at "
+            "kernel/workqueue.c:1441 __queue_work+0x327/0x440")
+    bug = "kernel: [   66.582650] BUG: kernel NULL pointer dereference"
+    assert bench.warned_only(warn, str(tmp_path), "a")
+    assert not bench.warned_only(warn, str(tmp_path), "b")   # it failed
+    assert not bench.warned_only(warn, str(tmp_path), "c")   # no result
+    assert not bench.warned_only(bug, str(tmp_path), "a")    # a crash

@@ -990,13 +990,29 @@ DOC_INTRO = """\
 # dm-wow benchmarks
 
 How dm-wow's destage order compares with Linux's write-back caches over the
-same emulated disks.  The bench is `scripts/bench.py` (`make bench-quick`,
-about ten minutes on a 2-core machine; `make bench`, under an hour); it
-boots the test VM
-(tests/vm/wowvm.py), runs every system on every workload, and leaves
+same emulated disks.  The bench is `scripts/bench.py`; it boots the test VM
+(tests/vm/wowvm.py), runs the systems on the workloads, and leaves
 everything in `results/bench/<time>/` (results.json with every figure,
 report.md, plots, the guest's raw outputs and traces).  `scripts/bench.py
 --publish results/bench/<time>` rewrites this page from one run.
+
+## Profiles
+
+* **`make bench`** (the run to publish this page from; about an hour on a 2-core machine
+  under TCG): every system on every workload.  Modelled destage of each
+  workload at dirty sets of 8, 32 and 64 MiB; closed loop for uniform
+  random writes at caches of 16, 32 and 64 MiB, and for the other
+  workloads at 16 MiB.  `scripts/bench.py --full --dry-run` lists the runs
+  and estimates the time.
+* **`make bench-quick`** (a quick look, about six minutes when the machine
+  is not shared): modelled destage of uniform random writes (an 8 MiB dirty
+  set) for every system, and the closed loop at a 16 MiB cache for dm-wow
+  (`wow`, `cscan`, `lrw`), dm-writecache and the raw disk.  It leaves out
+  the other workloads, the size sweeps, dm-cache and bcache in the closed
+  loop.
+
+`--systems`, `--workloads`, `--measurements` and `--only REGEX` run a
+subset of either profile.
 
 ## What is measured
 
@@ -1024,11 +1040,36 @@ report.md, plots, the guest's raw outputs and traces).  `scripts/bench.py
   writes sorted by LBA and merged (scripts/wowbench/analysis.py).  The
   workload's oracle is the oracle of the raw disk's run (exactly the
   workload's writes).  The cache disk's trace gives alignment violations
-  and write amplification under a simple erase-block model.
+  and write amplification under a simple erase-block model.  The dirty set
+  (the writes loaded, into a 128 MiB cache) is swept over sizes: the
+  workload's writes per second of modelled origin time against the
+  dirty-set size is the WOW paper's throughput-against-cache-size figure
+  for the modelled disk (a larger dirty set gives a sorting destager
+  shorter seeks).
 * **Closed-loop throughput.**  The origin is scripts/hdd-nbdkit.py, a
   position-aware disk that sleeps for the modelled time times a time
-  scale, attached to QEMU over NBD.  fio runs at iodepth 16 long enough to
-  fill the cache, and the sustained IOPS of the last window is reported.
+  scale, attached to QEMU over NBD.  fio writes at iodepth 16, and the
+  IOPS of the last window of the run is reported, once the cache is in
+  steady state.  One rule decides when, the same for every system
+  (scripts/bench-guest/benchlib.sh, `closed_watch`): the guest samples the
+  cache's dirty data and the origin's written sectors once a second; the
+  cache is *full* once its dirty data grew by at most 1% of the cache over
+  five samples; it has *turned over* once the origin has been written, since
+  then, as much as the largest dirty amount seen (its destager has been
+  through its dirty data once); fio then runs for the window and stops.
+  A cache that keeps nothing dirty (dm-cache's smq passes first writes
+  through) and the raw disk are full at once.  fio's runtime caps a run
+  that never turns over (the turnover at 60 writes/s).  The host checks
+  each run from the same samples and fio's log (scripts/wowbench/report.py,
+  `steady_state`) and reports per run: the IOPS of the window's two halves
+  and the coefficient of variation of its one-second rates, the mean dirty
+  data and its drift across the window, and the turnover before the window.
+  A run is *steady* when the halves differ by at most 20% (plus the largest
+  burst fio logged in the window over a half's I/Os: a system that
+  completes writes in bursts seconds apart cannot be told apart any
+  finer), the dirty data moved by at most 5% of the cache, and a cache
+  holding dirty data turned over (0.9 of its dirty data written back before
+  the window; the guest waits for 1.0).  Tables mark the other runs with †.
   The raw disk is run once per workload.
 
 The numbers come from QEMU/TCG (no KVM) on a 2-core machine shared with
