@@ -21,9 +21,9 @@
 #   raw            the origin itself
 #
 # Each run writes into $RESULTS/$WOW_NAME/: meta.txt (key=value lines),
-# fio.json, status-*.txt, and for bench_destage the blkparse text of both
-# disks (origin.txt.gz, cache.txt.gz); for bench_closed the fio IOPS logs
-# (iops_*.log) and dirty.txt (the dirty count once a second).
+# fio.json, status-*.txt, and for bench_destage the binary blktrace of both
+# disks (bt/vda.blktrace.N, bt/vdb.blktrace.N: the host runs blkparse); for
+# bench_closed the fio IOPS logs (iops_*.log) and dirty.txt (closed_watch).
 
 : "${B_TRACE_ORIGIN:=/dev/vda}"
 : "${B_CACHE:=/dev/vdb}"
@@ -355,17 +355,18 @@ bench_destage() {
 	_drop=$(sed -n 's/.*(dropped \([0-9]*\)).*/\1/p' /tmp/bt/blktrace.log |
 		awk '{ s += $1 } END { print s + 0 }')
 	meta dropped_events "$_drop"
-	# both traces at once (two vCPUs); gzip into /tmp, then one copy each
-	for _d in "$B_TRACE_ORIGIN:origin" "$B_CACHE:cache"; do
-		_n=$(basename "${_d%%:*}")
-		{ blkparse -D /tmp/bt -i "$_n" 2> /dev/null |
-			gzip -1 > "/tmp/bt/${_d#*:}.txt.gz"; } &
+	# the binary traces go to the host, whose blkparse is many times
+	# faster than the guest's under TCG (scripts/wowbench/report.py)
+	mkdir -p "$OUT/bt"
+	for _d in "$B_TRACE_ORIGIN" "$B_CACHE"; do
+		_n=$(basename "$_d")
+		ls /tmp/bt/"$_n".blktrace.* > /dev/null 2>&1 ||
+			fail "no $_n trace: $(cat /tmp/bt/blktrace.log)"
+		cp /tmp/bt/"$_n".blktrace.* "$OUT/bt/" ||
+			fail "cannot copy the $_n trace"
 	done
-	wait
-	for _f in origin cache; do
-		[ -s "/tmp/bt/$_f.txt.gz" ] || fail "blkparse of the $_f trace failed"
-		cp "/tmp/bt/$_f.txt.gz" "$OUT/" || fail "cannot copy the $_f trace"
-	done
+	meta trace_origin "$(basename "$B_TRACE_ORIGIN")"
+	meta trace_cache "$(basename "$B_CACHE")"
 	rm -rf /tmp/bt
 	phase remove
 	sys_remove
@@ -374,11 +375,113 @@ bench_destage() {
 
 # ---- measurement 2: closed-loop throughput on the live HDD ----
 
-# bench_closed SYSTEM JOB CACHE_MB RUNTIME_S: run JOB (time-based) for
-# RUNTIME_S seconds on SYSTEM over the emulated HDD; log IOPS and dirty data
-# once a second.  The host takes the last window of the log.
+# now_cs: uptime in centiseconds (an integer; /proc/uptime has 2 decimals)
+now_cs() {
+	read _u _x < /proc/uptime
+	echo "${_u%.*}${_u#*.}"
+}
+
+# dev_stat DEV: /sys path of the I/O counters of block device DEV
+dev_stat() {
+	echo "/sys/dev/block/$(dev_id "$1")/stat"
+}
+
+# alive PID: true while process PID runs (a zombie does not)
+alive() {
+	kill -0 "$1" 2> /dev/null || return 1
+	! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2> /dev/null
+}
+
+# closed_watch FIO_PID CACHE_KIB WINDOW_S TURNOVER_PCT ORIGIN_STAT DEV_STAT
+#
+# Runs while fio does.  Time 0 is the first I/O fio completes on the device
+# (fio's own clock, within a poll; fio may spend seconds setting up a zipf
+# generator first).  Once a second prints "t dirty_kib origin_sectors
+# dev_writes": seconds, dirty data, sectors written to the origin (the HDD)
+# and writes completed on the device fio runs on, both since time 0.
+#
+# Stops fio (SIGINT) by one rule, the same for every system:
+#   full      the dirty data grew by at most 1% of the cache over the last
+#             5 samples (5 s or more): the cache is as full as it gets,
+#             and has been since the first of them (at 5 s for a cache that
+#             keeps nothing dirty, and for the raw disk);
+#   turnover  the origin has been written, since that first sample,
+#             TURNOVER_PCT% of the largest dirty amount seen since (for a
+#             write-back cache: the destager has been through its dirty
+#             data once);
+#   stop      WINDOW_S seconds after turnover: the host measures the last
+#             WINDOW_S seconds of fio's log.
+# fio's --runtime caps a run that never turns over (meta closed_stop).
+closed_watch() {
+	_pid=$1 _ckib=$2 _win=$3 _turn=$4 _ost=$5 _dst=$6
+	read _x _x _x _x _w0 _x _x _x < "$_dst"
+	read _x _x _x _x _x _x _o0 _x < "$_ost"
+	_r0=$(awk '{ print $1 }' "$_dst")
+	_i=0
+	while alive "$_pid" && [ $_i -lt 1200 ]; do
+		read _r _x _x _x _w _x < "$_dst"
+		[ "$_w" != "$_w0" ] || [ "$_r" != "$_r0" ] && break
+		_i=$((_i + 1))
+		sleep 0.1
+	done
+	_t0=$(now_cs)
+	meta closed_t0 "$_t0"
+	_d1=-1 _d2=-1 _d3=-1 _d4=-1 _d5=-1
+	_o1=0 _o2=0 _o3=0 _o4=0 _o5=0
+	_full= _turned= _stop= _dmax=0 _ofull=0 _int=
+	while alive "$_pid"; do
+		_t=$(($(now_cs) - _t0))
+		_d=$(sys_dirty)
+		read _x _x _x _x _w _x < "$_dst"
+		_w=$((_w - _w0))
+		read _x _x _x _x _x _x _o _x < "$_ost"
+		_o=$((_o - _o0))
+		printf '%d.%02d %s %d %d\n' $((_t / 100)) $((_t % 100)) "$_d" \
+			"$_o" "$_w"
+		# _d5, _o5: the dirty data and origin count 5 samples ago; full
+		# since then (the turnover counts from there)
+		if [ -z "$_full" ] && [ $_t -ge 500 ] && [ "$_d5" -ge 0 ] &&
+			[ $((_d - _d5)) -le $((_ckib / 100)) ]; then
+			_full=$_t _ofull=$_o5 _dmax=$_d
+			for _x in $_d1 $_d2 $_d3 $_d4 $_d5; do
+				[ "$_x" -gt "$_dmax" ] && _dmax=$_x
+			done
+			meta closed_full_cs "$_full"
+		fi
+		_d5=$_d4 _d4=$_d3 _d3=$_d2 _d2=$_d1 _d1=$_d
+		_o5=$_o4 _o4=$_o3 _o3=$_o2 _o2=$_o1 _o1=$_o
+		if [ -n "$_full" ] && [ -z "$_turned" ]; then
+			[ "$_d" -gt "$_dmax" ] && _dmax=$_d
+			if [ $(((_o - _ofull) * 100)) -ge \
+				$((_dmax * 2 * _turn)) ]; then
+				_turned=$_t
+				_stop=$((_t + _win * 100))
+				meta closed_turnover_cs "$_turned"
+			fi
+		fi
+		if [ -n "$_stop" ] && [ -z "$_int" ] && [ $_t -ge $_stop ]; then
+			kill -INT "$_pid" 2> /dev/null
+			_int=$_t
+			meta closed_stop turnover
+			meta closed_stop_cs "$_t"
+		fi
+		if [ -n "$_int" ] && [ $((_t - _int)) -gt 6000 ]; then
+			kill -KILL "$_pid" 2> /dev/null
+			meta closed_stop killed
+		fi
+		sleep 1
+	done
+	[ -n "$_int" ] || meta closed_stop runtime
+}
+
+# bench_closed SYSTEM JOB CACHE_MB RUNTIME_S [WINDOW_S TURNOVER_PCT]: run
+# JOB (time-based, at most RUNTIME_S seconds) on SYSTEM over the emulated
+# HDD, logging IOPS (fio) and dirty data (closed_watch) once a second, and
+# stop WINDOW_S seconds after the cache turned over (closed_watch).  The
+# host measures the last WINDOW_S seconds of fio's log.  Without WINDOW_S,
+# fio runs for RUNTIME_S.
 bench_closed() {
-	_sys=$1 _job=$2 _mb=$3 _rt=$4
+	_sys=$1 _job=$2 _mb=$3 _rt=$4 _cwin=${5:-0} _cturn=${6:-100}
 	phase reset
 	bench_reset
 	hdd_setup "$B_HDD"
@@ -387,22 +490,36 @@ bench_closed() {
 	meta workload "$_job"
 	meta cache_mb "$_mb"
 	meta runtime_s "$_rt"
+	meta window_s "$_cwin"
+	meta turnover_pct "$_cturn"
 	meta origin_sectors "$(size_sectors "$B_HDD")"
 	sys_create "$_sys" "$B_HDD" "$_mb" live
-	(
-		_s=$(now)
-		while :; do
-			echo "$(awk -v a="$_s" -v b="$(now)" 'BEGIN { print b - a }') $(sys_dirty)"
-			sleep 1
-		done
-	) > "$OUT/dirty.txt" 2> /dev/null &
-	_poll=$!
-	rm -f /tmp/iops_*
+	rm -f /tmp/iops_* /tmp/fio.json
+	ln -sfn "$BDEV" /tmp/bench-dev
 	phase fio
-	run_fio "$_job" --runtime="$_rt" --time_based \
-		--write_iops_log=/tmp/iops --log_avg_msec=1000
-	kill $_poll
-	wait $_poll 2> /dev/null
+	echo "+ fio $_job.fio --runtime=$_rt (DEV=$BDEV)"
+	DEV=/tmp/bench-dev fio --output-format=json --output=/tmp/fio.json \
+		--runtime="$_rt" --time_based --write_iops_log=/tmp/iops \
+		--log_avg_msec=1000 "$B_JOBS/$_job.fio" > /tmp/fio.err 2>&1 &
+	_fio=$!
+	if [ "$_cwin" -gt 0 ]; then
+		closed_watch $_fio $((_mb * 1024)) "$_cwin" "$_cturn" \
+			"$(dev_stat "$B_HDD")" "$(dev_stat "$BDEV")" > "$OUT/dirty.txt"
+	else
+		closed_watch $_fio $((_mb * 1024)) 100000 100000 \
+			"$(dev_stat "$B_HDD")" "$(dev_stat "$BDEV")" > "$OUT/dirty.txt"
+	fi
+	wait $_fio
+	_rc=$?
+	phase "fio done (exit $_rc)"
+	cp /tmp/fio.json "$OUT/fio.json"
+	_stopped=$(sed -n 's/^closed_stop=//p' "$OUT/meta.txt")
+	# fio stopped by SIGINT exits non-zero; its output is complete
+	if [ $_rc -ne 0 ] && [ "$_stopped" != turnover ]; then
+		cat /tmp/fio.err /tmp/fio.json | head -n 40
+		fail "fio $_job failed (exit $_rc)"
+	fi
+	grep -q '"jobs"' /tmp/fio.json || fail "fio $_job: no JSON output"
 	sys_status > "$OUT/status-end.txt"
 	for _f in /tmp/iops_iops.*.log; do
 		cp "$_f" "$OUT/" || fail "cannot copy $_f"

@@ -92,12 +92,38 @@ CLOSED_IOPS = {"wow": 1800, "cscan": 1700, "lrw": 900, "writecache": 700,
                "dmcache": 650, "bcache": 660, "raw": 640}
 
 
+def _closed_run(rd, r):
+    """fio's log and dirty.txt of a closed run that fills its cache in 5 s
+    (dm-cache and the raw disk keep nothing dirty), then runs at its
+    sustained rate, its destager writing the origin as fast; it stops a
+    window after the origin was written its dirty data (benchlib.sh)."""
+    iops = CLOSED_IOPS[r.system]
+    level = 0 if r.system in ("raw", "dmcache") else 0.8 * r.cache_mb * 1024
+    fill = 5 if level else 0
+    turn = fill + 2 * level / (8.0 * iops)
+    end = int(turn + 0.999) + r.window_s
+    with open(rd / "iops_iops.1.log", "w") as f:
+        for t in range(1, end + 1):
+            f.write("%d, %d, 1, 0, 0\n" % (t * 1000,
+                                           3000 if t <= fill else iops))
+    with open(rd / "dirty.txt", "w") as f:
+        for t in range(end + 1):
+            d = level * min(1.0, t / 5.0)
+            f.write("%d.00 %d %d %d\n" % (t, d, max(0, t - fill) * iops * 8,
+                                          t * iops))
+    _meta_txt(str(rd), measurement="closed", system=r.system,
+              closed_stop="turnover")
+    _fio(str(rd / "fio.json"), iops)
+
+
 @pytest.fixture(scope="module")
 def rundir(tmp_path_factory):
     d = tmp_path_factory.mktemp("bench-run")
     prof = dict(systems.PROFILES["quick"])
     prof["destage_workloads"] = ["uniform"]
     prof["closed_cache_mb"] = [64]
+    prof["closed_systems"] = None
+    prof["destage_sweep_blocks"] = [2048, 4096]
     runs = systems.plan(prof, workloads=["uniform"])
     orders, _ = _orders()
     outcomes = {}
@@ -116,17 +142,7 @@ def rundir(tmp_path_factory):
                       bucket_bytes=1 << 20)
             _fio(str(rd / "fio.json"))
         else:
-            iops = CLOSED_IOPS[r.system]
-            with open(rd / "iops_iops.1.log", "w") as f:
-                for s in range(1, r.runtime_s + 1):
-                    # filling fast, then the sustained rate
-                    v = 3000 if s <= r.runtime_s - r.window_s else iops
-                    f.write("%d, %d, 1, 0, 0\n" % (s * 1000, v))
-            with open(rd / "dirty.txt", "w") as f:
-                for s in range(r.runtime_s):
-                    f.write("%d.5 %d\n" % (s, min(s * 8000, 60000)))
-            _meta_txt(str(rd), measurement="closed", system=r.system)
-            _fio(str(rd / "fio.json"), iops)
+            _closed_run(rd, r)
     meta = {"command": "scripts/bench.py --quick", "profile_name": "quick",
             "profile": prof, "started": "2026-01-02T03:04:05+00:00",
             "finished": "2026-01-02T03:09:05+00:00", "elapsed_s": 300,
@@ -151,11 +167,11 @@ def test_every_run_is_ok(res):
 
 def test_marker_splits_load_and_destage(res):
     byid = {r["id"]: r for r in res["runs"]}
-    assert byid["d-uniform-wow"]["load_phase_writes"] == 0
-    assert byid["d-uniform-wow"]["destage_phase_writes"] == len(BLOCKS)
-    assert byid["d-uniform-dmcache"]["load_phase_writes"] == len(BLOCKS)
+    assert byid["d-uniform-8m-wow"]["load_phase_writes"] == 0
+    assert byid["d-uniform-8m-wow"]["destage_phase_writes"] == len(BLOCKS)
+    assert byid["d-uniform-8m-dmcache"]["load_phase_writes"] == len(BLOCKS)
     # the marker read is in neither phase and not charged
-    assert byid["d-uniform-raw"]["origin"]["reads_ignored"] == 0
+    assert byid["d-uniform-8m-raw"]["origin"]["reads_ignored"] == 0
 
 
 def test_ratio_to_wow_and_oracle(res):
@@ -191,7 +207,25 @@ def test_closed_loop_window(res):
     assert c["writecache"]["x_wow"] == pytest.approx(700 / 1800)
     assert c["wow"]["x_raw"] == pytest.approx(1800 / 640)
     byid = {r["id"]: r for r in res["runs"]}
-    assert byid["c-uniform-64m-wow"]["dirty_frac_at_window"] > 0.5
+    wow = byid["c-uniform-64m-wow"]
+    assert wow["dirty_frac_at_window"] == pytest.approx(0.8, abs=0.01)
+    assert wow["turnover"] >= 1.0 and wow["steady"]
+    assert wow["stop"] == "turnover"
+    for s in CLOSED_IOPS:
+        assert c[s]["steady"], (s, c[s]["not_steady_because"])
+    assert c["dmcache"]["turnover"] is None
+
+
+def test_destage_sweep(res):
+    sw = res["summary"]["destage_sweep"]["uniform"]
+    assert sorted(sw, key=int) == ["2048", "4096"]
+    # the headline table is the profile's destage_blocks
+    assert res["summary"]["destage"]["uniform"]["blocks"] == 2048
+    x = sw["4096"]["systems"]["wow"]
+    assert x["writes_per_s"] == pytest.approx(4096 / x["time_s"])
+    md = report.markdown(res)
+    assert "Modelled destage rate against the dirty-set size" in md
+    assert "| system | 8 MiB | 16 MiB |" in md
 
 
 def test_rate_spreads_late_samples(tmp_path):
@@ -244,7 +278,7 @@ def test_markdown_tables(res):
 def test_failed_run_is_listed(rundir):
     with open(rundir / "meta.json") as f:
         meta = json.load(f)
-    meta["outcomes"]["d-uniform-lrw"] = "timeout after 900s"
+    meta["outcomes"]["d-uniform-8m-lrw"] = "timeout after 900s"
     d = rundir.parent / "bench-run-failed"
     d.mkdir()
     (d / "runs").symlink_to(rundir / "runs")
@@ -252,7 +286,7 @@ def test_failed_run_is_listed(rundir):
         json.dump(meta, f)
     r = report.collect(str(d))
     md = report.markdown(r)
-    assert "`d-uniform-lrw`: timeout after 900s" in md
+    assert "`d-uniform-8m-lrw`: timeout after 900s" in md
     assert "lrw" not in r["summary"]["destage"]["uniform"]["systems"]
 
 
@@ -302,3 +336,40 @@ def test_report_and_publish_cli(rundir, tmp_path):
                                                     "wow is fine."))
     report.publish(res, str(rundir), str(doc))
     assert "wow is fine." in (doc / "benchmarks.md").read_text()
+
+
+def _blktrace_binary(path, events, dev=(254, 0)):
+    """A binary blktrace file (struct blk_io_trace, version 7) of issue
+    events [(sector, nsectors, is_write)]."""
+    import struct
+    recs = b""
+    for i, (sec, n, w) in enumerate(events):
+        action = ((2 if w else 1) << 16) | 7     # BLK_TC_WRITE/READ, ISSUE
+        recs += struct.pack("<IIQQIIIIIHH", 0x65617407, i + 1,
+                            1000 * (i + 1), sec, n * 512, action, 42,
+                            (dev[0] << 20) | dev[1], 0, 0, 0)
+    with open(path, "wb") as f:
+        f.write(recs)
+
+
+def test_binary_traces_are_parsed_on_the_host(tmp_path):
+    import shutil
+    if not shutil.which("blkparse"):
+        pytest.skip("no blkparse")
+    rd = tmp_path / "d-uniform-8m-wow"
+    (rd / "bt").mkdir(parents=True)
+    writes = [(b, 8, True) for b in sorted(BLOCKS)]
+    marker = [(MARKER, 8, False)]
+    _blktrace_binary(str(rd / "bt" / "vda.blktrace.0"), marker + writes)
+    _blktrace_binary(str(rd / "bt" / "vdb.blktrace.0"),
+                     [(2048 + i * 8, 8, True) for i in range(64)], (254, 16))
+    _meta_txt(str(rd), measurement="destage", system="wow",
+              origin_sectors=ORIGIN_SECTORS, marker_sector=MARKER,
+              trace_origin="vda", trace_cache="vdb")
+    fig = report.destage_figures(str(rd), "wow")
+    assert fig["destage_phase_writes"] == len(BLOCKS)
+    assert fig["load_phase_writes"] == 0
+    assert fig["origin"]["time_ratio"] == pytest.approx(1.0)
+    assert fig["cache"]["writes"] == 64 and fig["cache"]["violations"] == 0
+    # the text is kept: a second analysis does not need blkparse
+    assert (rd / "origin.txt.gz").exists() and (rd / "cache.txt.gz").exists()

@@ -93,41 +93,76 @@ def test_fio_job_rejects_bad_modes():
         systems.fio_job(systems.workload("uniform"), "destage", GIB, 0)
 
 
-def test_plan_quick_has_every_system_on_every_workload():
+def test_plan_quick_is_a_small_subset():
     p = systems.PROFILES["quick"]
     runs = systems.plan(p)
     ids = [r.id for r in runs]
     assert len(ids) == len(set(ids))
     d = [r for r in runs if r.measurement == "destage"]
+    # modelled destage of uniform random writes for every system
     assert {(r.workload, r.system) for r in d} == {
-        (w, s) for w in systems.WORKLOAD_NAMES for s in systems.SYSTEM_NAMES}
+        ("uniform", s) for s in systems.SYSTEM_NAMES}
+    assert {r.blocks for r in d} == {p["destage_blocks"]}
     c = [r for r in runs if r.measurement == "closed"]
-    for mb in p["closed_cache_mb"]:
-        got = {r.system for r in c if r.cache_mb == mb}
-        assert set(systems.CACHE_SYSTEMS) <= got
-    assert sum(1 for r in c if r.system == "raw") == 1  # once per workload
+    assert {r.system for r in c} == {"wow", "cscan", "lrw", "writecache",
+                                     "raw"}
+    assert {r.workload for r in c} == {"uniform"}
+    assert sum(1 for r in c if r.system == "raw") == 1
     for r in c:
         assert r.runtime_s > r.window_s > 0
         assert r.timeout_s > r.runtime_s
+        assert r.turnover_pct == 100
 
 
-def test_plan_full_sweeps_four_sizes_and_every_workload():
+def test_plan_full_sweeps_sizes_for_every_workload():
     p = systems.PROFILES["full"]
     runs = systems.plan(p)
+    assert len({r.id for r in runs}) == len(runs)
+    d = [r for r in runs if r.measurement == "destage"]
+    for w in systems.WORKLOAD_NAMES:
+        for s in systems.SYSTEM_NAMES:
+            sizes = {r.blocks for r in d if r.workload == w and
+                     r.system == s}
+            assert len(sizes) >= 3, (w, s)
+            assert p["destage_blocks"] in sizes
+    # the dirty set fits the destage cache
+    assert max(r.blocks for r in d) * 4096 <= p["destage_cache_mb"] << 19
     c = [r for r in runs if r.measurement == "closed"]
     sizes = {r.cache_mb for r in c if r.workload == "uniform"}
-    assert len(sizes) >= 4
+    assert len(sizes) >= 3
+    for mb in sizes:
+        assert {r.system for r in c if r.cache_mb == mb and
+                r.system != "raw"} == set(systems.CACHE_SYSTEMS)
     assert {r.workload for r in c} == set(systems.WORKLOAD_NAMES)
     for w in systems.WORKLOAD_NAMES:
         assert sum(1 for r in c if r.workload == w and r.system == "raw") == 1
 
 
 def test_plan_filters():
-    runs = systems.plan(systems.PROFILES["quick"], systems=["wow", "raw"],
+    runs = systems.plan(systems.PROFILES["full"], systems=["wow", "raw"],
                         workloads=["seq"], measurements=["destage"])
-    assert [r.id for r in runs] == ["d-seq-wow", "d-seq-raw"]
+    assert [r.id for r in runs] == [
+        "d-seq-8m-wow", "d-seq-8m-raw", "d-seq-32m-wow", "d-seq-32m-raw",
+        "d-seq-64m-wow", "d-seq-64m-raw"]
     with pytest.raises(KeyError):
         systems.plan(systems.PROFILES["quick"], systems=["nope"])
+
+
+def test_destage_ids():
+    assert systems.destage_id("zipf", 2048, "wow") == "d-zipf-8m-wow"
+    assert systems.destage_id("zipf", 1000, "wow") == "d-zipf-1000b-wow"
+
+
+def test_closed_runtime_cap_covers_a_turnover_at_the_floor_rate():
+    p = systems.PROFILES["full"]
+    for mb in (16, 64):
+        cap = systems.closed_runtime_cap(mb, p, "wow")
+        blocks = mb * 256
+        assert cap >= (systems.fill_seconds(mb, p) + p["closed_window_s"] +
+                       blocks / p["closed_floor_iops"])
+    assert systems.closed_runtime_cap(64, p, "raw") < 60
+    assert systems.closed_expected_s(64, p, "wow") > \
+        systems.closed_expected_s(16, p, "wow")
 
 
 def test_fill_seconds_grows_with_the_cache():

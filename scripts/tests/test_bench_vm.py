@@ -32,25 +32,26 @@ def test_qemu_command_attaches_nbd_url_as_is():
 
 def test_guest_files(tmp_path):
     prof = systems.PROFILES["quick"]
-    runs = systems.plan(prof, systems=["wow", "bcache"],
+    runs = systems.plan(prof, systems=["wow", "bcache", "raw"],
                         workloads=["uniform", "spc1"])
+    assert {r.measurement for r in runs} == {"destage", "closed"}
     scen, extra = bench.write_guest_files(str(tmp_path), prof, runs)
     dests = {d for _, d in extra}
     assert "/wow/bench/benchlib.sh" in dests
-    assert "/wow/bench/jobs/uniform-destage.fio" in dests
+    assert "/wow/bench/jobs/uniform-destage-2048.fio" in dests
     assert "/wow/bench/jobs/uniform-closed.fio" in dests
-    assert "/wow/bench/jobs/spc1-destage.fio" in dests
     for src, _ in extra:
         assert os.path.exists(src)
     for r in runs:
         text = open(os.path.join(scen, r.id + ".sh")).read()
         assert ". /wow/bench/benchlib.sh" in text
         if r.measurement == "destage":
-            assert "bench_destage %s %s-destage 128" % (r.system,
-                                                       r.workload) in text
+            assert "bench_destage %s %s-destage-%d 128" % (
+                r.system, r.workload, r.blocks) in text
         else:
-            assert "bench_closed %s %s-closed %d %d" % (
-                r.system, r.workload, r.cache_mb, r.runtime_s) in text
+            assert "bench_closed %s %s-closed %d %d %d %d" % (
+                r.system, r.workload, r.cache_mb, r.runtime_s, r.window_s,
+                r.turnover_pct) in text
         # a scenario name wowvm accepts
         s = wowvm.parse_scenario(os.path.join(scen, r.id + ".sh"))
         assert s.error == "", s.error
@@ -75,3 +76,15 @@ def test_dry_run_lists_the_plan():
     n = len(systems.plan(systems.PROFILES["quick"]))
     assert len(lines) == n + 1
     assert lines[-1].startswith("%d runs" % n)
+
+
+def test_a_finished_run_with_a_kernel_warning_is_kept(tmp_path):
+    (tmp_path / "a.rc").write_text("0\n")
+    (tmp_path / "b.rc").write_text("1\n")
+    warn = ("kernel: [  237.068654] WARNING: CPU: 1 PID: 0 at "
+            "kernel/workqueue.c:1441 __queue_work+0x327/0x440")
+    bug = "kernel: [   66.582650] BUG: kernel NULL pointer dereference"
+    assert bench.warned_only(warn, str(tmp_path), "a")
+    assert not bench.warned_only(warn, str(tmp_path), "b")   # it failed
+    assert not bench.warned_only(warn, str(tmp_path), "c")   # no result
+    assert not bench.warned_only(bug, str(tmp_path), "a")    # a crash

@@ -46,7 +46,8 @@ def _save(fig, out_dir, name):
 
 def closed_vs_cache_size(summary, out_dir):
     """Sustained IOPS against cache size per system (uniform random
-    writes): the WOW paper's figure."""
+    writes): the WOW paper's figure.  Hollow markers: runs that did not
+    pass the steady-state check.  With one cache size, bars."""
     wl = systems.HEADLINE_WORKLOAD
     tab = summary["closed"].get(wl)
     if not tab:
@@ -54,6 +55,21 @@ def closed_vs_cache_size(summary, out_dir):
     sizes = sorted(int(mb) for mb in tab)
     fig, ax = plt.subplots(figsize=SIZE)
     names = _order({s for mb in tab for s in tab[mb]}, systems.SYSTEM_NAMES)
+    if len(sizes) == 1:
+        row = tab[str(sizes[0])]
+        for i, s in enumerate(names):
+            st = STYLE.get(s, {})
+            ax.bar(i, row[s]["iops"], 0.7, color=st.get("color", "#555555"),
+                   hatch=None if row[s].get("steady") else "//",
+                   edgecolor="black" if not row[s].get("steady") else None)
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels([_label(s) for s in names], fontsize=8)
+        ax.set_ylabel("sustained IOPS (emulated HDD)")
+        ax.set_title("Closed loop: 4 KiB random writes, iodepth 16, "
+                     "%d MiB cache (hatched: not steady)" % sizes[0],
+                     fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+        return _save(fig, out_dir, "closed-iops-vs-cache-size.png")
     for s in names:
         if s == "raw":
             v = [tab[str(mb)][s]["iops"] for mb in sizes if s in tab[str(mb)]]
@@ -62,17 +78,79 @@ def closed_vs_cache_size(summary, out_dir):
             continue
         xs = [mb for mb in sizes if s in tab[str(mb)]]
         ys = [tab[str(mb)][s]["iops"] for mb in xs]
-        ax.plot(xs, ys, label=_label(s), **STYLE.get(s, {}))
+        st = dict(STYLE.get(s, {}))
+        line = ax.plot(xs, ys, label=_label(s), **st)[0]
+        bad = [(x, y) for x, y in zip(xs, ys)
+               if not tab[str(x)][s].get("steady")]
+        if bad:
+            ax.plot([x for x, _ in bad], [y for _, y in bad], ls="none",
+                    marker=st.get("marker", "o"), markersize=9,
+                    markerfacecolor="white", color=line.get_color(),
+                    zorder=6)
     ax.set_xscale("log", base=2)
     ax.set_xticks(sizes)
     ax.set_xticklabels([str(mb) for mb in sizes])
     ax.set_xlabel("cache size (MiB)")
     ax.set_ylabel("sustained IOPS (emulated HDD)")
-    ax.set_title("Closed loop: 4 KiB random writes, iodepth 16")
+    ax.set_title("Closed loop: 4 KiB random writes, iodepth 16 "
+                 "(hollow: not steady)", fontsize=10)
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, ncol=2)
     return _save(fig, out_dir, "closed-iops-vs-cache-size.png")
+
+
+def destage_rate_vs_dirty_set(summary, out_dir):
+    """Modelled destage rate (the workload's writes per modelled second)
+    against the dirty-set size, per system, one panel per workload, with
+    the oracle's: the WOW paper's figure for the modelled disk."""
+    sweep = summary.get("destage_sweep", {})
+    wls = [w for w in _order(sweep, systems.WORKLOAD_NAMES)
+           if len(sweep[w]) > 1]
+    if not wls:
+        return None
+    cols = 2 if len(wls) > 1 else 1
+    rows = -(-len(wls) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(SIZE[0], 2.6 * rows + 0.8),
+                             squeeze=False)
+    handles = {}
+    for i, w in enumerate(wls):
+        ax = axes[i // cols][i % cols]
+        t = sweep[w]
+        ns = sorted(int(n) for n in t)
+        mib = [n * systems.BLOCK / (1 << 20) for n in ns]
+        names = _order({s for n in t for s in t[n]["systems"]},
+                       systems.SYSTEM_NAMES)
+        for s in names:
+            xs = [m for n, m in zip(ns, mib) if s in t[str(n)]["systems"]]
+            ys = [t[str(n)]["systems"][s]["writes_per_s"]
+                  for n in ns if s in t[str(n)]["systems"]]
+            h = ax.plot(xs, ys, label=_label(s), **STYLE.get(s, {}))[0]
+            handles.setdefault(_label(s), h)
+        h = ax.plot(mib, [t[str(n)]["oracle_writes_per_s"] for n in ns],
+                    color="black", ls=":", lw=1.5, label="oracle")[0]
+        handles.setdefault("oracle", h)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(mib)
+        ax.set_xticklabels(["%g" % m for m in mib], fontsize=8)
+        ax.set_yscale("log")
+        ax.set_title(systems.workload(w).label, fontsize=9)
+        ax.grid(alpha=0.3)
+        if i % cols == 0:
+            ax.set_ylabel("writes / modelled s", fontsize=8)
+        if i // cols == rows - 1:
+            ax.set_xlabel("dirty set (MiB)", fontsize=8)
+    for j in range(len(wls), rows * cols):
+        axes[j // cols][j % cols].axis("off")
+    fig.suptitle("Modelled destage rate against the dirty-set size",
+                 fontsize=10)
+    fig.legend(list(handles.values()), list(handles), fontsize=7, ncol=4,
+               loc="lower center", frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    path = os.path.join(out_dir, "destage-rate-vs-dirty-set.png")
+    fig.savefig(path, dpi=DPI, metadata={"Software": None})
+    plt.close(fig)
+    return path
 
 
 def _legend_below(ax):
@@ -163,6 +241,8 @@ def write_amplification(summary, out_dir):
 
 PLOTS = [
     (closed_vs_cache_size, "Closed-loop IOPS against cache size"),
+    (destage_rate_vs_dirty_set,
+     "Modelled destage rate against the dirty-set size"),
     (destage_time, "Modelled destage time relative to the oracle"),
     (destage_seek, "Destage seek distance"),
     (write_amplification, "Cache write amplification"),

@@ -20,6 +20,7 @@ import math
 import os
 import re
 import shutil
+import subprocess
 
 from . import analysis, blktrace, systems
 from .hddmodel import SECTOR_SIZE
@@ -143,19 +144,154 @@ def rate(logs, ddirs, t0, t1):
 
 
 def read_dirty(path):
-    """[(seconds, dirty KiB)] from dirty.txt."""
+    """[(seconds, dirty KiB, origin sectors written or None, device writes
+    or None)] from dirty.txt (benchlib.sh's closed_watch; runs before the
+    steady-state rule have only the first two columns)."""
     out = []
     try:
         with open(path) as f:
             for line in f:
                 parts = line.split()
-                if len(parts) == 2:
-                    try:
-                        out.append((float(parts[0]), float(parts[1])))
-                    except ValueError:
-                        pass
+                if len(parts) not in (2, 4):
+                    continue
+                try:
+                    v = [float(x) for x in parts]
+                except ValueError:
+                    continue
+                if len(v) == 2:
+                    v += [None, None]
+                out.append(tuple(v))
     except OSError:
         pass
+    return out
+
+
+def interpolate(samples, t):
+    """Value at time ``t`` of [(t, value)] (sorted), linear between samples,
+    the first/last value outside them; None without samples."""
+    if not samples:
+        return None
+    if t <= samples[0][0]:
+        return samples[0][1]
+    for (t0, v0), (t1, v1) in zip(samples, samples[1:]):
+        if t <= t1:
+            if t1 <= t0:
+                return v1
+            return v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+    return samples[-1][1]
+
+
+# The steady-state rule of the closed loop, the same for every system (the
+# guest stops fio by its causal twin, benchlib.sh's closed_watch).  A run is
+# steady when, over the measured window,
+#   * its IOPS is stable: the two halves of the window differ by at most
+#     STEADY_HALF_TOL of the window's mean, plus the largest burst fio
+#     logged in the window over a half's I/Os (a system that completes
+#     writes in bursts seconds apart cannot be told apart any finer);
+#   * its cache occupancy is stable: the mean dirty data of the two halves
+#     differs by at most STEADY_DIRTY_DRIFT of the cache size;
+#   * a cache that holds dirty data (mean over the window >= HOLDS_DIRTY of
+#     the cache) has turned over before the window: since it was first
+#     full (dirty >= 90% of the window's mean), the origin was written at
+#     least STEADY_TURNOVER times the window's mean dirty data, so its
+#     destager has been through its dirty data once.  The guest waits for
+#     100%; the 10% are for the one-second sampling and fio's stop.
+STEADY_HALF_TOL = 0.2
+STEADY_DIRTY_DRIFT = 0.05
+STEADY_TURNOVER = 0.9
+HOLDS_DIRTY = 0.02
+
+
+def closed_window(logs, runtime_s, window_s):
+    """(start, end) seconds of the measured window: the last ``window_s``
+    seconds of fio's log (its last sample, at most ``runtime_s``)."""
+    end = max([s[-1][0] for _, s in logs if s] + [0.0])
+    end = min(end, float(runtime_s)) if end and runtime_s else end
+    return max(end - window_s, 0.0), end
+
+
+def _mean(xs):
+    return sum(xs) / len(xs) if xs else None
+
+
+def steady_state(logs, dirty, window, cache_kib):
+    """Stability figures of a closed run's ``window`` (start, end) and the
+    verdict of the steady-state rule above.  ``logs`` as read_iops_logs
+    gives them, ``dirty`` as read_dirty, ``cache_kib`` the cache size (0
+    for the raw disk)."""
+    start, end = window
+    mid = (start + end) / 2.0
+    out = {"iops_first_half": rate(logs, (0, 1), start, mid),
+           "iops_second_half": rate(logs, (0, 1), mid, end)}
+    mean = rate(logs, (0, 1), start, end)
+    out["half_change"] = ((out["iops_second_half"] - out["iops_first_half"])
+                          / mean if mean else None)
+    # fio logs a sample when an I/O completes: a system that completes
+    # writes in bursts logs one sample per burst, and a burst near the
+    # middle of the window can land in either half
+    burst = sum(max([v for t, v in smp if start < t <= end] + [0])
+                for d, smp in logs if d in (0, 1))
+    out["burst_ios"] = burst
+    out["half_tolerance"] = (STEADY_HALF_TOL + burst /
+                             (mean * (end - start) / 2.0)
+                             if mean and end > start else None)
+    secs = []
+    t = start
+    while t + 1.0 <= end + 1e-9:
+        secs.append(rate(logs, (0, 1), t, t + 1.0))
+        t += 1.0
+    m = _mean(secs)
+    out["cv"] = (math.sqrt(sum((x - m) ** 2 for x in secs) / len(secs)) / m
+                 if m else None)
+    inw = [d for d in dirty if start <= d[0] <= end]
+    first = [d[1] for d in inw if d[0] <= mid]
+    second = [d[1] for d in inw if d[0] > mid]
+    level = _mean([d[1] for d in inw])
+    frac = (lambda kib: kib / float(cache_kib)) if cache_kib else \
+        (lambda kib: None)
+    out["dirty_frac_mean"] = frac(level) if level is not None else None
+    out["dirty_frac_min"] = frac(min(d[1] for d in inw)) if inw else None
+    out["dirty_frac_max"] = frac(max(d[1] for d in inw)) if inw else None
+    out["dirty_drift"] = (frac(_mean(second) - _mean(first))
+                          if first and second else None)
+    at = [d[1] for d in dirty if d[0] <= start]
+    out["dirty_frac_at_window"] = frac(at[-1]) if at and cache_kib else None
+    holds = bool(cache_kib and level is not None and
+                 level >= HOLDS_DIRTY * cache_kib)
+    out["holds_dirty"] = holds
+    out["full_s"] = out["turnover"] = None
+    have_origin = bool(dirty) and all(d[2] is not None for d in dirty)
+    if holds and have_origin:
+        full = [d for d in dirty if d[1] >= 0.9 * level]
+        if full and full[0][0] <= start:
+            t_full = full[0][0]
+            org = [(d[0], d[2]) for d in dirty]
+            written = interpolate(org, start) - interpolate(org, t_full)
+            out["full_s"] = t_full
+            out["turnover"] = written / (2.0 * level)   # sectors / sectors
+        elif full:
+            out["full_s"] = full[0][0]
+            out["turnover"] = 0.0
+    reasons = []
+    if mean <= 0:
+        reasons.append("no I/O in the window")
+    elif abs(out["half_change"]) > out["half_tolerance"]:
+        reasons.append("IOPS changed %+.0f%% between the window's halves "
+                       "(more than %.0f%%)" % (out["half_change"] * 100,
+                                               out["half_tolerance"] * 100))
+    if out["dirty_drift"] is not None and \
+            abs(out["dirty_drift"]) > STEADY_DIRTY_DRIFT:
+        reasons.append("dirty data moved %+.0f%% of the cache in the window"
+                       % (out["dirty_drift"] * 100))
+    if holds:
+        if not have_origin:
+            reasons.append("no origin counter (run predates the rule)")
+        elif out["turnover"] < STEADY_TURNOVER:
+            reasons.append("cache not turned over before the window "
+                           "(%.2fx its dirty data written back)" %
+                           out["turnover"])
+    out["steady"] = not reasons
+    out["not_steady_because"] = reasons
     return out
 
 
@@ -182,12 +318,37 @@ def fio_summary(path):
 # Per-run figures
 
 
+def trace_text(run_dir, which, meta):
+    """Path of the gzipped blkparse text of ``which`` ("origin" or "cache")
+    of a destage run: <which>.txt.gz, made once from the binary trace the
+    guest left in bt/ (blkparse on the host)."""
+    path = os.path.join(run_dir, which + ".txt.gz")
+    if os.path.exists(path):
+        return path
+    dev = meta.get("trace_" + which)
+    bt = os.path.join(run_dir, "bt")
+    if not dev or not glob.glob(os.path.join(bt, "%s.blktrace.*" % dev)):
+        return path     # missing: the caller's open fails
+    exe = shutil.which("blkparse") or "/usr/bin/blkparse"
+    tmp = path + ".tmp"
+    with gzip.open(tmp, "wb", compresslevel=1) as out:
+        p = subprocess.Popen([exe, "-D", bt, "-i", dev],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        for chunk in iter(lambda: p.stdout.read(1 << 20), b""):
+            out.write(chunk)
+        if p.wait() != 0:
+            raise OSError("blkparse of %s/%s failed (exit %d)" % (
+                bt, dev, p.returncode))
+    os.replace(tmp, path)
+    return path
+
+
 def destage_figures(run_dir, system):
     """Figures of one destage run (module doc of analysis.py for the
     fields of ``origin`` and ``cache``)."""
     meta = read_meta_txt(os.path.join(run_dir, "meta.txt"))
     sectors = int(meta.get("origin_sectors", 0))
-    events = read_trace(os.path.join(run_dir, "origin.txt.gz"))
+    events = read_trace(trace_text(run_dir, "origin", meta))
     load, destage = split_at_marker(events, meta.get("marker_sector", -1))
     # the marker read is out of both; analyze_origin ignores reads anyway
     whole = load + destage
@@ -200,7 +361,7 @@ def destage_figures(run_dir, system):
         "dropped_events": meta.get("dropped_events", 0),
     }
     geo = CACHE_GEOMETRY.get(system)
-    cpath = os.path.join(run_dir, "cache.txt.gz")
+    cpath = trace_text(run_dir, "cache", meta) if geo else ""
     if geo and os.path.exists(cpath):
         eb = geo[0] or int(meta.get("bucket_bytes", MIB))
         cev = read_trace(cpath)
@@ -209,32 +370,33 @@ def destage_figures(run_dir, system):
     return out
 
 
-def closed_figures(run_dir, runtime_s, window_s, cache_mb):
+def closed_figures(run_dir, runtime_s, window_s, cache_mb, system=None):
+    """Figures of one closed run: IOPS over the last ``window_s`` seconds
+    and the steady-state figures (:func:`steady_state`)."""
     meta = read_meta_txt(os.path.join(run_dir, "meta.txt"))
     logs = read_iops_logs(sorted(glob.glob(os.path.join(run_dir,
                                                        "iops_iops.*.log"))))
-    # the run's end: its last sample (fio stops at runtime_s)
-    end = max([s[-1][0] for _, s in logs if s] + [0.0])
-    end = min(end, float(runtime_s)) if end else 0.0
-    start = max(end - window_s, 0.0)
+    start, end = closed_window(logs, runtime_s, window_s)
     dirty = read_dirty(os.path.join(run_dir, "dirty.txt"))
-    at_start = [d for t, d in dirty if t <= start + 1]
-    dirty_start = at_start[-1] if at_start else None
     series = [[t, round(rate(logs, (0, 1), t - 1, t), 1)]
               for t in range(1, int(end) + 1)]
-    return {
+    cache_kib = 0 if system == "raw" else cache_mb * 1024
+    out = {
         "meta": meta,
         "write_iops": rate(logs, (1,), start, end),
         "iops": rate(logs, (0, 1), start, end),
         "window_s": window_s,
         "window": [round(start, 3), round(end, 3)],
+        "run_s": round(end, 1),
+        "stop": meta.get("closed_stop", ""),
         "series": series,
-        "dirty": [[round(t, 1), d] for t, d in dirty],
-        "dirty_frac_at_window": (dirty_start / (cache_mb * 1024.0)
-                                 if dirty_start is not None and cache_mb
-                                 else None),
+        "dirty": [[round(d[0], 1), d[1]] for d in dirty],
+        "origin_sectors": [[round(d[0], 1), d[2]] for d in dirty
+                           if d[2] is not None],
         "fio": fio_summary(os.path.join(run_dir, "fio.json")),
     }
+    out.update(steady_state(logs, dirty, (start, end), cache_kib))
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -262,7 +424,8 @@ def collect(out_dir):
                     entry.update(destage_figures(rd, r["system"]))
                 else:
                     entry.update(closed_figures(rd, r["runtime_s"],
-                                                r["window_s"], r["cache_mb"]))
+                                                r["window_s"], r["cache_mb"],
+                                                r["system"]))
             except (OSError, ValueError, KeyError, ZeroDivisionError) as e:
                 entry["error"] = entry["error"] or "analysis: %s" % e
         entry["ok"] = entry["error"] == ""
@@ -291,74 +454,108 @@ def ratio(a, b):
     return a / b
 
 
+def _blocks(r, profile):
+    """Dirty-set size (4 KiB writes) of a destage run (runs from before the
+    sweep have the profile's one size)."""
+    return r.get("blocks") or profile.get("destage_blocks", 0)
+
+
+def destage_table(by_sys, blocks):
+    """One workload at one dirty-set size: {oracle_s, oracle_mean_seek_
+    sectors, blocks, systems: {system: figures}}."""
+    # the workload's oracle: the raw run's (exactly the workload's
+    # writes), else dm-wow's, else the smallest
+    ref = by_sys.get("raw") or by_sys.get(systems.REFERENCE)
+    oracles = [r["origin"]["oracle"]["time_s"] for r in by_sys.values()]
+    oracle_s = ref["origin"]["oracle"]["time_s"] if ref else min(oracles)
+    wow = by_sys.get(systems.REFERENCE)
+    wow_s = wow["origin"]["trace"]["time_s"] if wow else None
+    row = {}
+    for s, r in by_sys.items():
+        t = r["origin"]["trace"]
+        row[s] = {
+            "time_s": t["time_s"],
+            "iops": t["iops"],
+            "mb_s": t["mb_s"],
+            "requests": t["requests"],
+            "mean_seek_sectors": t["mean_seek_sectors"],
+            "mean_request_sectors": t["mean_request_sectors"],
+            "sequential_fraction": t["sequential_fraction"],
+            "descents": t["descents"],
+            "own_oracle_s": r["origin"]["oracle"]["time_s"],
+            "x_own_oracle": r["origin"]["time_ratio"],
+            "x_oracle": ratio(t["time_s"], oracle_s),
+            "x_wow": ratio(t["time_s"], wow_s),
+            # the workload's writes per modelled second of origin time:
+            # the rate this destage order could sustain
+            "writes_per_s": ratio(blocks, t["time_s"]),
+            "load_phase_writes": r.get("load_phase_writes", 0),
+            "wa": r.get("cache", {}).get("write_amplification"),
+            "violations": r.get("cache", {}).get("violations"),
+            "cache_writes": r.get("cache", {}).get("writes"),
+        }
+    return {"oracle_s": oracle_s,
+            "oracle_writes_per_s": ratio(blocks, oracle_s),
+            "blocks": blocks,
+            "oracle_mean_seek_sectors":
+                (ref or min(by_sys.values(), key=lambda r: r["origin"]
+                            ["oracle"]["time_s"]))
+                ["origin"]["oracle"]["mean_seek_sectors"],
+            "systems": row}
+
+
 def summarize(res):
-    """Cross-system tables and the targets of issue 5."""
+    """Cross-system tables and the targets of issue 5.  ``destage``: per
+    workload at the headline dirty-set size (the profile's destage_blocks,
+    else the largest run); ``destage_sweep``: per workload and dirty-set
+    size (str(blocks)); ``closed``: per workload and cache size."""
     runs = res["runs"]
-    destage = {}
+    profile = res["meta"].get("profile", {})
+    groups = {}
     for r in _ok(runs, "destage"):
-        destage.setdefault(r["workload"], {})[r["system"]] = r
-    dtab = {}
-    for wl, by_sys in destage.items():
-        # the workload's oracle: the raw run's (exactly the workload's
-        # writes), else dm-wow's, else the smallest
-        ref = by_sys.get("raw") or by_sys.get(systems.REFERENCE)
-        oracles = [r["origin"]["oracle"]["time_s"] for r in by_sys.values()]
-        oracle_s = ref["origin"]["oracle"]["time_s"] if ref else min(oracles)
-        wow = by_sys.get(systems.REFERENCE)
-        wow_s = wow["origin"]["trace"]["time_s"] if wow else None
-        row = {}
-        for s, r in by_sys.items():
-            t = r["origin"]["trace"]
-            row[s] = {
-                "time_s": t["time_s"],
-                "iops": t["iops"],
-                "mb_s": t["mb_s"],
-                "requests": t["requests"],
-                "mean_seek_sectors": t["mean_seek_sectors"],
-                "mean_request_sectors": t["mean_request_sectors"],
-                "sequential_fraction": t["sequential_fraction"],
-                "descents": t["descents"],
-                "own_oracle_s": r["origin"]["oracle"]["time_s"],
-                "x_own_oracle": r["origin"]["time_ratio"],
-                "x_oracle": ratio(t["time_s"], oracle_s),
-                "x_wow": ratio(t["time_s"], wow_s),
-                "load_phase_writes": r.get("load_phase_writes", 0),
-                "wa": r.get("cache", {}).get("write_amplification"),
-                "violations": r.get("cache", {}).get("violations"),
-                "cache_writes": r.get("cache", {}).get("writes"),
-            }
-        dtab[wl] = {"oracle_s": oracle_s,
-                    "oracle_mean_seek_sectors":
-                        (ref or min(by_sys.values(), key=lambda r: r["origin"]
-                                    ["oracle"]["time_s"]))
-                        ["origin"]["oracle"]["mean_seek_sectors"],
-                    "systems": row}
+        groups.setdefault(r["workload"], {}).setdefault(
+            _blocks(r, profile), {})[r["system"]] = r
+    dtab, dsweep = {}, {}
+    for wl, by_blocks in groups.items():
+        dsweep[wl] = {str(n): destage_table(by_sys, n)
+                      for n, by_sys in sorted(by_blocks.items())}
+        head = profile.get("destage_blocks")
+        if head not in by_blocks:
+            head = max(by_blocks)
+        dtab[wl] = dsweep[wl][str(head)]
     closed = {}
     for r in _ok(runs, "closed"):
         closed.setdefault(r["workload"], {}).setdefault(
             r["cache_mb"], {})[r["system"]] = r
     ctab = {}
     for wl, by_size in closed.items():
-        raw = None
+        raw, raw_run = None, None
         for by_sys in by_size.values():
             if "raw" in by_sys:
-                raw = by_sys["raw"]["iops"]
+                raw_run = by_sys["raw"]
+                raw = raw_run["iops"]
         ctab[wl] = {}
         for mb, by_sys in sorted(by_size.items()):
             wow = by_sys.get(systems.REFERENCE)
             wow_iops = wow["iops"] if wow else None
             ctab[wl][str(mb)] = {
-                s: {"iops": r["iops"], "write_iops": r["write_iops"],
-                    "x_wow": ratio(r["iops"], wow_iops),
-                    "x_raw": ratio(r["iops"], raw),
-                    "dirty_frac_at_window": r.get("dirty_frac_at_window")}
+                s: dict({"iops": r["iops"], "write_iops": r["write_iops"],
+                         "x_wow": ratio(r["iops"], wow_iops),
+                         "x_raw": ratio(r["iops"], raw)},
+                        **{k: r.get(k) for k in STEADY_KEYS})
                 for s, r in by_sys.items()}
             if raw is not None and "raw" not in by_sys:
-                ctab[wl][str(mb)]["raw"] = {
-                    "iops": raw, "write_iops": raw, "x_wow": ratio(raw, wow_iops),
-                    "x_raw": 1.0, "dirty_frac_at_window": None}
-    return {"destage": dtab, "closed": ctab,
+                ctab[wl][str(mb)]["raw"] = dict(
+                    {"iops": raw, "write_iops": raw,
+                     "x_wow": ratio(raw, wow_iops), "x_raw": 1.0},
+                    **{k: raw_run.get(k) for k in STEADY_KEYS})
+    return {"destage": dtab, "destage_sweep": dsweep, "closed": ctab,
             "targets": targets(dtab, ctab)}
+
+
+STEADY_KEYS = ("steady", "not_steady_because", "half_change", "cv",
+               "dirty_frac_mean", "dirty_frac_at_window", "turnover",
+               "run_s", "stop")
 
 
 def targets(dtab, ctab):
@@ -385,21 +582,30 @@ def targets(dtab, ctab):
             add("destage: wow at least as fast as cscan and lrw (%s)" % wl, v,
                 ">= 1.00 (best baseline time / wow time)",
                 v is not None and v >= 1.0 - 1e-9)
+    def unsteady(*rows):
+        bad = [r for r in rows if not r.get("steady")]
+        return "not steady: %s" % ", ".join(
+            sorted(s for s, r in row.items() if r in bad)) if bad else ""
+
     for wl, by_size in ctab.items():
         for mb, row in by_size.items():
             if "wow" in row and ("cscan" in row or "lrw" in row):
-                best = max(row[s]["iops"] for s in ("cscan", "lrw") if s in row)
-                v = ratio(row["wow"]["iops"], best)
+                best_s = max((s for s in ("cscan", "lrw") if s in row),
+                             key=lambda s: row[s]["iops"])
+                v = ratio(row["wow"]["iops"], row[best_s]["iops"])
+                why = unsteady(row["wow"], row[best_s])
                 add("closed loop: wow IOPS >= max(cscan, lrw) (%s, %s MiB)"
                     % (wl, mb), v, ">= 1.00 (wow / best baseline)",
-                    v is not None and v >= 1.0 - 1e-9)
+                    v is not None and v >= 1.0 - 1e-9 and not why, why)
             if wl == systems.HEADLINE_WORKLOAD and "wow" in row and \
                     "writecache" in row:
                 v = ratio(row["wow"]["iops"], row["writecache"]["iops"])
+                why = unsteady(row["wow"], row["writecache"])
                 add("closed loop: wow >= %gx dm-writecache (%s MiB)" % (
                     TARGET_WRITECACHE_FACTOR, mb), v,
                     ">= %.2f" % TARGET_WRITECACHE_FACTOR,
-                    v is not None and v >= TARGET_WRITECACHE_FACTOR)
+                    v is not None and v >= TARGET_WRITECACHE_FACTOR and
+                    not why, why)
     for wl, t in dtab.items():
         for s in ("wow", "cscan", "lrw"):
             wa = t["systems"].get(s, {}).get("wa")
@@ -519,32 +725,101 @@ def closed_matrix(ctab):
         row = [_label(s)]
         for w, mb in cols:
             x = ctab[w][mb].get(s)
+            mark = "" if not x or x.get("steady") else " †"
             if not x:
                 row.append("–")
             elif s == "raw":
-                row.append("%.0f" % x["iops"])
+                row.append("%.0f%s" % (x["iops"], mark))
             else:
-                row.append("%.0f · %s× wow · %s× raw" % (
-                    x["iops"], _f(x["x_wow"]), _f(x["x_raw"])))
+                row.append("%.0f · %s× wow · %s× raw%s" % (
+                    x["iops"], _f(x["x_wow"]), _f(x["x_raw"]), mark))
         rows.append(row)
     return table(header, rows)
 
 
-def saturation_note(res):
-    low = []
-    for r in _ok(res["runs"], "closed"):
-        f = r.get("dirty_frac_at_window")
-        if r["system"] != "raw" and f is not None and f < 0.3:
-            low.append("%s (%.0f%%)" % (r["id"], f * 100))
-    if not low:
+def closed_sweep_table(ctab, wl=systems.HEADLINE_WORKLOAD):
+    """IOPS against cache size, one row per system (the WOW paper's
+    figure as a table)."""
+    t = ctab.get(wl)
+    if not t or len(t) < 2:
         return ""
-    return ("Runs whose dirty data was under 30% of the cache when the window "
-            "began (may not be saturated): " + ", ".join(low) + ".")
+    sizes = sorted(t, key=int)
+    syss = _order({s for mb in sizes for s in t[mb]}, systems.SYSTEM_NAMES)
+    rows = []
+    for s in syss:
+        row = [_label(s)]
+        for mb in sizes:
+            x = t[mb].get(s)
+            row.append("–" if not x else "%.0f%s" % (
+                x["iops"], "" if x.get("steady") else " †"))
+        rows.append(row)
+    return table(["system"] + ["%s MiB" % mb for mb in sizes], rows)
+
+
+def steadiness_table(res):
+    """One row per closed run: how long it ran, the window, stability,
+    occupancy, turnover and the verdict of the steady-state rule."""
+    rows = []
+    for r in _ok(res["runs"], "closed"):
+        rows.append([
+            "`%s`" % r["id"], _f(r.get("run_s"), "%.0f"),
+            "%s" % (r.get("stop") or "?"),
+            "%.0f–%.0f" % tuple(r["window"]), _f(r["iops"], "%.0f"),
+            "%s / %s" % (_f(r.get("iops_first_half"), "%.0f"),
+                         _f(r.get("iops_second_half"), "%.0f")),
+            "%s (%s)" % (
+                _f(None if r.get("half_change") is None else
+                   r["half_change"] * 100, "%+.0f%%"),
+                _f(None if r.get("half_tolerance") is None else
+                   r["half_tolerance"] * 100, "±%.0f%%")),
+            _f(r.get("cv"), "%.2f"),
+            _f(None if r.get("dirty_frac_mean") is None else
+               r["dirty_frac_mean"] * 100, "%.0f%%"),
+            _f(None if r.get("dirty_drift") is None else
+               r["dirty_drift"] * 100, "%+.1f%%"),
+            _f(r.get("turnover"), "%.2f"),
+            "yes" if r.get("steady") else
+            "**no**: " + "; ".join(r.get("not_steady_because") or ["?"])])
+    if not rows:
+        return ""
+    return table(["run", "ran (s)", "stopped by", "window (s)", "IOPS",
+                  "halves", "change (allowed)", "CV (1 s)", "dirty",
+                  "dirty drift", "turnover", "steady"], rows,
+                 ["l", "r", "l", "r", "r", "r", "r", "r", "r", "r", "r",
+                  "l"])
+
+
+def destage_sweep_table(dsweep, wl):
+    """Modelled destage rate (workload writes per modelled second) against
+    the dirty-set size for one workload, with the oracle's."""
+    t = dsweep.get(wl)
+    if not t or len(t) < 2:
+        return ""
+    sizes = sorted(t, key=int)
+    syss = _order({s for n in sizes for s in t[n]["systems"]},
+                  systems.SYSTEM_NAMES)
+    rows = []
+    for s in syss:
+        row = [_label(s)]
+        for n in sizes:
+            x = t[n]["systems"].get(s)
+            row.append("–" if not x else "%.0f (%s×)" % (
+                x["writes_per_s"] or 0, _f(x["x_oracle"])))
+        rows.append(row)
+    rows.append(["oracle"] + ["%.0f" % (t[n]["oracle_writes_per_s"] or 0)
+                              for n in sizes])
+    return table(["system"] + ["%s MiB" % _mib(int(n)) for n in sizes], rows)
+
+
+def _mib(blocks):
+    v = blocks * systems.BLOCK / MIB
+    return "%d" % v if v == int(v) else "%.1f" % v
 
 
 def targets_table(tg):
     rows = [[t["name"], _f(t["value"], "%.3f"), t["target"],
-             "met" if t["met"] else "**missed**"] for t in tg]
+             ("met" if t["met"] else "**missed**") +
+             (" (%s)" % t["detail"] if t.get("detail") else "")] for t in tg]
     return table(["target", "value", "wanted", ""], rows, ["l", "r", "l", "l"])
 
 
@@ -616,15 +891,55 @@ def markdown(res, plots=(), plot_prefix="plots/", heading="#"):
                  "(their metadata included).  In brackets: writes that are "
                  "not appends, misaligned, or rewrite a segment early.\n")
     parts.append(wa_matrix(s["destage"]) + "\n")
+    if any(len(v) > 1 for v in s.get("destage_sweep", {}).values()):
+        parts.append("%s# Modelled destage rate against the dirty-set size\n"
+                     % h)
+        parts.append(
+            "The same measurement over a sweep of dirty-set sizes (the "
+            "writes loaded, in MiB of 4 KiB blocks, into a %d MiB cache): "
+            "the workload's writes per second of modelled origin time, "
+            "the rate the destage order could sustain, and in brackets the "
+            "time over the oracle's.  A larger dirty set is a larger cache "
+            "in a closed loop: it gives a sorting destager shorter "
+            "seeks.\n" % p["destage_cache_mb"])
+        for w in _order(s["destage_sweep"], systems.WORKLOAD_NAMES):
+            t = destage_sweep_table(s["destage_sweep"], w)
+            if t:
+                parts.append("**%s**\n\n%s\n" % (_wl_label(w), t))
     parts.append("%s# Closed-loop throughput on the live emulated HDD\n" % h)
-    parts.append("Sustained IOPS (reads + writes) over the last %d s of each "
-                 "run, cache filled first; iodepth 16; the origin is "
-                 "scripts/hdd-nbdkit.py at time scale %g.\n" % (
-                     p["closed_window_s"], p["timescale"]))
+    parts.append(
+        "Sustained IOPS (reads + writes) over the last %d s of each run, in "
+        "steady state; iodepth 16; the origin is scripts/hdd-nbdkit.py at "
+        "time scale %g.  Every run follows one rule (the method above): "
+        "fio runs until the cache is full and the origin has been written "
+        "%d%% of the cache's dirty data since (the destager has been "
+        "through it once), then for the window; † marks a run the "
+        "steady-state check below did not pass.\n" % (
+            p["closed_window_s"], p["timescale"],
+            p.get("closed_turnover_pct", 100)))
     parts.append(closed_matrix(s["closed"]) + "\n")
-    note = saturation_note(res)
-    if note:
-        parts.append(note + "\n")
+    sweep = closed_sweep_table(s["closed"])
+    if sweep:
+        parts.append("Uniform random writes, IOPS against the cache size:\n")
+        parts.append(sweep + "\n")
+    st = steadiness_table(res)
+    if st:
+        parts.append("%s# Closed-loop steady state\n" % h)
+        parts.append(
+            "Per run: how long fio ran and what stopped it (`turnover`: the "
+            "rule; `runtime`: the cap, the cache never turned over), the "
+            "window, its IOPS, the IOPS of its two halves and the "
+            "coefficient of variation of its one-second rates, the mean "
+            "dirty data (%% of the cache) and how much it moved between the "
+            "halves, and the turnover: origin writes between the cache "
+            "first being full and the window, over the dirty data.  Steady "
+            "means halves within %d%% (plus the largest burst fio logged "
+            "in the window, over a half's I/Os: the allowance in brackets), "
+            "dirty data within %d%% of the cache, and (for a cache holding "
+            "dirty data) turnover >= %.1f.\n" % (
+                STEADY_HALF_TOL * 100, STEADY_DIRTY_DRIFT * 100,
+                STEADY_TURNOVER))
+        parts.append(st + "\n")
     parts.append("%s# Targets of issue 5 (reported, not asserted)\n" % h)
     parts.append(targets_table(s["targets"]) + "\n")
     if plots:
@@ -675,13 +990,29 @@ DOC_INTRO = """\
 # dm-wow benchmarks
 
 How dm-wow's destage order compares with Linux's write-back caches over the
-same emulated disks.  The bench is `scripts/bench.py` (`make bench-quick`,
-about ten minutes on a 2-core machine; `make bench`, under an hour); it
-boots the test VM
-(tests/vm/wowvm.py), runs every system on every workload, and leaves
+same emulated disks.  The bench is `scripts/bench.py`; it boots the test VM
+(tests/vm/wowvm.py), runs the systems on the workloads, and leaves
 everything in `results/bench/<time>/` (results.json with every figure,
 report.md, plots, the guest's raw outputs and traces).  `scripts/bench.py
 --publish results/bench/<time>` rewrites this page from one run.
+
+## Profiles
+
+* **`make bench`** (the run to publish this page from; about an hour on a 2-core machine
+  under TCG): every system on every workload.  Modelled destage of each
+  workload at dirty sets of 8, 32 and 64 MiB; closed loop for uniform
+  random writes at caches of 16, 32 and 64 MiB, and for the other
+  workloads at 16 MiB.  `scripts/bench.py --full --dry-run` lists the runs
+  and estimates the time.
+* **`make bench-quick`** (a quick look, about six minutes when the machine
+  is not shared): modelled destage of uniform random writes (an 8 MiB dirty
+  set) for every system, and the closed loop at a 16 MiB cache for dm-wow
+  (`wow`, `cscan`, `lrw`), dm-writecache and the raw disk.  It leaves out
+  the other workloads, the size sweeps, dm-cache and bcache in the closed
+  loop.
+
+`--systems`, `--workloads`, `--measurements` and `--only REGEX` run a
+subset of either profile.
 
 ## What is measured
 
@@ -709,11 +1040,36 @@ report.md, plots, the guest's raw outputs and traces).  `scripts/bench.py
   writes sorted by LBA and merged (scripts/wowbench/analysis.py).  The
   workload's oracle is the oracle of the raw disk's run (exactly the
   workload's writes).  The cache disk's trace gives alignment violations
-  and write amplification under a simple erase-block model.
+  and write amplification under a simple erase-block model.  The dirty set
+  (the writes loaded, into a 128 MiB cache) is swept over sizes: the
+  workload's writes per second of modelled origin time against the
+  dirty-set size is the WOW paper's throughput-against-cache-size figure
+  for the modelled disk (a larger dirty set gives a sorting destager
+  shorter seeks).
 * **Closed-loop throughput.**  The origin is scripts/hdd-nbdkit.py, a
   position-aware disk that sleeps for the modelled time times a time
-  scale, attached to QEMU over NBD.  fio runs at iodepth 16 long enough to
-  fill the cache, and the sustained IOPS of the last window is reported.
+  scale, attached to QEMU over NBD.  fio writes at iodepth 16, and the
+  IOPS of the last window of the run is reported, once the cache is in
+  steady state.  One rule decides when, the same for every system
+  (scripts/bench-guest/benchlib.sh, `closed_watch`): the guest samples the
+  cache's dirty data and the origin's written sectors once a second; the
+  cache is *full* once its dirty data grew by at most 1% of the cache over
+  five samples; it has *turned over* once the origin has been written, since
+  then, as much as the largest dirty amount seen (its destager has been
+  through its dirty data once); fio then runs for the window and stops.
+  A cache that keeps nothing dirty (dm-cache's smq passes first writes
+  through) and the raw disk are full at once.  fio's runtime caps a run
+  that never turns over (the turnover at 60 writes/s).  The host checks
+  each run from the same samples and fio's log (scripts/wowbench/report.py,
+  `steady_state`) and reports per run: the IOPS of the window's two halves
+  and the coefficient of variation of its one-second rates, the mean dirty
+  data and its drift across the window, and the turnover before the window.
+  A run is *steady* when the halves differ by at most 20% (plus the largest
+  burst fio logged in the window over a half's I/Os: a system that
+  completes writes in bursts seconds apart cannot be told apart any
+  finer), the dirty data moved by at most 5% of the cache, and a cache
+  holding dirty data turned over (0.9 of its dirty data written back before
+  the window; the guest waits for 1.0).  Tables mark the other runs with †.
   The raw disk is run once per workload.
 
 The numbers come from QEMU/TCG (no KVM) on a 2-core machine shared with

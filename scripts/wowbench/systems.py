@@ -15,7 +15,9 @@ measurements:
   destage  a fixed amount of I/O (``blocks`` 4 KiB writes in all) loads the
            dirty set, which is then destaged and traced (modelled HDD time)
   closed   time-based, iodepth 16 in all, on the live emulated HDD
-           (sustained IOPS over the last window of the run)
+           (sustained IOPS over the last window of the run, once the cache
+           is full and has been written back once: see benchlib.sh's
+           closed_watch and report.steady_state)
 
 Profiles (:data:`PROFILES`) fix the sizes, and :func:`plan` turns one into
 the ordered list of runs.
@@ -168,30 +170,44 @@ def fio_job(wl, mode, origin_bytes, blocks=0, seed=1):
 # Profiles and the run plan
 
 PROFILES = {
-    # make bench-quick: every system on every workload, small and short
+    # make bench-quick (a few minutes): modelled destage of uniform random
+    # writes for every system; closed loop at one cache size for dm-wow's
+    # three policies, dm-writecache and the raw disk
     "quick": {
         "origin_bytes": 8 << 30,
         "destage_cache_mb": 128,
-        "destage_blocks": 2048,
-        "destage_workloads": WORKLOAD_NAMES,
-        "closed_cache_mb": [64],           # uniform random: the size sweep
+        "destage_blocks": 2048,            # the headline dirty set (8 MiB)
+        "destage_sweep_blocks": [2048],    # dirty-set sizes (4 KiB writes)
+        "destage_workloads": ["uniform"],
+        "closed_cache_mb": [16],           # uniform random: the size sweep
         "closed_other_cache_mb": None,     # other workloads: not in quick
-        "closed_window_s": 10,
+        "closed_systems": ["wow", "cscan", "lrw", "writecache", "raw"],
+        "closed_window_s": 15,
+        "closed_turnover_pct": 100,
         "closed_fill_iops": 1000,          # guess of the cache's fill rate
         "closed_min_fill_s": 8,
+        "closed_floor_iops": 60,           # cap: turnover at this rate
+        "closed_expect_iops": 80,          # for the time estimate only
         "timescale": 1.0,
     },
-    # make bench
+    # make bench (about an hour): every workload over a sweep of dirty-set
+    # sizes (modelled destage); closed loop over a sweep of cache sizes for
+    # uniform random writes and at one size for the other workloads
     "full": {
         "origin_bytes": 8 << 30,
         "destage_cache_mb": 128,
-        "destage_blocks": 10240,
+        "destage_blocks": 8192,
+        "destage_sweep_blocks": [2048, 8192, 16384],
         "destage_workloads": WORKLOAD_NAMES,
-        "closed_cache_mb": [32, 64, 128, 256],
-        "closed_other_cache_mb": 64,
+        "closed_cache_mb": [16, 32, 64],
+        "closed_other_cache_mb": 16,
+        "closed_systems": None,            # all
         "closed_window_s": 20,
+        "closed_turnover_pct": 100,
         "closed_fill_iops": 1000,
-        "closed_min_fill_s": 10,
+        "closed_min_fill_s": 8,
+        "closed_floor_iops": 60,
+        "closed_expect_iops": 80,
         "timescale": 1.0,
     },
 }
@@ -203,23 +219,58 @@ class Run(NamedTuple):
     system: str
     workload: str
     cache_mb: int
-    runtime_s: int = 0  # closed: fio runtime (fill + window)
+    runtime_s: int = 0  # closed: fio's runtime cap
     window_s: int = 0   # closed: the measured tail
     timeout_s: int = 0  # guest watchdog for the run
+    blocks: int = 0     # destage: 4 KiB writes loaded (the dirty set)
+    turnover_pct: int = 0   # closed: origin writes, % of the dirty data,
+                            # before the window (scripts/bench-guest)
 
 
 def fill_seconds(cache_mb, profile):
-    """Seconds of closed-loop load before the measured window: long enough
-    to fill a cache of ``cache_mb`` MiB at the profile's fill rate."""
+    """Seconds of closed-loop load to fill a cache of ``cache_mb`` MiB at
+    the profile's fill rate."""
     blocks = cache_mb * MIB // BLOCK
     return max(profile["closed_min_fill_s"],
                -(-blocks // profile["closed_fill_iops"]))
 
 
+def closed_runtime_cap(cache_mb, profile, system_name):
+    """fio's runtime cap for a closed run: fill, then the turnover (the
+    whole cache written back) at the profile's floor rate, then the window.
+    The guest stops a run that turned over sooner (benchlib.sh)."""
+    window = profile["closed_window_s"]
+    if system_name == "raw":
+        return window + 30
+    blocks = cache_mb * MIB // BLOCK
+    turn = -(-blocks * profile["closed_turnover_pct"] //
+             (100 * profile["closed_floor_iops"]))
+    return fill_seconds(cache_mb, profile) + turn + window + 10
+
+
+def closed_expected_s(cache_mb, profile, system_name):
+    """Rough seconds a closed run takes (for the time estimate): the cache
+    fills to ~85% dirty, which turns over at the profile's expected rate."""
+    window = profile["closed_window_s"]
+    if system_name in ("raw", "dmcache"):  # nothing stays dirty
+        return 6 + window
+    blocks = cache_mb * MIB // BLOCK * 0.85
+    return (blocks / profile["closed_fill_iops"] + 6 + blocks *
+            profile["closed_turnover_pct"] / 100.0 /
+            profile["closed_expect_iops"] + window)
+
+
+def destage_id(workload_name, blocks, system_name):
+    mib = blocks * BLOCK / MIB
+    size = "%dm" % mib if mib == int(mib) else "%db" % blocks
+    return "d-%s-%s-%s" % (workload_name, size, system_name)
+
+
 def plan(profile, systems=None, workloads=None, measurements=None):
     """The runs of ``profile`` (a PROFILES entry), in order: destage runs
-    first (per workload, every system), then closed runs (uniform over the
-    size sweep, then the other workloads; raw once per workload)."""
+    first (per workload and dirty-set size, every system), then closed
+    runs (uniform over the size sweep, then the other workloads; raw once
+    per workload)."""
     systems = list(systems or SYSTEM_NAMES)
     workloads = list(workloads or WORKLOAD_NAMES)
     measurements = list(measurements or ["destage", "closed"])
@@ -230,12 +281,15 @@ def plan(profile, systems=None, workloads=None, measurements=None):
     runs = []
     if "destage" in measurements:
         mb = profile["destage_cache_mb"]
+        sweep = profile.get("destage_sweep_blocks") or \
+            [profile["destage_blocks"]]
         for w in profile["destage_workloads"]:
             if w not in workloads:
                 continue
-            for s in systems:
-                runs.append(Run("d-%s-%s" % (w, s), "destage", s, w, mb,
-                                timeout_s=900))
+            for n in sweep:
+                for s in systems:
+                    runs.append(Run(destage_id(w, n, s), "destage", s, w, mb,
+                                    timeout_s=900, blocks=n))
     if "closed" in measurements:
         window = profile["closed_window_s"]
         cases = [(HEADLINE_WORKLOAD, mb) for mb in profile["closed_cache_mb"]]
@@ -243,20 +297,22 @@ def plan(profile, systems=None, workloads=None, measurements=None):
         if other:
             cases += [(w, other) for w in WORKLOAD_NAMES
                       if w != HEADLINE_WORKLOAD]
+        only = profile.get("closed_systems")
         raw_done = set()
         for w, mb in cases:
             if w not in workloads:
                 continue
             for s in systems:
+                if only and s not in only:
+                    continue
                 if s == "raw":
                     if w in raw_done:
                         continue
                     raw_done.add(w)
-                    rt = window + 5
-                else:
-                    rt = fill_seconds(mb, profile) + window
+                rt = closed_runtime_cap(mb, profile, s)
                 runs.append(Run("c-%s-%dm-%s" % (w, mb, s), "closed", s, w,
-                                mb, rt, window, timeout_s=rt + 240))
+                                mb, rt, window, timeout_s=rt + 240,
+                                turnover_pct=profile["closed_turnover_pct"]))
     for r in runs:
         assert re.fullmatch(r"[A-Za-z0-9_.+-]+", r.id), r.id
     return runs

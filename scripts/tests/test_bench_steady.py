@@ -1,0 +1,275 @@
+"""The closed loop's steady-state rule: the guest's causal stop rule
+(scripts/bench-guest/benchlib.sh closed_watch, run here under the host's sh
+with a fake clock, fake counters and a fake fio) and the host's check of a
+finished run (scripts/wowbench/report.py steady_state, closed_window)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import SCRIPTS
+from wowbench import report
+
+BENCHLIB = os.path.join(SCRIPTS, "bench-guest", "benchlib.sh")
+
+# ---------------------------------------------------------------------------
+# The guest rule
+
+# A fake guest: time advances only when closed_watch sleeps; each call of
+# sys_dirty is one sample k = 1, 2, ...: dirty data from $T/dirty (one line
+# per sample, the last repeated) and the origin's sectors written from
+# $T/origin (the same).  fio is a process that runs until SIGINT or
+# FIO_SECONDS of real time.
+HARNESS = r'''
+set -u
+T=$1
+RESULTS=$T WOW_NAME=run
+fail() { echo "FAILED: $*"; exit 1; }
+. "$2"
+echo 0 > "$T/clock"
+echo 0 > "$T/k"
+now_cs() { cat "$T/clock"; }
+sleep() {
+	case $1 in
+	0.1) _c=10 ;;
+	*) _c=$(($1 * 100)) ;;
+	esac
+	echo $(($(cat "$T/clock") + _c)) > "$T/clock"
+	command sleep 0.01
+}
+_line() { sed -n "$1p" "$2" | grep . || tail -n 1 "$2"; }
+sys_dirty() {
+	_k=$(($(cat "$T/k") + 1))
+	echo $_k > "$T/k"
+	echo "0 0 0 0 0 0 $(_line $_k "$T/origin") 0" > "$T/ost"
+	_line $_k "$T/dirty"
+}
+echo "0 0 0 0 0 0 0 0" > "$T/ost"
+echo "0 0 0 0 0 0 0 0" > "$T/dst"
+"$3" -c 'import signal, sys, time
+signal.signal(signal.SIGINT, lambda *a: sys.exit(0))
+time.sleep(float(sys.argv[1]))' "$FIO_SECONDS" &
+_fio=$!
+# the first write fio completes
+( command sleep 0.2; echo "0 0 0 0 7 0 0 0" > "$T/dst" ) &
+closed_watch $_fio "$CACHE_KIB" "$WINDOW" "$TURN" "$T/ost" "$T/dst" \
+	> "$T/dirty.txt"
+wait $_fio
+echo "fio exit $?"
+'''
+
+
+def watch(tmp_path, dirty, origin, cache_kib=16384, window=3, turn=100,
+          fio_seconds=20):
+    """Run closed_watch on the fake guest; returns (meta dict, dirty.txt
+    rows as lists of floats)."""
+    (tmp_path / "dirty").write_text("".join("%d\n" % d for d in dirty))
+    (tmp_path / "origin").write_text("".join("%d\n" % o for o in origin))
+    h = tmp_path / "harness.sh"
+    h.write_text(HARNESS)
+    env = dict(os.environ, CACHE_KIB=str(cache_kib), WINDOW=str(window),
+               TURN=str(turn), FIO_SECONDS=str(fio_seconds))
+    p = subprocess.run(["sh", str(h), str(tmp_path), BENCHLIB,
+                        sys.executable], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    meta = report.read_meta_txt(str(tmp_path / "run" / "meta.txt"))
+    rows = [[float(x) for x in line.split()] for line in
+            (tmp_path / "dirty.txt").read_text().splitlines()]
+    return meta, rows
+
+
+def test_guest_waits_for_full_then_turnover_then_the_window(tmp_path):
+    # the cache fills in three samples to 12,000 KiB, then the origin is
+    # written 4,000 sectors a sample: 24,000 sectors (12,000 KiB) after
+    # the plateau is the turnover
+    dirty = [4000, 8000, 12000]
+    origin = [0, 0, 0] + [4000 * i for i in range(1, 60)]
+    meta, rows = watch(tmp_path, dirty, origin)
+    assert meta["closed_stop"] == "turnover"
+    # full: 5 s in and no growth over the last 5 samples
+    full = meta["closed_full_cs"]
+    assert full >= 500
+    k_full = [r[0] for r in rows].index(full / 100.0)
+    assert rows[k_full][1] - rows[k_full - 5][1] <= 16384 / 100
+    assert rows[k_full - 1][0] < 5 or \
+        rows[k_full - 1][1] - rows[k_full - 6][1] > 16384 / 100
+    # turnover: the first sample with 2 * 12,000 sectors written since the
+    # first of the 5 flat samples
+    k_turn = [r[0] for r in rows].index(meta["closed_turnover_cs"] / 100.0)
+    assert rows[k_turn][2] - rows[k_full - 5][2] >= 2 * 12000
+    assert rows[k_turn - 1][2] - rows[k_full - 5][2] < 2 * 12000
+    # stop: the window after the turnover
+    assert meta["closed_stop_cs"] - meta["closed_turnover_cs"] == 300
+    # columns: t, dirty KiB, origin sectors since t0, device writes
+    assert rows[0][1:] == [4000, 0, 7]
+
+
+def test_guest_turnover_counts_the_largest_dirty_amount(tmp_path):
+    # dirty creeps up after "full" (by less than 1% of the cache in 5
+    # samples):
+    # the turnover needs the origin written twice the largest amount (in
+    # sectors: KiB * 2)
+    dirty = [10000] * 8 + [10000 + 30 * i for i in range(1, 40)]
+    origin = [0] * 8 + [3000 * i for i in range(1, 60)]
+    meta, rows = watch(tmp_path, dirty, origin)
+    assert meta["closed_stop"] == "turnover"
+    k_full = [r[0] for r in rows].index(meta["closed_full_cs"] / 100.0)
+    k_turn = [r[0] for r in rows].index(meta["closed_turnover_cs"] / 100.0)
+    base = rows[k_full - 5][2]
+    dmax = max(r[1] for r in rows[k_full - 5:k_turn + 1])
+    assert dmax > 10000
+    assert rows[k_turn][2] - base >= 2 * dmax
+    assert rows[k_turn - 1][2] - base < 2 * max(
+        r[1] for r in rows[k_full - 5:k_turn])
+
+
+def test_guest_raw_disk_stops_after_warmup_and_window(tmp_path):
+    meta, rows = watch(tmp_path, [0], [800 * i for i in range(100)],
+                       window=4)
+    assert meta["closed_stop"] == "turnover"
+    assert 500 <= meta["closed_full_cs"] <= 700
+    assert meta["closed_turnover_cs"] == meta["closed_full_cs"]
+    assert meta["closed_stop_cs"] == meta["closed_full_cs"] + 400
+
+
+def test_guest_never_turned_over_runs_to_fios_runtime(tmp_path):
+    # the destager never writes: fio ends by itself (its --runtime)
+    meta, rows = watch(tmp_path, [4000, 8000, 12000], [0], fio_seconds=2)
+    assert meta["closed_stop"] == "runtime"
+    assert "closed_turnover_cs" not in meta
+    assert "closed_full_cs" in meta
+
+
+# ---------------------------------------------------------------------------
+# The host's check
+
+
+def _log(rates, dt=1.0):
+    """One job's IOPS log: rates[i] I/Os in second i+1."""
+    return [(1, [(dt * (i + 1), float(v)) for i, v in enumerate(rates)])]
+
+
+def _dirty(levels, origin_per_s, t_full=5, cache_kib=16384):
+    """dirty.txt rows: dirty KiB levels[i] at second i; the origin written
+    origin_per_s sectors a second from t_full on."""
+    return [(float(i), float(d), float(max(0, i - t_full) * origin_per_s),
+             0.0) for i, d in enumerate(levels)]
+
+
+def test_closed_window_is_the_last_window_of_the_log():
+    logs = _log([100] * 40)
+    assert report.closed_window(logs, 100, 15) == (25.0, 40.0)
+    # a cap shorter than the log ends the window
+    assert report.closed_window(logs, 30, 15) == (15.0, 30.0)
+    assert report.closed_window(_log([100] * 5), 100, 15) == (0.0, 5.0)
+
+
+def test_interpolate():
+    s = [(0.0, 0.0), (2.0, 10.0), (4.0, 10.0)]
+    assert report.interpolate(s, 1.0) == pytest.approx(5.0)
+    assert report.interpolate(s, -1) == 0.0
+    assert report.interpolate(s, 9) == 10.0
+    assert report.interpolate([], 1) is None
+
+
+def test_steady_run_passes():
+    # fill for 5 s, then 100 IOPS; the cache holds 12,000 KiB, written
+    # back at 800 sectors/s: turnover 24,000 sectors = 30 s after full
+    logs = _log([2000] * 5 + [100] * 55)
+    dirty = _dirty([2400 * i for i in range(5)] + [12000] * 56, 800)
+    st = report.steady_state(logs, dirty, (40.0, 60.0), 16384)
+    assert st["steady"], st["not_steady_because"]
+    assert st["turnover"] == pytest.approx((40 - 5) * 800 / 24000.0)
+    assert st["full_s"] == 5.0
+    assert st["half_change"] == pytest.approx(0.0)
+    assert st["cv"] == pytest.approx(0.0)
+    assert st["dirty_frac_mean"] == pytest.approx(12000 / 16384.0)
+    assert st["dirty_drift"] == pytest.approx(0.0)
+    assert st["holds_dirty"]
+
+
+def test_window_before_turnover_is_not_steady():
+    logs = _log([2000] * 5 + [100] * 55)
+    dirty = _dirty([2400 * i for i in range(5)] + [12000] * 56, 800)
+    st = report.steady_state(logs, dirty, (15.0, 30.0), 16384)
+    assert not st["steady"]
+    assert st["turnover"] == pytest.approx(10 * 800 / 24000.0)
+    assert any("turned over" in r for r in st["not_steady_because"])
+
+
+def test_falling_iops_is_not_steady():
+    # the first pass: IOPS falls from 200 to 100 across the window
+    logs = _log([2000] * 5 + [200] * 35 + [100] * 20)
+    dirty = _dirty([2400 * i for i in range(5)] + [12000] * 56, 1600)
+    st = report.steady_state(logs, dirty, (30.0, 60.0), 16384)
+    # halves: 10 s at 200 and 5 at 100, then 15 s at 100
+    assert st["half_change"] == pytest.approx((100 - 2500 / 15.0) /
+                                              (4000 / 30.0))
+    assert not st["steady"]
+    assert any("halves" in r for r in st["not_steady_because"])
+
+
+def test_bursts_widen_the_halves_allowance():
+    # dm-wow's closed loop as fio logged it (16 MiB cache): writes complete
+    # in bursts of ~450 every ~5 s, and a 15 s window's halves hold 1 and 2
+    # of them
+    samples = [(1.006, 1553), (2.007, 1385), (3.032, 69), (8.038, 391),
+               (9.047, 65), (15.065, 456), (21.084, 445), (26.1, 471),
+               (32.113, 441), (37.127, 451), (42.138, 434), (47.152, 464),
+               (51.159, 44), (52.163, 412), (57.175, 450)]
+    logs = [(1, [(t, float(v)) for t, v in samples])]
+    start, end = report.closed_window(logs, 102, 15)
+    assert (start, end) == (pytest.approx(42.175), 57.175)
+    dirty = _dirty([10000] * 58, 800, t_full=3)
+    st = report.steady_state(logs, dirty, (start, end), 16384)
+    assert st["burst_ios"] == 464
+    assert st["half_change"] > 0.5
+    assert st["half_tolerance"] == pytest.approx(
+        0.2 + 464 / ((st["iops_first_half"] + st["iops_second_half"]) /
+                     2 * 7.5))
+    assert st["half_tolerance"] > st["half_change"]
+    assert st["steady"], st["not_steady_because"]
+    # the same bursts over twice the rate: beyond the allowance
+    fast = [(1, [(t, float(v) * (2 if t > 50 else 1)) for t, v in samples])]
+    st = report.steady_state(fast, dirty, (start, end), 16384)
+    assert not st["steady"]
+
+
+def test_filling_cache_is_not_steady():
+    # dirty still climbing through the window
+    logs = _log([100] * 60)
+    dirty = _dirty([200 * i for i in range(61)], 800, t_full=0)
+    st = report.steady_state(logs, dirty, (40.0, 60.0), 16384)
+    assert st["dirty_drift"] == pytest.approx(200 * 10 / 16384.0, rel=0.1)
+    assert not st["steady"]
+    assert any("dirty data moved" in r for r in st["not_steady_because"])
+
+
+def test_cache_that_keeps_nothing_dirty_needs_no_turnover():
+    # dm-cache with smq passes first writes through: nothing to turn over
+    logs = _log([70] * 30)
+    dirty = _dirty([0] * 31, 560, t_full=0)
+    st = report.steady_state(logs, dirty, (10.0, 30.0), 16384)
+    assert not st["holds_dirty"] and st["turnover"] is None
+    assert st["steady"], st["not_steady_because"]
+    # the raw disk: no cache at all
+    st = report.steady_state(logs, dirty, (10.0, 30.0), 0)
+    assert st["dirty_frac_mean"] is None and st["steady"]
+
+
+def test_run_without_origin_counter_is_not_steady():
+    logs = _log([100] * 40)
+    dirty = [(float(i), 12000.0, None, None) for i in range(41)]
+    st = report.steady_state(logs, dirty, (20.0, 40.0), 16384)
+    assert not st["steady"]
+    assert any("origin counter" in r for r in st["not_steady_because"])
+
+
+def test_read_dirty_reads_both_formats(tmp_path):
+    p = tmp_path / "dirty.txt"
+    p.write_text("0.5 100\n1.50 200 16 3\nbad line\n")
+    assert report.read_dirty(str(p)) == [(0.5, 100.0, None, None),
+                                         (1.5, 200.0, 16.0, 3.0)]
