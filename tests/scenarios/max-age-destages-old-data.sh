@@ -22,16 +22,22 @@ for age in 0 2; do
 	wow_reset_disks
 	wow_create ma "$ORIGIN" "$CACHE" max_age "$age"
 	D=$(dm_node ma)
+	# the reads start first: a gap of 1 s between the write and the
+	# reads (a slow fio start) would let idle destage clean everything
+	busy_reads "$D" 30 &
+	busy=$!
+	sleep 1
 	fio_verify "$D" --rw=randwrite --iodepth=8 --offset=0 --size=1G \
 		--io_size=4M --bs=4k --randseed=61
-	busy_reads "$D" 8
+	sleep 8
 	dirty=$(wow_field ma 6)
-	echo "max_age $age: $dirty dirty blocks after 8 s of reads: $(wow_status ma)"
+	echo "max_age $age: $dirty dirty blocks 8 s after the writes, under reads: $(wow_status ma)"
 	if [ "$age" -eq 0 ]; then
 		[ "$dirty" -gt 0 ] || fail "destaged without max_age: idle?"
 	else
 		[ "$dirty" -eq 0 ] || fail "max_age $age left $dirty dirty blocks"
 	fi
+	wait $busy || fail "busy reads failed"
 	wow_remove ma
 done
 echo "max-age-destages-old-data: ok"
