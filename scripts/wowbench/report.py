@@ -188,8 +188,9 @@ def interpolate(samples, t):
 #     STEADY_HALF_TOL of the window's mean, plus the largest burst fio
 #     logged in the window over a half's I/Os (a system that completes
 #     writes in bursts seconds apart cannot be told apart any finer);
-#   * its cache occupancy is stable: the mean dirty data of the two halves
-#     differs by at most STEADY_DIRTY_DRIFT of the cache size;
+#   * its cache occupancy is stable: the dirty data moved by at most
+#     STEADY_DIRTY_DRIFT of the cache size during the window (least-squares
+#     slope of the samples times the window's length);
 #   * a cache that holds dirty data (mean over the window >= HOLDS_DIRTY of
 #     the cache) has turned over before the window: since it was first
 #     full (dirty >= 90% of the window's mean), the origin was written at
@@ -212,6 +213,18 @@ def closed_window(logs, runtime_s, window_s):
 
 def _mean(xs):
     return sum(xs) / len(xs) if xs else None
+
+
+def _slope(points):
+    """Least-squares slope of [(x, y)]; None with fewer than 3 points."""
+    if len(points) < 3:
+        return None
+    mx = _mean([x for x, _ in points])
+    my = _mean([y for _, y in points])
+    den = sum((x - mx) ** 2 for x, _ in points)
+    if not den:
+        return None
+    return sum((x - mx) * (y - my) for x, y in points) / den
 
 
 def steady_state(logs, dirty, window, cache_kib):
@@ -244,16 +257,17 @@ def steady_state(logs, dirty, window, cache_kib):
     out["cv"] = (math.sqrt(sum((x - m) ** 2 for x in secs) / len(secs)) / m
                  if m else None)
     inw = [d for d in dirty if start <= d[0] <= end]
-    first = [d[1] for d in inw if d[0] <= mid]
-    second = [d[1] for d in inw if d[0] > mid]
     level = _mean([d[1] for d in inw])
     frac = (lambda kib: kib / float(cache_kib)) if cache_kib else \
         (lambda kib: None)
     out["dirty_frac_mean"] = frac(level) if level is not None else None
     out["dirty_frac_min"] = frac(min(d[1] for d in inw)) if inw else None
     out["dirty_frac_max"] = frac(max(d[1] for d in inw)) if inw else None
-    out["dirty_drift"] = (frac(_mean(second) - _mean(first))
-                          if first and second else None)
+    # how far the dirty data moved during the window: the least-squares
+    # slope of its samples times the window's length
+    slope = _slope([(d[0], d[1]) for d in inw])
+    out["dirty_drift"] = (frac(slope * (end - start))
+                          if slope is not None else None)
     at = [d[1] for d in dirty if d[0] <= start]
     out["dirty_frac_at_window"] = frac(at[-1]) if at and cache_kib else None
     holds = bool(cache_kib and level is not None and
@@ -930,8 +944,9 @@ def markdown(res, plots=(), plot_prefix="plots/", heading="#"):
             "rule; `runtime`: the cap, the cache never turned over), the "
             "window, its IOPS, the IOPS of its two halves and the "
             "coefficient of variation of its one-second rates, the mean "
-            "dirty data (%% of the cache) and how much it moved between the "
-            "halves, and the turnover: origin writes between the cache "
+            "dirty data (%% of the cache) and how much it moved during the "
+            "window (a least-squares fit), and the turnover: origin writes "
+            "between the cache "
             "first being full and the window, over the dirty data.  Steady "
             "means halves within %d%% (plus the largest burst fio logged "
             "in the window, over a half's I/Os: the allowance in brackets), "
@@ -1063,7 +1078,9 @@ subset of either profile.
   each run from the same samples and fio's log (scripts/wowbench/report.py,
   `steady_state`) and reports per run: the IOPS of the window's two halves
   and the coefficient of variation of its one-second rates, the mean dirty
-  data and its drift across the window, and the turnover before the window.
+  data and how far it moved during the window (a least-squares fit), and
+  the turnover before the window (origin writes include writes a cache
+  passes through).
   A run is *steady* when the halves differ by at most 20% (plus the largest
   burst fio logged in the window over a half's I/Os: a system that
   completes writes in bursts seconds apart cannot be told apart any
