@@ -22,10 +22,10 @@ Two measurements (Documentation/benchmarks.md explains them):
   closed   fio random writes (iodepth 16) on each system over a live
            emulated HDD (scripts/hdd-nbdkit.py at --timescale) until the
            cache is full and has turned over (its dirty data written back
-           once), then for a window; the IOPS of that window, with the
-           run's stability, dirty data and turnover, and whether it passed
-           the steady-state check (one rule for every system: benchlib.sh
-           closed_watch, report.steady_state).
+           once), then until the last window looks steady; the IOPS of
+           that window, with the run's stability, dirty data and turnover,
+           and whether it passed the steady-state check (one rule for
+           every system: benchlib.sh closed_watch, report.steady_state).
 
 What the profiles cover (scripts/wowbench/systems.py PROFILES):
 

@@ -19,13 +19,13 @@ BENCHLIB = os.path.join(SCRIPTS, "bench-guest", "benchlib.sh")
 
 # A fake guest: time advances only when closed_watch sleeps; each call of
 # sys_dirty is one sample k = 1, 2, ...: dirty data from $T/dirty (one line
-# per sample, the last repeated) and the origin's sectors written from
-# $T/origin (the same).  fio is a process that runs until SIGINT or
+# per sample, the last repeated), the origin's sectors written from
+# $T/origin and the device's writes completed from $T/writes (the same).  fio is a process that runs until SIGINT or
 # FIO_SECONDS of real time.
 HARNESS = r'''
 set -u
 T=$1
-RESULTS=$T WOW_NAME=run
+RESULTS=$T WOW_NAME=run B_WATCH=$T/watch.txt
 fail() { echo "FAILED: $*"; exit 1; }
 . "$2"
 echo 0 > "$T/clock"
@@ -44,6 +44,7 @@ sys_dirty() {
 	_k=$(($(cat "$T/k") + 1))
 	echo $_k > "$T/k"
 	echo "0 0 0 0 0 0 $(_line $_k "$T/origin") 0" > "$T/ost"
+	echo "1 0 0 0 $(_line $_k "$T/writes") 0 0 0" > "$T/dst"
 	_line $_k "$T/dirty"
 }
 echo "0 0 0 0 0 0 0 0" > "$T/ost"
@@ -61,12 +62,15 @@ echo "fio exit $?"
 '''
 
 
-def watch(tmp_path, dirty, origin, cache_kib=16384, window=3, turn=100,
-          fio_seconds=20):
-    """Run closed_watch on the fake guest; returns (meta dict, dirty.txt
-    rows as lists of floats)."""
+def watch(tmp_path, dirty, origin, writes=None, cache_kib=16384, window=3,
+          turn=100, fio_seconds=20):
+    """Run closed_watch on the fake guest (``writes`` default: 100 a
+    sample); returns (meta dict, dirty.txt rows as lists of floats)."""
+    writes = writes or [100 * k for k in range(1, 400)]
+    tmp_path.mkdir(exist_ok=True)
     (tmp_path / "dirty").write_text("".join("%d\n" % d for d in dirty))
     (tmp_path / "origin").write_text("".join("%d\n" % o for o in origin))
+    (tmp_path / "writes").write_text("".join("%d\n" % w for w in writes))
     h = tmp_path / "harness.sh"
     h.write_text(HARNESS)
     env = dict(os.environ, CACHE_KIB=str(cache_kib), WINDOW=str(window),
@@ -88,7 +92,7 @@ def test_guest_waits_for_full_then_turnover_then_the_window(tmp_path):
     dirty = [4000, 8000, 12000]
     origin = [0, 0, 0] + [4000 * i for i in range(1, 60)]
     meta, rows = watch(tmp_path, dirty, origin)
-    assert meta["closed_stop"] == "turnover"
+    assert meta["closed_stop"] == "steady"
     # full: 5 s in and no growth over the last 5 samples
     full = meta["closed_full_cs"]
     assert full >= 500
@@ -101,10 +105,11 @@ def test_guest_waits_for_full_then_turnover_then_the_window(tmp_path):
     k_turn = [r[0] for r in rows].index(meta["closed_turnover_cs"] / 100.0)
     assert rows[k_turn][2] - rows[k_full - 5][2] >= 2 * 12000
     assert rows[k_turn - 1][2] - rows[k_full - 5][2] < 2 * 12000
-    # stop: the window after the turnover
+    # stop: the window after the turnover (steady at once)
     assert meta["closed_stop_cs"] - meta["closed_turnover_cs"] == 300
-    # columns: t, dirty KiB, origin sectors since t0, device writes
-    assert rows[0][1:] == [4000, 0, 7]
+    # columns: t, dirty KiB, origin sectors since t0, device writes since
+    # the first write (the fake device's counter stood at 0, then 100)
+    assert rows[0][1:] == [4000, 0, 100]
 
 
 def test_guest_turnover_counts_the_largest_dirty_amount(tmp_path):
@@ -115,7 +120,7 @@ def test_guest_turnover_counts_the_largest_dirty_amount(tmp_path):
     dirty = [10000] * 8 + [10000 + 30 * i for i in range(1, 40)]
     origin = [0] * 8 + [3000 * i for i in range(1, 60)]
     meta, rows = watch(tmp_path, dirty, origin)
-    assert meta["closed_stop"] == "turnover"
+    assert meta["closed_stop"] == "steady"
     k_full = [r[0] for r in rows].index(meta["closed_full_cs"] / 100.0)
     k_turn = [r[0] for r in rows].index(meta["closed_turnover_cs"] / 100.0)
     base = rows[k_full - 5][2]
@@ -126,10 +131,40 @@ def test_guest_turnover_counts_the_largest_dirty_amount(tmp_path):
         r[1] for r in rows[k_full - 5:k_turn])
 
 
+def test_guest_waits_for_a_steady_window(tmp_path):
+    # the writes slow down from 300 to 50 a sample 4 samples after the
+    # turnover: the first 8 s window after it is not steady (its halves),
+    # the guest runs on until the window's halves agree well enough
+    dirty = [4000, 8000, 12000]
+    origin = [0, 0, 0] + [4000 * i for i in range(1, 60)]
+    meta, rows = watch(tmp_path / "a", dirty, origin, window=8,
+                       writes=[300 * k for k in range(1, 400)])
+    assert meta["closed_stop_cs"] == meta["closed_turnover_cs"] + 800
+    k_turn = [r[0] for r in rows].index(meta["closed_turnover_cs"] / 100.0)
+    w = [300 * k for k in range(1, k_turn + 6)]
+    w += [w[-1] + 50 * k for k in range(1, 400)]
+    meta2, rows2 = watch(tmp_path / "b", dirty, origin, window=8, writes=w)
+    assert meta2["closed_turnover_cs"] == meta["closed_turnover_cs"]
+    assert meta2["closed_stop"] == "steady"
+    assert meta2["closed_stop_cs"] > meta2["closed_turnover_cs"] + 800
+    # and at its stop, the host's rule agrees on the guest's samples
+    k_stop = [r[0] for r in rows2].index(meta2["closed_stop_cs"] / 100.0)
+    t_stop = rows2[k_stop][0]
+    logs = [(1, [(r[0], float(b[3] - a[3])) for a, r, b in
+                 zip(rows2, rows2[1:], rows2[1:])][:k_stop])]
+    st = report.steady_state(logs, [tuple(r) for r in rows2[:k_stop + 1]],
+                             (t_stop - 8, t_stop), 16384)
+    assert st["steady"], st["not_steady_because"]
+    # a cache whose dirty data keeps falling never stops (runtime)
+    meta3, _ = watch(tmp_path / "c", [120000 - 300 * k for k in range(400)],
+                     [100000 * i for i in range(400)], fio_seconds=3)
+    assert "closed_turnover_cs" in meta3 and meta3["closed_stop"] == "runtime"
+
+
 def test_guest_raw_disk_stops_after_warmup_and_window(tmp_path):
     meta, rows = watch(tmp_path, [0], [800 * i for i in range(100)],
                        window=4)
-    assert meta["closed_stop"] == "turnover"
+    assert meta["closed_stop"] == "steady"
     assert 500 <= meta["closed_full_cs"] <= 700
     assert meta["closed_turnover_cs"] == meta["closed_full_cs"]
     assert meta["closed_stop_cs"] == meta["closed_full_cs"] + 400

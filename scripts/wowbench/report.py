@@ -927,8 +927,8 @@ def markdown(res, plots=(), plot_prefix="plots/", heading="#"):
         "time scale %g.  Every run follows one rule (the method above): "
         "fio runs until the cache is full and the origin has been written "
         "%d%% of the cache's dirty data since (the destager has been "
-        "through it once), then for the window; † marks a run the "
-        "steady-state check below did not pass.\n" % (
+        "through it once), then until the last window looks steady; † "
+        "marks a run the steady-state check below did not pass.\n" % (
             p["closed_window_s"], p["timescale"],
             p.get("closed_turnover_pct", 100)))
     parts.append(closed_matrix(s["closed"]) + "\n")
@@ -940,8 +940,8 @@ def markdown(res, plots=(), plot_prefix="plots/", heading="#"):
     if st:
         parts.append("%s# Closed-loop steady state\n" % h)
         parts.append(
-            "Per run: how long fio ran and what stopped it (`turnover`: the "
-            "rule; `runtime`: the cap, the cache never turned over), the "
+            "Per run: how long fio ran and what stopped it (`steady`: the "
+            "rule; `runtime`: the cap, the rule never stopped it), the "
             "window, its IOPS, the IOPS of its two halves and the "
             "coefficient of variation of its one-second rates, the mean "
             "dirty data (%% of the cache) and how much it moved during the "
@@ -1071,10 +1071,12 @@ subset of either profile.
   cache is *full* once its dirty data grew by at most 1% of the cache over
   five samples; it has *turned over* once the origin has been written, since
   then, as much as the largest dirty amount seen (its destager has been
-  through its dirty data once); fio then runs for the window and stops.
-  A cache that keeps nothing dirty (dm-cache's smq passes first writes
-  through) and the raw disk are full at once.  fio's runtime caps a run
-  that never turns over (the turnover at 60 writes/s).  The host checks
+  through its dirty data once); fio then runs until the last window looks
+  steady by the check below (computed in the guest on its own samples: the
+  dirty data and the device's completed writes), and stops.  A cache that
+  keeps nothing dirty (dm-cache's smq passes first writes through) and the
+  raw disk are full at once.  fio's runtime caps a run that never gets
+  there (the turnover at 60 writes/s, then three windows).  The host checks
   each run from the same samples and fio's log (scripts/wowbench/report.py,
   `steady_state`) and reports per run: the IOPS of the window's two halves
   and the coefficient of variation of its one-second rates, the mean dirty

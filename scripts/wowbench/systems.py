@@ -237,15 +237,16 @@ def fill_seconds(cache_mb, profile):
 
 def closed_runtime_cap(cache_mb, profile, system_name):
     """fio's runtime cap for a closed run: fill, then the turnover (the
-    whole cache written back) at the profile's floor rate, then the window.
-    The guest stops a run that turned over sooner (benchlib.sh)."""
+    whole cache written back) at the profile's floor rate, then three
+    windows to settle.  The guest stops a run sooner once it turned over
+    and its last window looked steady (benchlib.sh closed_watch)."""
     window = profile["closed_window_s"]
     if system_name == "raw":
-        return window + 30
+        return 3 * window + 20
     blocks = cache_mb * MIB // BLOCK
     turn = -(-blocks * profile["closed_turnover_pct"] //
              (100 * profile["closed_floor_iops"]))
-    return fill_seconds(cache_mb, profile) + turn + window + 10
+    return fill_seconds(cache_mb, profile) + turn + 3 * window
 
 
 def closed_expected_s(cache_mb, profile, system_name):
