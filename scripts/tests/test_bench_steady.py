@@ -32,6 +32,8 @@ echo 0 > "$T/clock"
 echo 0 > "$T/k"
 now_cs() { cat "$T/clock"; }
 sleep() {
+	# fio completes its first write while closed_watch waits for it
+	[ -e "$T/started" ] || { : > "$T/started"; echo "1 0 0 0 7 0 0 0" > "$T/dst"; }
 	case $1 in
 	0.1) _c=10 ;;
 	*) _c=$(($1 * 100)) ;;
@@ -53,8 +55,6 @@ echo "0 0 0 0 0 0 0 0" > "$T/dst"
 signal.signal(signal.SIGINT, lambda *a: sys.exit(0))
 time.sleep(float(sys.argv[1]))' "$FIO_SECONDS" &
 _fio=$!
-# the first write fio completes
-( command sleep 0.2; echo "0 0 0 0 7 0 0 0" > "$T/dst" ) &
 closed_watch $_fio "$CACHE_KIB" "$WINDOW" "$TURN" "$T/ost" "$T/dst" \
 	> "$T/dirty.txt"
 wait $_fio
