@@ -123,8 +123,9 @@ def job_name(workload, measurement, blocks=0):
 
 
 def estimate_s(runs, profile):
-    """Rough wall seconds of a bench run on a 2-core machine under TCG,
-    from the measured quick runs (one boot, then the runs)."""
+    """Rough wall seconds of a bench run on a 2-core machine under TCG with
+    no other VM running (measured; twice as long is possible on a shared
+    machine): one boot, then the runs."""
     t = 40
     for r in runs:
         if r.measurement == "closed":
@@ -135,12 +136,11 @@ def estimate_s(runs, profile):
 
 
 def destage_expected_s(r):
-    """Measured: about 10 s of set-up and tracing per run, the load at about
-    1,000 writes/s, a zipf generator's set-up (fio computes it over the
-    whole region, slow under TCG)."""
-    t = 10 + r.blocks / 1000.0
+    """Measured: about 5 s of set-up and tracing per run, the load and the
+    destage at about 1,000 writes/s."""
+    t = 5 + r.blocks / 1000.0
     if r.workload in ("zipf", "spc1"):
-        t += 15
+        t += 2      # fio sets up its zipf generator over the whole region
     return t
 
 

@@ -499,7 +499,9 @@ closed_stable() {
 		for (i = 1; i <= n; i++) { mt += T[i]; md += D[i] }
 		mt /= n; md /= n; num = 0; den = 0
 		for (i = 1; i <= n; i++) {
-			num += (T[i] - mt) * (D[i] - md); den += (T[i] - mt) ^ 2
+			# no "^": busybox awk may lack math support
+			num += (T[i] - mt) * (D[i] - md)
+			den += (T[i] - mt) * (T[i] - mt)
 		}
 		drift = num / den * win
 		if (drift < 0) drift = -drift

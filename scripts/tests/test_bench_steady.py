@@ -1,9 +1,11 @@
 """The closed loop's steady-state rule: the guest's causal stop rule
-(scripts/bench-guest/benchlib.sh closed_watch, run here under the host's sh
-with a fake clock, fake counters and a fake fio) and the host's check of a
+(scripts/bench-guest/benchlib.sh closed_watch, run here under busybox as in
+the guest, or the host's sh without it, with a fake clock, fake counters
+and a fake fio) and the host's check of a
 finished run (scripts/wowbench/report.py steady_state, closed_window)."""
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -75,9 +77,20 @@ def watch(tmp_path, dirty, origin, writes=None, cache_kib=16384, window=3,
     h.write_text(HARNESS)
     env = dict(os.environ, CACHE_KIB=str(cache_kib), WINDOW=str(window),
                TURN=str(turn), FIO_SECONDS=str(fio_seconds))
-    p = subprocess.run(["sh", str(h), str(tmp_path), BENCHLIB,
-                        sys.executable], capture_output=True, text=True,
-                       env=env, timeout=120)
+    shell = ["sh"]
+    bb = shutil.which("busybox")
+    if bb:
+        # the guest's shell and tools: busybox (its awk may lack math)
+        bindir = tmp_path / "bin"
+        bindir.mkdir()
+        for tool in ("awk", "sed", "grep", "cat", "tail", "tee", "basename",
+                     "kill", "sh"):
+            os.symlink(bb, str(bindir / tool))
+        env["PATH"] = "%s:%s" % (bindir, env.get("PATH", ""))
+        shell = [bb, "sh"]
+    p = subprocess.run(shell + [str(h), str(tmp_path), BENCHLIB,
+                                sys.executable], capture_output=True,
+                       text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     meta = report.read_meta_txt(str(tmp_path / "run" / "meta.txt"))
     rows = [[float(x) for x in line.split()] for line in

@@ -250,15 +250,16 @@ def closed_runtime_cap(cache_mb, profile, system_name):
 
 
 def closed_expected_s(cache_mb, profile, system_name):
-    """Rough seconds a closed run takes (for the time estimate): the cache
-    fills to ~85% dirty, which turns over at the profile's expected rate."""
+    """Rough seconds a closed run takes (for the time estimate): fio starts
+    (3 s), the cache fills to ~85% dirty at the fill rate, turns over at
+    the profile's expected rate, then the window, and fio stops (3 s)."""
     window = profile["closed_window_s"]
     if system_name in ("raw", "dmcache"):  # nothing stays dirty
-        return 6 + window
+        return 3 + 5 + window + 3
     blocks = cache_mb * MIB // BLOCK * 0.85
-    return (blocks / profile["closed_fill_iops"] + 6 + blocks *
+    return (3 + blocks / profile["closed_fill_iops"] + blocks *
             profile["closed_turnover_pct"] / 100.0 /
-            profile["closed_expect_iops"] + window)
+            profile["closed_expect_iops"] + window + 3)
 
 
 def destage_id(workload_name, blocks, system_name):
