@@ -1072,8 +1072,9 @@ subset of either profile.
   five samples; it has *turned over* once the origin has been written, since
   then, as much as the largest dirty amount seen (its destager has been
   through its dirty data once); fio then runs until the last window looks
-  steady by the check below (computed in the guest on its own samples: the
-  dirty data and the device's completed writes), and stops.  A cache that
+  steady by the check below (computed in the guest on its own samples, the
+  dirty data and the device's completed writes, with a margin: 4% and
+  15%), and stops.  A cache that
   keeps nothing dirty (dm-cache's smq passes first writes through) and the
   raw disk are full at once.  fio's runtime caps a run that never gets
   there (the turnover at 60 writes/s, then three windows).  The host checks
