@@ -36,7 +36,7 @@ What the profiles cover (scripts/wowbench/systems.py PROFILES):
            closed loop.
   --full   destage: every workload at dirty sets of 8, 32 and 64 MiB,
            every system.  closed: every system; uniform random writes at
-           caches of 16, 32 and 64 MiB, the other workloads at 16 MiB.
+           caches of 8, 16 and 32 MiB, the other workloads at 16 MiB.
 
 Each run leaves results/bench/<time>/: results.json (everything), report.md
 (the tables), plots/*.png, runs/<run>/ (what the guest wrote: fio JSON,

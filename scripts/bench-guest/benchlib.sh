@@ -149,7 +149,7 @@ sys_create() {
 		# 1 MiB buckets, smaller when the cache would have fewer than
 		# 1024 (the kernel's minimum)
 		_bk=1024
-		while [ $((_mb * 1024 / _bk)) -lt 1024 ] && [ $_bk -gt 16 ]; do
+		while [ $((_mb * 1024 / _bk)) -lt 1024 ] && [ $_bk -gt 8 ]; do
 			_bk=$((_bk / 2))
 		done
 		meta bucket_bytes $((_bk * 1024))

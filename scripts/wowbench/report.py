@@ -1013,10 +1013,11 @@ report.md, plots, the guest's raw outputs and traces).  `scripts/bench.py
 
 ## Profiles
 
-* **`make bench`** (the run to publish this page from; about an hour on a 2-core machine
-  under TCG): every system on every workload.  Modelled destage of each
+* **`make bench`** (the run to publish this page from; about an hour on
+  a 2-core machine under TCG): every system on every workload.  Modelled
+  destage of each
   workload at dirty sets of 8, 32 and 64 MiB; closed loop for uniform
-  random writes at caches of 16, 32 and 64 MiB, and for the other
+  random writes at caches of 8, 16 and 32 MiB, and for the other
   workloads at 16 MiB.  `scripts/bench.py --full --dry-run` lists the runs
   and estimates the time.
 * **`make bench-quick`** (a quick look, about six minutes when the machine

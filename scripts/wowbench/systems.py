@@ -199,7 +199,7 @@ PROFILES = {
         "destage_blocks": 8192,
         "destage_sweep_blocks": [2048, 8192, 16384],
         "destage_workloads": WORKLOAD_NAMES,
-        "closed_cache_mb": [16, 32, 64],
+        "closed_cache_mb": [8, 16, 32],
         "closed_other_cache_mb": 16,
         "closed_systems": None,            # all
         "closed_window_s": 20,
