@@ -373,3 +373,10 @@ def test_binary_traces_are_parsed_on_the_host(tmp_path):
     assert fig["cache"]["writes"] == 64 and fig["cache"]["violations"] == 0
     # the text is kept: a second analysis does not need blkparse
     assert (rd / "origin.txt.gz").exists() and (rd / "cache.txt.gz").exists()
+
+
+def test_run_wall_seconds(tmp_path):
+    p = tmp_path / "x.out"
+    p.write_text("@ 11.77 reset\n+ dmsetup\n@ 12.21 create\n@ 20.50 done\n")
+    assert report.run_wall_s(str(p)) == pytest.approx(8.7)
+    assert report.run_wall_s(str(tmp_path / "none.out")) is None

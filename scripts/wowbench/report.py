@@ -443,10 +443,29 @@ def collect(out_dir):
             except (OSError, ValueError, KeyError, ZeroDivisionError) as e:
                 entry["error"] = entry["error"] or "analysis: %s" % e
         entry["ok"] = entry["error"] == ""
+        entry["wall_s"] = run_wall_s(os.path.join(out_dir, "runs",
+                                                  r["id"] + ".out"))
         runs.append(entry)
     res = {"meta": meta, "runs": runs}
     res["summary"] = summarize(res)
     return res
+
+
+def run_wall_s(path):
+    """Guest seconds from a run's first phase line ("@ <uptime> <phase>",
+    benchlib.sh) to its last: what the run cost, for time estimates."""
+    times = []
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                if line.startswith("@ "):
+                    try:
+                        times.append(float(line.split()[1]))
+                    except (IndexError, ValueError):
+                        pass
+    except OSError:
+        return None
+    return round(times[-1] - times[0], 1) if len(times) > 1 else None
 
 
 def _rc(out_dir, rid):
