@@ -39,7 +39,8 @@ What the profiles cover (scripts/wowbench/systems.py PROFILES):
            caches of 8, 16 and 32 MiB, the other workloads at 16 MiB.
 
 Each run leaves results/bench/<time>/: results.json (everything), report.md
-(the tables), plots/*.png, runs/<run>/ (what the guest wrote: fio JSON,
+(the tables), plots/*.png, runs/<run>/result.json (one run's figures),
+runs/<run>/ (what the guest wrote: fio JSON,
 statuses, binary blktraces and their blkparse text, the closed loop's
 samples), console logs.  Progress goes to stderr.
 """

@@ -318,6 +318,9 @@ def test_report_and_publish_cli(rundir, tmp_path):
     assert "Modelled destage" in out.stdout
     for name in ("results.json", "report.md"):
         assert (rundir / name).exists()
+    one = json.load(open(rundir / "runs" / "c-uniform-64m-wow" /
+                         "result.json"))
+    assert one["id"] == "c-uniform-64m-wow" and one["steady"]
     pngs = sorted(os.listdir(rundir / "plots"))
     assert "closed-iops-vs-cache-size.png" in pngs
     for p in pngs:

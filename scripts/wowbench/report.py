@@ -1006,7 +1006,13 @@ def kernel_problems(meta, lines=14):
 
 
 def write_outputs(out_dir, res):
-    """results.json, plots/*.png and report.md in ``out_dir``."""
+    """results.json, plots/*.png and report.md in ``out_dir``, and each
+    run's figures as runs/<run id>/result.json."""
+    for r in res["runs"]:
+        d = os.path.join(out_dir, "runs", r["id"])
+        if os.path.isdir(d):
+            with open(os.path.join(d, "result.json"), "w") as f:
+                json.dump(r, f, indent=1, sort_keys=True)
     plots = []
     try:
         from . import plots as plotmod
