@@ -1033,8 +1033,9 @@ How dm-wow's destage order compares with Linux's write-back caches over the
 same emulated disks.  The bench is `scripts/bench.py`; it boots the test VM
 (tests/vm/wowvm.py), runs the systems on the workloads, and leaves
 everything in `results/bench/<time>/` (results.json with every figure,
-report.md, plots, the guest's raw outputs and traces).  `scripts/bench.py
---publish results/bench/<time>` rewrites this page from one run.
+runs/<run>/result.json with one run's, report.md, plots, the guest's raw
+outputs and traces).  `scripts/bench.py --publish results/bench/<time>`
+rewrites this page from one run.
 
 ## Profiles
 
