@@ -112,7 +112,7 @@ def _closed_run(rd, r):
             f.write("%d.00 %d %d %d\n" % (t, d, max(0, t - fill) * iops * 8,
                                           t * iops))
     _meta_txt(str(rd), measurement="closed", system=r.system,
-              closed_stop="turnover")
+              closed_stop="steady")
     _fio(str(rd / "fio.json"), iops)
 
 
@@ -210,7 +210,7 @@ def test_closed_loop_window(res):
     wow = byid["c-uniform-64m-wow"]
     assert wow["dirty_frac_at_window"] == pytest.approx(0.8, abs=0.01)
     assert wow["turnover"] >= 1.0 and wow["steady"]
-    assert wow["stop"] == "turnover"
+    assert wow["stop"] == "steady"
     for s in CLOSED_IOPS:
         assert c[s]["steady"], (s, c[s]["not_steady_because"])
     assert c["dmcache"]["turnover"] is None
