@@ -22,10 +22,10 @@ Two measurements (Documentation/benchmarks.md explains them):
   closed   fio random writes (iodepth 16) on each system over a live
            emulated HDD (scripts/hdd-nbdkit.py at --timescale) until the
            cache is full and has turned over (its dirty data written back
-           once), then for a window; the IOPS of that window, with the
-           run's stability, dirty data and turnover, and whether it passed
-           the steady-state check (one rule for every system: benchlib.sh
-           closed_watch, report.steady_state).
+           once), then until the last window looks steady; the IOPS of
+           that window, with the run's stability, dirty data and turnover,
+           and whether it passed the steady-state check (one rule for
+           every system: benchlib.sh closed_watch, report.steady_state).
 
 What the profiles cover (scripts/wowbench/systems.py PROFILES):
 
@@ -36,10 +36,11 @@ What the profiles cover (scripts/wowbench/systems.py PROFILES):
            closed loop.
   --full   destage: every workload at dirty sets of 8, 32 and 64 MiB,
            every system.  closed: every system; uniform random writes at
-           caches of 16, 32 and 64 MiB, the other workloads at 16 MiB.
+           caches of 8, 16 and 32 MiB, the other workloads at 16 MiB.
 
 Each run leaves results/bench/<time>/: results.json (everything), report.md
-(the tables), plots/*.png, runs/<run>/ (what the guest wrote: fio JSON,
+(the tables), plots/*.png, runs/<run>/result.json (one run's figures),
+runs/<run>/ (what the guest wrote: fio JSON,
 statuses, binary blktraces and their blkparse text, the closed loop's
 samples), console logs.  Progress goes to stderr.
 """
@@ -123,8 +124,9 @@ def job_name(workload, measurement, blocks=0):
 
 
 def estimate_s(runs, profile):
-    """Rough wall seconds of a bench run on a 2-core machine under TCG,
-    from the measured quick runs (one boot, then the runs)."""
+    """Rough wall seconds of a bench run on a 2-core machine under TCG with
+    no other VM running (measured; twice as long is possible on a shared
+    machine): one boot, then the runs."""
     t = 40
     for r in runs:
         if r.measurement == "closed":
@@ -135,12 +137,11 @@ def estimate_s(runs, profile):
 
 
 def destage_expected_s(r):
-    """Measured: about 10 s of set-up and tracing per run, the load at about
-    1,000 writes/s, a zipf generator's set-up (fio computes it over the
-    whole region, slow under TCG)."""
-    t = 10 + r.blocks / 1000.0
+    """Measured: about 5 s of set-up and tracing per run, the load and the
+    destage at about 1,000 writes/s."""
+    t = 5 + r.blocks / 1000.0
     if r.workload in ("zipf", "spc1"):
-        t += 15
+        t += 2      # fio sets up its zipf generator over the whole region
     return t
 
 

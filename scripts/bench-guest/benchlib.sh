@@ -28,6 +28,7 @@
 : "${B_TRACE_ORIGIN:=/dev/vda}"
 : "${B_CACHE:=/dev/vdb}"
 : "${B_HDD:=/dev/vdc}"
+: "${B_WATCH:=/tmp/closed-watch.txt}"	# closed_watch's samples, for awk
 B_JOBS=/wow/bench/jobs
 B_META_MB=16			# dm-cache metadata slice
 
@@ -148,7 +149,7 @@ sys_create() {
 		# 1 MiB buckets, smaller when the cache would have fewer than
 		# 1024 (the kernel's minimum)
 		_bk=1024
-		while [ $((_mb * 1024 / _bk)) -lt 1024 ] && [ $_bk -gt 16 ]; do
+		while [ $((_mb * 1024 / _bk)) -lt 1024 ] && [ $_bk -gt 8 ]; do
 			_bk=$((_bk / 2))
 		done
 		meta bucket_bytes $((_bk * 1024))
@@ -409,9 +410,11 @@ alive() {
 #             TURNOVER_PCT% of the largest dirty amount seen since (for a
 #             write-back cache: the destager has been through its dirty
 #             data once);
-#   stop      WINDOW_S seconds after turnover: the host measures the last
-#             WINDOW_S seconds of fio's log.
-# fio's --runtime caps a run that never turns over (meta closed_stop).
+#   stop      at the first sample at least WINDOW_S seconds after turnover
+#             whose last WINDOW_S seconds look steady (closed_stable): the
+#             host measures the last WINDOW_S seconds of fio's log and
+#             checks them itself (scripts/wowbench/report.py steady_state).
+# fio's --runtime caps a run that never gets there (meta closed_stop).
 closed_watch() {
 	_pid=$1 _ckib=$2 _win=$3 _turn=$4 _ost=$5 _dst=$6
 	read _x _x _x _x _w0 _x _x _x < "$_dst"
@@ -426,6 +429,7 @@ closed_watch() {
 	done
 	_t0=$(now_cs)
 	meta closed_t0 "$_t0"
+	: > "$B_WATCH"
 	_d1=-1 _d2=-1 _d3=-1 _d4=-1 _d5=-1
 	_o1=0 _o2=0 _o3=0 _o4=0 _o5=0
 	_full= _turned= _stop= _dmax=0 _ofull=0 _int=
@@ -437,7 +441,7 @@ closed_watch() {
 		read _x _x _x _x _x _x _o _x < "$_ost"
 		_o=$((_o - _o0))
 		printf '%d.%02d %s %d %d\n' $((_t / 100)) $((_t % 100)) "$_d" \
-			"$_o" "$_w"
+			"$_o" "$_w" | tee -a "$B_WATCH"
 		# _d5, _o5: the dirty data and origin count 5 samples ago; full
 		# since then (the turnover counts from there)
 		if [ -z "$_full" ] && [ $_t -ge 500 ] && [ "$_d5" -ge 0 ] &&
@@ -459,10 +463,12 @@ closed_watch() {
 				meta closed_turnover_cs "$_turned"
 			fi
 		fi
-		if [ -n "$_stop" ] && [ -z "$_int" ] && [ $_t -ge $_stop ]; then
+		if [ -n "$_stop" ] && [ -z "$_int" ] && [ $_t -ge $_stop ] &&
+			closed_stable $_t "$_win" "$_ckib" < "$B_WATCH"
+		then
 			kill -INT "$_pid" 2> /dev/null
 			_int=$_t
-			meta closed_stop turnover
+			meta closed_stop steady
 			meta closed_stop_cs "$_t"
 		fi
 		if [ -n "$_int" ] && [ $((_t - _int)) -gt 6000 ]; then
@@ -474,12 +480,55 @@ closed_watch() {
 	[ -n "$_int" ] || meta closed_stop runtime
 }
 
+# closed_stable NOW_CS WINDOW_S CACHE_KIB < SAMPLES: true if the samples
+# (closed_watch's lines) of the last WINDOW_S seconds before NOW_CS look
+# steady, by the host's rule (report.steady_state) on the guest's counters
+# with a margin (the host allows 5% and 20%, its window is fio's): the
+# dirty data moved by at most 4% of the cache (least-squares slope times
+# WINDOW_S), and the device's writes in the window's two halves differ by
+# at most 15% of the mean plus the largest step between two samples over a
+# half's writes.
+closed_stable() {
+	awk -v now="$1" -v win="$2" -v ckib="$3" '
+	{ t[NR] = $1; d[NR] = $2; w[NR] = $4 }
+	END {
+		s = now / 100 - win - 0.5; n = 0
+		for (i = 1; i <= NR; i++)
+			if (t[i] >= s) { n++; T[n] = t[i]; D[n] = d[i]; W[n] = w[i] }
+		if (n < 4 || T[n] <= T[1]) exit 1
+		mt = 0; md = 0
+		for (i = 1; i <= n; i++) { mt += T[i]; md += D[i] }
+		mt /= n; md /= n; num = 0; den = 0
+		for (i = 1; i <= n; i++) {
+			# no "^": busybox awk may lack math support
+			num += (T[i] - mt) * (D[i] - md)
+			den += (T[i] - mt) * (T[i] - mt)
+		}
+		drift = num / den * win
+		if (drift < 0) drift = -drift
+		if (drift > 0.04 * ckib) exit 1
+		tot = W[n] - W[1]
+		if (tot <= 0) exit 1
+		mid = (T[1] + T[n]) / 2; step = 0
+		for (i = 2; i <= n; i++) {
+			if (W[i] - W[i - 1] > step) step = W[i] - W[i - 1]
+			if (T[i - 1] <= mid && mid <= T[i])
+				wm = W[i - 1] + (W[i] - W[i - 1]) * (mid - T[i - 1]) / \
+					(T[i] - T[i - 1])
+		}
+		h1 = (wm - W[1]) / (mid - T[1]); h2 = (W[n] - wm) / (T[n] - mid)
+		mean = tot / (T[n] - T[1]); ch = (h2 - h1) / mean
+		if (ch < 0) ch = -ch
+		exit !(ch <= 0.15 + step / (tot / 2))
+	}'
+}
+
 # bench_closed SYSTEM JOB CACHE_MB RUNTIME_S [WINDOW_S TURNOVER_PCT]: run
 # JOB (time-based, at most RUNTIME_S seconds) on SYSTEM over the emulated
 # HDD, logging IOPS (fio) and dirty data (closed_watch) once a second, and
-# stop WINDOW_S seconds after the cache turned over (closed_watch).  The
-# host measures the last WINDOW_S seconds of fio's log.  Without WINDOW_S,
-# fio runs for RUNTIME_S.
+# stop once the cache turned over and the last WINDOW_S seconds were
+# steady (closed_watch).  The host measures the last WINDOW_S seconds of
+# fio's log.  Without WINDOW_S, fio runs for RUNTIME_S.
 bench_closed() {
 	_sys=$1 _job=$2 _mb=$3 _rt=$4 _cwin=${5:-0} _cturn=${6:-100}
 	phase reset
@@ -515,7 +564,7 @@ bench_closed() {
 	cp /tmp/fio.json "$OUT/fio.json"
 	_stopped=$(sed -n 's/^closed_stop=//p' "$OUT/meta.txt")
 	# fio stopped by SIGINT exits non-zero; its output is complete
-	if [ $_rc -ne 0 ] && [ "$_stopped" != turnover ]; then
+	if [ $_rc -ne 0 ] && [ "$_stopped" != steady ]; then
 		cat /tmp/fio.err /tmp/fio.json | head -n 40
 		fail "fio $_job failed (exit $_rc)"
 	fi

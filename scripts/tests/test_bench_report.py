@@ -112,7 +112,7 @@ def _closed_run(rd, r):
             f.write("%d.00 %d %d %d\n" % (t, d, max(0, t - fill) * iops * 8,
                                           t * iops))
     _meta_txt(str(rd), measurement="closed", system=r.system,
-              closed_stop="turnover")
+              closed_stop="steady")
     _fio(str(rd / "fio.json"), iops)
 
 
@@ -210,7 +210,7 @@ def test_closed_loop_window(res):
     wow = byid["c-uniform-64m-wow"]
     assert wow["dirty_frac_at_window"] == pytest.approx(0.8, abs=0.01)
     assert wow["turnover"] >= 1.0 and wow["steady"]
-    assert wow["stop"] == "turnover"
+    assert wow["stop"] == "steady"
     for s in CLOSED_IOPS:
         assert c[s]["steady"], (s, c[s]["not_steady_because"])
     assert c["dmcache"]["turnover"] is None
@@ -318,6 +318,9 @@ def test_report_and_publish_cli(rundir, tmp_path):
     assert "Modelled destage" in out.stdout
     for name in ("results.json", "report.md"):
         assert (rundir / name).exists()
+    one = json.load(open(rundir / "runs" / "c-uniform-64m-wow" /
+                         "result.json"))
+    assert one["id"] == "c-uniform-64m-wow" and one["steady"]
     pngs = sorted(os.listdir(rundir / "plots"))
     assert "closed-iops-vs-cache-size.png" in pngs
     for p in pngs:
@@ -373,3 +376,10 @@ def test_binary_traces_are_parsed_on_the_host(tmp_path):
     assert fig["cache"]["writes"] == 64 and fig["cache"]["violations"] == 0
     # the text is kept: a second analysis does not need blkparse
     assert (rd / "origin.txt.gz").exists() and (rd / "cache.txt.gz").exists()
+
+
+def test_run_wall_seconds(tmp_path):
+    p = tmp_path / "x.out"
+    p.write_text("@ 11.77 reset\n+ dmsetup\n@ 12.21 create\n@ 20.50 done\n")
+    assert report.run_wall_s(str(p)) == pytest.approx(8.7)
+    assert report.run_wall_s(str(tmp_path / "none.out")) is None

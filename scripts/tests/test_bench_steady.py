@@ -1,9 +1,11 @@
 """The closed loop's steady-state rule: the guest's causal stop rule
-(scripts/bench-guest/benchlib.sh closed_watch, run here under the host's sh
-with a fake clock, fake counters and a fake fio) and the host's check of a
+(scripts/bench-guest/benchlib.sh closed_watch, run here under busybox as in
+the guest, or the host's sh without it, with a fake clock, fake counters
+and a fake fio) and the host's check of a
 finished run (scripts/wowbench/report.py steady_state, closed_window)."""
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -19,19 +21,21 @@ BENCHLIB = os.path.join(SCRIPTS, "bench-guest", "benchlib.sh")
 
 # A fake guest: time advances only when closed_watch sleeps; each call of
 # sys_dirty is one sample k = 1, 2, ...: dirty data from $T/dirty (one line
-# per sample, the last repeated) and the origin's sectors written from
-# $T/origin (the same).  fio is a process that runs until SIGINT or
+# per sample, the last repeated), the origin's sectors written from
+# $T/origin and the device's writes completed from $T/writes (the same).  fio is a process that runs until SIGINT or
 # FIO_SECONDS of real time.
 HARNESS = r'''
 set -u
 T=$1
-RESULTS=$T WOW_NAME=run
+RESULTS=$T WOW_NAME=run B_WATCH=$T/watch.txt
 fail() { echo "FAILED: $*"; exit 1; }
 . "$2"
 echo 0 > "$T/clock"
 echo 0 > "$T/k"
 now_cs() { cat "$T/clock"; }
 sleep() {
+	# fio completes its first write while closed_watch waits for it
+	[ -e "$T/started" ] || { : > "$T/started"; echo "1 0 0 0 7 0 0 0" > "$T/dst"; }
 	case $1 in
 	0.1) _c=10 ;;
 	*) _c=$(($1 * 100)) ;;
@@ -44,6 +48,7 @@ sys_dirty() {
 	_k=$(($(cat "$T/k") + 1))
 	echo $_k > "$T/k"
 	echo "0 0 0 0 0 0 $(_line $_k "$T/origin") 0" > "$T/ost"
+	echo "1 0 0 0 $(_line $_k "$T/writes") 0 0 0" > "$T/dst"
 	_line $_k "$T/dirty"
 }
 echo "0 0 0 0 0 0 0 0" > "$T/ost"
@@ -52,8 +57,6 @@ echo "0 0 0 0 0 0 0 0" > "$T/dst"
 signal.signal(signal.SIGINT, lambda *a: sys.exit(0))
 time.sleep(float(sys.argv[1]))' "$FIO_SECONDS" &
 _fio=$!
-# the first write fio completes
-( command sleep 0.2; echo "0 0 0 0 7 0 0 0" > "$T/dst" ) &
 closed_watch $_fio "$CACHE_KIB" "$WINDOW" "$TURN" "$T/ost" "$T/dst" \
 	> "$T/dirty.txt"
 wait $_fio
@@ -61,19 +64,33 @@ echo "fio exit $?"
 '''
 
 
-def watch(tmp_path, dirty, origin, cache_kib=16384, window=3, turn=100,
-          fio_seconds=20):
-    """Run closed_watch on the fake guest; returns (meta dict, dirty.txt
-    rows as lists of floats)."""
+def watch(tmp_path, dirty, origin, writes=None, cache_kib=16384, window=3,
+          turn=100, fio_seconds=20):
+    """Run closed_watch on the fake guest (``writes`` default: 100 a
+    sample); returns (meta dict, dirty.txt rows as lists of floats)."""
+    writes = writes or [100 * k for k in range(1, 400)]
+    tmp_path.mkdir(exist_ok=True)
     (tmp_path / "dirty").write_text("".join("%d\n" % d for d in dirty))
     (tmp_path / "origin").write_text("".join("%d\n" % o for o in origin))
+    (tmp_path / "writes").write_text("".join("%d\n" % w for w in writes))
     h = tmp_path / "harness.sh"
     h.write_text(HARNESS)
     env = dict(os.environ, CACHE_KIB=str(cache_kib), WINDOW=str(window),
                TURN=str(turn), FIO_SECONDS=str(fio_seconds))
-    p = subprocess.run(["sh", str(h), str(tmp_path), BENCHLIB,
-                        sys.executable], capture_output=True, text=True,
-                       env=env, timeout=120)
+    shell = ["sh"]
+    bb = shutil.which("busybox")
+    if bb:
+        # the guest's shell and tools: busybox (its awk may lack math)
+        bindir = tmp_path / "bin"
+        bindir.mkdir()
+        for tool in ("awk", "sed", "grep", "cat", "tail", "tee", "basename",
+                     "kill", "sh"):
+            os.symlink(bb, str(bindir / tool))
+        env["PATH"] = "%s:%s" % (bindir, env.get("PATH", ""))
+        shell = [bb, "sh"]
+    p = subprocess.run(shell + [str(h), str(tmp_path), BENCHLIB,
+                                sys.executable], capture_output=True,
+                       text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     meta = report.read_meta_txt(str(tmp_path / "run" / "meta.txt"))
     rows = [[float(x) for x in line.split()] for line in
@@ -88,7 +105,7 @@ def test_guest_waits_for_full_then_turnover_then_the_window(tmp_path):
     dirty = [4000, 8000, 12000]
     origin = [0, 0, 0] + [4000 * i for i in range(1, 60)]
     meta, rows = watch(tmp_path, dirty, origin)
-    assert meta["closed_stop"] == "turnover"
+    assert meta["closed_stop"] == "steady"
     # full: 5 s in and no growth over the last 5 samples
     full = meta["closed_full_cs"]
     assert full >= 500
@@ -101,10 +118,11 @@ def test_guest_waits_for_full_then_turnover_then_the_window(tmp_path):
     k_turn = [r[0] for r in rows].index(meta["closed_turnover_cs"] / 100.0)
     assert rows[k_turn][2] - rows[k_full - 5][2] >= 2 * 12000
     assert rows[k_turn - 1][2] - rows[k_full - 5][2] < 2 * 12000
-    # stop: the window after the turnover
+    # stop: the window after the turnover (steady at once)
     assert meta["closed_stop_cs"] - meta["closed_turnover_cs"] == 300
-    # columns: t, dirty KiB, origin sectors since t0, device writes
-    assert rows[0][1:] == [4000, 0, 7]
+    # columns: t, dirty KiB, origin sectors since t0, device writes since
+    # the first write (the fake device's counter stood at 0, then 100)
+    assert rows[0][1:] == [4000, 0, 100]
 
 
 def test_guest_turnover_counts_the_largest_dirty_amount(tmp_path):
@@ -115,7 +133,7 @@ def test_guest_turnover_counts_the_largest_dirty_amount(tmp_path):
     dirty = [10000] * 8 + [10000 + 30 * i for i in range(1, 40)]
     origin = [0] * 8 + [3000 * i for i in range(1, 60)]
     meta, rows = watch(tmp_path, dirty, origin)
-    assert meta["closed_stop"] == "turnover"
+    assert meta["closed_stop"] == "steady"
     k_full = [r[0] for r in rows].index(meta["closed_full_cs"] / 100.0)
     k_turn = [r[0] for r in rows].index(meta["closed_turnover_cs"] / 100.0)
     base = rows[k_full - 5][2]
@@ -126,10 +144,40 @@ def test_guest_turnover_counts_the_largest_dirty_amount(tmp_path):
         r[1] for r in rows[k_full - 5:k_turn])
 
 
+def test_guest_waits_for_a_steady_window(tmp_path):
+    # the writes slow down from 300 to 50 a sample 4 samples after the
+    # turnover: the first 8 s window after it is not steady (its halves),
+    # the guest runs on until the window's halves agree well enough
+    dirty = [4000, 8000, 12000]
+    origin = [0, 0, 0] + [4000 * i for i in range(1, 60)]
+    meta, rows = watch(tmp_path / "a", dirty, origin, window=8,
+                       writes=[300 * k for k in range(1, 400)])
+    assert meta["closed_stop_cs"] == meta["closed_turnover_cs"] + 800
+    k_turn = [r[0] for r in rows].index(meta["closed_turnover_cs"] / 100.0)
+    w = [300 * k for k in range(1, k_turn + 6)]
+    w += [w[-1] + 50 * k for k in range(1, 400)]
+    meta2, rows2 = watch(tmp_path / "b", dirty, origin, window=8, writes=w)
+    assert meta2["closed_turnover_cs"] == meta["closed_turnover_cs"]
+    assert meta2["closed_stop"] == "steady"
+    assert meta2["closed_stop_cs"] > meta2["closed_turnover_cs"] + 800
+    # and at its stop, the host's rule agrees on the guest's samples
+    k_stop = [r[0] for r in rows2].index(meta2["closed_stop_cs"] / 100.0)
+    t_stop = rows2[k_stop][0]
+    logs = [(1, [(r[0], float(b[3] - a[3])) for a, r, b in
+                 zip(rows2, rows2[1:], rows2[1:])][:k_stop])]
+    st = report.steady_state(logs, [tuple(r) for r in rows2[:k_stop + 1]],
+                             (t_stop - 8, t_stop), 16384)
+    assert st["steady"], st["not_steady_because"]
+    # a cache whose dirty data keeps falling never stops (runtime)
+    meta3, _ = watch(tmp_path / "c", [120000 - 300 * k for k in range(400)],
+                     [100000 * i for i in range(400)], fio_seconds=3)
+    assert "closed_turnover_cs" in meta3 and meta3["closed_stop"] == "runtime"
+
+
 def test_guest_raw_disk_stops_after_warmup_and_window(tmp_path):
     meta, rows = watch(tmp_path, [0], [800 * i for i in range(100)],
                        window=4)
-    assert meta["closed_stop"] == "turnover"
+    assert meta["closed_stop"] == "steady"
     assert 500 <= meta["closed_full_cs"] <= 700
     assert meta["closed_turnover_cs"] == meta["closed_full_cs"]
     assert meta["closed_stop_cs"] == meta["closed_full_cs"] + 400
@@ -238,12 +286,30 @@ def test_bursts_widen_the_halves_allowance():
     assert not st["steady"]
 
 
+def test_draining_cache_is_not_steady():
+    # bcache at 64 MiB: its writeback overtook the writes, dirty data falls
+    # 0.2 MiB/s (8% of the cache over the 20 s window); the IOPS halves are
+    # within bounds and the cache turned over
+    logs = _log([75] * 120)
+    dirty = _dirty([44000 - 200 * max(0, i - 20) for i in range(121)], 1000)
+    st = report.steady_state(logs, dirty, (100.0, 120.0), 65536)
+    assert st["dirty_drift"] == pytest.approx(-200 * 20 / 65536.0)
+    assert st["turnover"] > 1
+    assert not st["steady"]
+    assert st["not_steady_because"] == [
+        "dirty data moved -6% of the cache in the window"]
+    # a sawtooth (reclaim bursts) around a flat level is steady
+    saw = [12000 + (i % 5) * 400 for i in range(121)]
+    st = report.steady_state(logs, _dirty(saw, 1000), (100.0, 120.0), 16384)
+    assert abs(st["dirty_drift"]) < 0.05 and st["steady"]
+
+
 def test_filling_cache_is_not_steady():
     # dirty still climbing through the window
     logs = _log([100] * 60)
     dirty = _dirty([200 * i for i in range(61)], 800, t_full=0)
     st = report.steady_state(logs, dirty, (40.0, 60.0), 16384)
-    assert st["dirty_drift"] == pytest.approx(200 * 10 / 16384.0, rel=0.1)
+    assert st["dirty_drift"] == pytest.approx(200 * 20 / 16384.0)
     assert not st["steady"]
     assert any("dirty data moved" in r for r in st["not_steady_because"])
 

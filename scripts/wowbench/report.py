@@ -188,8 +188,9 @@ def interpolate(samples, t):
 #     STEADY_HALF_TOL of the window's mean, plus the largest burst fio
 #     logged in the window over a half's I/Os (a system that completes
 #     writes in bursts seconds apart cannot be told apart any finer);
-#   * its cache occupancy is stable: the mean dirty data of the two halves
-#     differs by at most STEADY_DIRTY_DRIFT of the cache size;
+#   * its cache occupancy is stable: the dirty data moved by at most
+#     STEADY_DIRTY_DRIFT of the cache size during the window (least-squares
+#     slope of the samples times the window's length);
 #   * a cache that holds dirty data (mean over the window >= HOLDS_DIRTY of
 #     the cache) has turned over before the window: since it was first
 #     full (dirty >= 90% of the window's mean), the origin was written at
@@ -212,6 +213,18 @@ def closed_window(logs, runtime_s, window_s):
 
 def _mean(xs):
     return sum(xs) / len(xs) if xs else None
+
+
+def _slope(points):
+    """Least-squares slope of [(x, y)]; None with fewer than 3 points."""
+    if len(points) < 3:
+        return None
+    mx = _mean([x for x, _ in points])
+    my = _mean([y for _, y in points])
+    den = sum((x - mx) ** 2 for x, _ in points)
+    if not den:
+        return None
+    return sum((x - mx) * (y - my) for x, y in points) / den
 
 
 def steady_state(logs, dirty, window, cache_kib):
@@ -244,16 +257,17 @@ def steady_state(logs, dirty, window, cache_kib):
     out["cv"] = (math.sqrt(sum((x - m) ** 2 for x in secs) / len(secs)) / m
                  if m else None)
     inw = [d for d in dirty if start <= d[0] <= end]
-    first = [d[1] for d in inw if d[0] <= mid]
-    second = [d[1] for d in inw if d[0] > mid]
     level = _mean([d[1] for d in inw])
     frac = (lambda kib: kib / float(cache_kib)) if cache_kib else \
         (lambda kib: None)
     out["dirty_frac_mean"] = frac(level) if level is not None else None
     out["dirty_frac_min"] = frac(min(d[1] for d in inw)) if inw else None
     out["dirty_frac_max"] = frac(max(d[1] for d in inw)) if inw else None
-    out["dirty_drift"] = (frac(_mean(second) - _mean(first))
-                          if first and second else None)
+    # how far the dirty data moved during the window: the least-squares
+    # slope of its samples times the window's length
+    slope = _slope([(d[0], d[1]) for d in inw])
+    out["dirty_drift"] = (frac(slope * (end - start))
+                          if slope is not None else None)
     at = [d[1] for d in dirty if d[0] <= start]
     out["dirty_frac_at_window"] = frac(at[-1]) if at and cache_kib else None
     holds = bool(cache_kib and level is not None and
@@ -429,10 +443,29 @@ def collect(out_dir):
             except (OSError, ValueError, KeyError, ZeroDivisionError) as e:
                 entry["error"] = entry["error"] or "analysis: %s" % e
         entry["ok"] = entry["error"] == ""
+        entry["wall_s"] = run_wall_s(os.path.join(out_dir, "runs",
+                                                  r["id"] + ".out"))
         runs.append(entry)
     res = {"meta": meta, "runs": runs}
     res["summary"] = summarize(res)
     return res
+
+
+def run_wall_s(path):
+    """Guest seconds from a run's first phase line ("@ <uptime> <phase>",
+    benchlib.sh) to its last: what the run cost, for time estimates."""
+    times = []
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                if line.startswith("@ "):
+                    try:
+                        times.append(float(line.split()[1]))
+                    except (IndexError, ValueError):
+                        pass
+    except OSError:
+        return None
+    return round(times[-1] - times[0], 1) if len(times) > 1 else None
 
 
 def _rc(out_dir, rid):
@@ -913,8 +946,8 @@ def markdown(res, plots=(), plot_prefix="plots/", heading="#"):
         "time scale %g.  Every run follows one rule (the method above): "
         "fio runs until the cache is full and the origin has been written "
         "%d%% of the cache's dirty data since (the destager has been "
-        "through it once), then for the window; † marks a run the "
-        "steady-state check below did not pass.\n" % (
+        "through it once), then until the last window looks steady; † "
+        "marks a run the steady-state check below did not pass.\n" % (
             p["closed_window_s"], p["timescale"],
             p.get("closed_turnover_pct", 100)))
     parts.append(closed_matrix(s["closed"]) + "\n")
@@ -926,12 +959,13 @@ def markdown(res, plots=(), plot_prefix="plots/", heading="#"):
     if st:
         parts.append("%s# Closed-loop steady state\n" % h)
         parts.append(
-            "Per run: how long fio ran and what stopped it (`turnover`: the "
-            "rule; `runtime`: the cap, the cache never turned over), the "
+            "Per run: how long fio ran and what stopped it (`steady`: the "
+            "rule; `runtime`: the cap, the rule never stopped it), the "
             "window, its IOPS, the IOPS of its two halves and the "
             "coefficient of variation of its one-second rates, the mean "
-            "dirty data (%% of the cache) and how much it moved between the "
-            "halves, and the turnover: origin writes between the cache "
+            "dirty data (%% of the cache) and how much it moved during the "
+            "window (a least-squares fit), and the turnover: origin writes "
+            "between the cache "
             "first being full and the window, over the dirty data.  Steady "
             "means halves within %d%% (plus the largest burst fio logged "
             "in the window, over a half's I/Os: the allowance in brackets), "
@@ -972,7 +1006,13 @@ def kernel_problems(meta, lines=14):
 
 
 def write_outputs(out_dir, res):
-    """results.json, plots/*.png and report.md in ``out_dir``."""
+    """results.json, plots/*.png and report.md in ``out_dir``, and each
+    run's figures as runs/<run id>/result.json."""
+    for r in res["runs"]:
+        d = os.path.join(out_dir, "runs", r["id"])
+        if os.path.isdir(d):
+            with open(os.path.join(d, "result.json"), "w") as f:
+                json.dump(r, f, indent=1, sort_keys=True)
     plots = []
     try:
         from . import plots as plotmod
@@ -993,15 +1033,17 @@ How dm-wow's destage order compares with Linux's write-back caches over the
 same emulated disks.  The bench is `scripts/bench.py`; it boots the test VM
 (tests/vm/wowvm.py), runs the systems on the workloads, and leaves
 everything in `results/bench/<time>/` (results.json with every figure,
-report.md, plots, the guest's raw outputs and traces).  `scripts/bench.py
---publish results/bench/<time>` rewrites this page from one run.
+runs/<run>/result.json with one run's, report.md, plots, the guest's raw
+outputs and traces).  `scripts/bench.py --publish results/bench/<time>`
+rewrites this page from one run.
 
 ## Profiles
 
-* **`make bench`** (the run to publish this page from; about an hour on a 2-core machine
-  under TCG): every system on every workload.  Modelled destage of each
+* **`make bench`** (the run to publish this page from; about an hour on
+  a 2-core machine under TCG): every system on every workload.  Modelled
+  destage of each
   workload at dirty sets of 8, 32 and 64 MiB; closed loop for uniform
-  random writes at caches of 16, 32 and 64 MiB, and for the other
+  random writes at caches of 8, 16 and 32 MiB, and for the other
   workloads at 16 MiB.  `scripts/bench.py --full --dry-run` lists the runs
   and estimates the time.
 * **`make bench-quick`** (a quick look, about six minutes when the machine
@@ -1056,14 +1098,19 @@ subset of either profile.
   cache is *full* once its dirty data grew by at most 1% of the cache over
   five samples; it has *turned over* once the origin has been written, since
   then, as much as the largest dirty amount seen (its destager has been
-  through its dirty data once); fio then runs for the window and stops.
-  A cache that keeps nothing dirty (dm-cache's smq passes first writes
-  through) and the raw disk are full at once.  fio's runtime caps a run
-  that never turns over (the turnover at 60 writes/s).  The host checks
+  through its dirty data once); fio then runs until the last window looks
+  steady by the check below (computed in the guest on its own samples, the
+  dirty data and the device's completed writes, with a margin: 4% and
+  15%), and stops.  A cache that
+  keeps nothing dirty (dm-cache's smq passes first writes through) and the
+  raw disk are full at once.  fio's runtime caps a run that never gets
+  there (the turnover at 60 writes/s, then three windows).  The host checks
   each run from the same samples and fio's log (scripts/wowbench/report.py,
   `steady_state`) and reports per run: the IOPS of the window's two halves
   and the coefficient of variation of its one-second rates, the mean dirty
-  data and its drift across the window, and the turnover before the window.
+  data and how far it moved during the window (a least-squares fit), and
+  the turnover before the window (origin writes include writes a cache
+  passes through).
   A run is *steady* when the halves differ by at most 20% (plus the largest
   burst fio logged in the window over a half's I/Os: a system that
   completes writes in bursts seconds apart cannot be told apart any

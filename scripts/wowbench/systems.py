@@ -199,7 +199,7 @@ PROFILES = {
         "destage_blocks": 8192,
         "destage_sweep_blocks": [2048, 8192, 16384],
         "destage_workloads": WORKLOAD_NAMES,
-        "closed_cache_mb": [16, 32, 64],
+        "closed_cache_mb": [8, 16, 32],
         "closed_other_cache_mb": 16,
         "closed_systems": None,            # all
         "closed_window_s": 20,
@@ -237,27 +237,29 @@ def fill_seconds(cache_mb, profile):
 
 def closed_runtime_cap(cache_mb, profile, system_name):
     """fio's runtime cap for a closed run: fill, then the turnover (the
-    whole cache written back) at the profile's floor rate, then the window.
-    The guest stops a run that turned over sooner (benchlib.sh)."""
+    whole cache written back) at the profile's floor rate, then three
+    windows to settle.  The guest stops a run sooner once it turned over
+    and its last window looked steady (benchlib.sh closed_watch)."""
     window = profile["closed_window_s"]
     if system_name == "raw":
-        return window + 30
+        return 3 * window + 20
     blocks = cache_mb * MIB // BLOCK
     turn = -(-blocks * profile["closed_turnover_pct"] //
              (100 * profile["closed_floor_iops"]))
-    return fill_seconds(cache_mb, profile) + turn + window + 10
+    return fill_seconds(cache_mb, profile) + turn + 3 * window
 
 
 def closed_expected_s(cache_mb, profile, system_name):
-    """Rough seconds a closed run takes (for the time estimate): the cache
-    fills to ~85% dirty, which turns over at the profile's expected rate."""
+    """Rough seconds a closed run takes (for the time estimate): fio starts
+    (3 s), the cache fills to ~85% dirty at the fill rate, turns over at
+    the profile's expected rate, then the window, and fio stops (3 s)."""
     window = profile["closed_window_s"]
     if system_name in ("raw", "dmcache"):  # nothing stays dirty
-        return 6 + window
+        return 3 + 5 + window + 3
     blocks = cache_mb * MIB // BLOCK * 0.85
-    return (blocks / profile["closed_fill_iops"] + 6 + blocks *
+    return (3 + blocks / profile["closed_fill_iops"] + blocks *
             profile["closed_turnover_pct"] / 100.0 /
-            profile["closed_expect_iops"] + window)
+            profile["closed_expect_iops"] + window + 3)
 
 
 def destage_id(workload_name, blocks, system_name):
