@@ -339,3 +339,25 @@ def test_read_dirty_reads_both_formats(tmp_path):
     p.write_text("0.5 100\n1.50 200 16 3\nbad line\n")
     assert report.read_dirty(str(p)) == [(0.5, 100.0, None, None),
                                          (1.5, 200.0, 16.0, 3.0)]
+
+
+def test_iops_since_turnover_spans_bursts_and_stalls():
+    # a system that fills in bursts: after the fill, 20 s of stall at 10
+    # IOPS, then a 2 s burst at 1000, repeated (bursts end at 27 s and
+    # 49 s); the last 10 s window (50..60) holds no burst, the span since
+    # the turnover (at 35 s: 30 s of 800 sectors/s after full at 5 s,
+    # = 2 x 12,000 KiB) holds one
+    cycle = [10] * 20 + [1000] * 2
+    logs = _log([2000] * 5 + (cycle * 3)[:55])
+    dirty = _dirty([2400 * i for i in range(5)] + [12000] * 56, 800)
+    st = report.steady_state(logs, dirty, (50.0, 60.0), 16384)
+    assert st["turnover_s"] == 35.0
+    since = sum((cycle * 3)[30:55]) / 25.0
+    assert st["iops_since_turnover"] == pytest.approx(since)
+    assert st["iops_since_turnover"] > 3 * report.rate(logs, (0, 1), 50, 60)
+    # no turnover yet: no figure
+    st = report.steady_state(logs, dirty, (15.0, 30.0), 16384)
+    assert st["iops_since_turnover"] is None
+    # the raw disk holds nothing: no figure
+    st = report.steady_state(logs, dirty, (50.0, 60.0), 0)
+    assert st["iops_since_turnover"] is None

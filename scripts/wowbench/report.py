@@ -227,6 +227,34 @@ def _slope(points):
     return sum((x - mx) * (y - my) for x, y in points) / den
 
 
+def turnover_time(dirty, t_full, level_kib):
+    """Seconds at which the origin, since ``t_full``, had been written as
+    much as ``level_kib`` of dirty data (one turnover), from the samples
+    ``dirty`` (t, dirty KiB, origin sectors, ...); None if it never was."""
+    org = [(d[0], d[2]) for d in dirty if d[2] is not None]
+    if not org or not level_kib:
+        return None
+    base = interpolate(org, t_full)
+    for t, o in org:
+        if t >= t_full and o - base >= 2.0 * level_kib:
+            return t
+    return None
+
+
+def since_turnover(logs, dirty, window, cache_kib, level_kib, t_full):
+    """IOPS from the first turnover to the end of the run: a long window,
+    the same rule for every system, which spans whole cycles of a system
+    that fills and drains in bursts (where the last window alone may land
+    in a burst or in a stall).  (iops, start) or (None, None)."""
+    if not cache_kib or level_kib is None or t_full is None:
+        return None, None
+    t = turnover_time(dirty, t_full, level_kib)
+    end = window[1]
+    if t is None or t >= end:
+        return None, None
+    return rate(logs, (0, 1), t, end), t
+
+
 def steady_state(logs, dirty, window, cache_kib):
     """Stability figures of a closed run's ``window`` (start, end) and the
     verdict of the steady-state rule above.  ``logs`` as read_iops_logs
@@ -274,6 +302,7 @@ def steady_state(logs, dirty, window, cache_kib):
                  level >= HOLDS_DIRTY * cache_kib)
     out["holds_dirty"] = holds
     out["full_s"] = out["turnover"] = None
+    out["iops_since_turnover"] = out["turnover_s"] = None
     have_origin = bool(dirty) and all(d[2] is not None for d in dirty)
     if holds and have_origin:
         full = [d for d in dirty if d[1] >= 0.9 * level]
@@ -283,6 +312,8 @@ def steady_state(logs, dirty, window, cache_kib):
             written = interpolate(org, start) - interpolate(org, t_full)
             out["full_s"] = t_full
             out["turnover"] = written / (2.0 * level)   # sectors / sectors
+            out["iops_since_turnover"], out["turnover_s"] = since_turnover(
+                logs, dirty, window, cache_kib, level, t_full)
         elif full:
             out["full_s"] = full[0][0]
             out["turnover"] = 0.0
@@ -588,7 +619,7 @@ def summarize(res):
 
 STEADY_KEYS = ("steady", "not_steady_because", "half_change", "cv",
                "dirty_frac_mean", "dirty_frac_at_window", "turnover",
-               "run_s", "stop")
+               "iops_since_turnover", "turnover_s", "run_s", "stop")
 
 
 def targets(dtab, ctab):
@@ -639,6 +670,16 @@ def targets(dtab, ctab):
                     ">= %.2f" % TARGET_WRITECACHE_FACTOR,
                     v is not None and v >= TARGET_WRITECACHE_FACTOR and
                     not why, why)
+                # the same over everything after the turnover: spans whole
+                # fill/drain cycles of a bursty system
+                v = ratio(row["wow"].get("iops_since_turnover"),
+                          row["writecache"].get("iops_since_turnover"))
+                if v is not None:
+                    add("closed loop since the turnover: wow >= %gx "
+                        "dm-writecache (%s MiB)" % (
+                            TARGET_WRITECACHE_FACTOR, mb), v,
+                        ">= %.2f" % TARGET_WRITECACHE_FACTOR,
+                        v >= TARGET_WRITECACHE_FACTOR)
     for wl, t in dtab.items():
         for s in ("wow", "cscan", "lrw"):
             wa = t["systems"].get(s, {}).get("wa")
@@ -764,8 +805,11 @@ def closed_matrix(ctab):
             elif s == "raw":
                 row.append("%.0f%s" % (x["iops"], mark))
             else:
-                row.append("%.0f · %s× wow · %s× raw%s" % (
-                    x["iops"], _f(x["x_wow"]), _f(x["x_raw"]), mark))
+                since = x.get("iops_since_turnover")
+                row.append("%.0f · %s× wow · %s× raw%s%s" % (
+                    x["iops"], _f(x["x_wow"]), _f(x["x_raw"]), mark,
+                    "" if since is None else
+                    " (since turnover: %.0f)" % since))
         rows.append(row)
     return table(header, rows)
 
@@ -811,15 +855,18 @@ def steadiness_table(res):
             _f(None if r.get("dirty_drift") is None else
                r["dirty_drift"] * 100, "%+.1f%%"),
             _f(r.get("turnover"), "%.2f"),
+            "%s (%s–)" % (_f(r.get("iops_since_turnover"), "%.0f"),
+                          _f(r.get("turnover_s"), "%.0f")),
             "yes" if r.get("steady") else
             "**no**: " + "; ".join(r.get("not_steady_because") or ["?"])])
     if not rows:
         return ""
     return table(["run", "ran (s)", "stopped by", "window (s)", "IOPS",
                   "halves", "change (allowed)", "CV (1 s)", "dirty",
-                  "dirty drift", "turnover", "steady"], rows,
+                  "dirty drift", "turnover", "IOPS since turnover (s)",
+                  "steady"], rows,
                  ["l", "r", "l", "r", "r", "r", "r", "r", "r", "r", "r",
-                  "l"])
+                  "r", "l"])
 
 
 def destage_sweep_table(dsweep, wl):
