@@ -530,17 +530,25 @@ static u32 pick_victim(struct wow_cache *wc)
  * segments in the order they were written, and waiting for it keeps the
  * origin's writes in order (the log then holds about twice the dirty data,
  * and the destage rate runs at its maximum meanwhile).  After
- * WOW_RECLAIM_WAIT_MS without a clean segment it forces the victim.
- * Lock held.
+ * WOW_RECLAIM_WAIT_MS without a clean segment it forces the victim (after
+ * WOW_RECLAIM_WAIT_DIRTY times that if more than a quarter of the victim
+ * is dirty and the sweep is running).  Lock held.
  */
 static bool reclaim_force(struct wow_cache *wc, u32 v)
 {
-	if (!wc->segs[v].nr_dirty)
+	u32 dirty = wc->segs[v].nr_dirty, wait = WOW_RECLAIM_WAIT_MS;
+
+	if (!dirty)
 		return true;
 	if (!wc->reclaim_wait)
 		wc->reclaim_wait = jiffies | 1;
-	return time_after(jiffies, wc->reclaim_wait +
-			  msecs_to_jiffies(WOW_RECLAIM_WAIT_MS));
+	/*
+	 * Forcing a mostly dirty victim is nearly all random origin writes
+	 * for one segment of space: wait longer for it while the sweep runs.
+	 */
+	if (dirty > wc->blocks_per_seg / 4 && wc->runs_inflight)
+		wait *= WOW_RECLAIM_WAIT_DIRTY;
+	return time_after(jiffies, wc->reclaim_wait + msecs_to_jiffies(wait));
 }
 
 /* Tombstones for a clean victim: its copies, and what it still holds. */

@@ -249,6 +249,8 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
  * it destages a victim's dirty blocks out of order.
  */
 #define WOW_RECLAIM_WAIT_MS	5000U
+/* ... times this for a victim more than a quarter dirty. */
+#define WOW_RECLAIM_WAIT_DIRTY	6U
 /* Ticks per adaptation of the destage thresholds. */
 #define WOW_ADAPT_TICKS		10U
 /* Wait before retrying destage after an origin error. */
