@@ -140,8 +140,9 @@ static struct wow_run *run_bio_done(struct bio *bio)
  * (process_reads), so the origin sees each sweep ascending.
  */
 /*
- * Once published under the lock, the worker may free the run: use wc, and
- * kick before dropping the lock.
+ * Once published under the lock, the worker may complete and free the run,
+ * and suspend then dtr destroy the workqueue: use wc, and kick before
+ * dropping the lock.
  */
 static void read_endio(struct bio *bio)
 {
@@ -154,7 +155,6 @@ static void read_endio(struct bio *bio)
 	wc = run->wc;
 	spin_lock_irqsave(&wc->lock, flags);
 	run->read_done = true;
-	/* under the lock: suspend cannot see the run done before the kick */
 	wow_kick(wc);
 	spin_unlock_irqrestore(&wc->lock, flags);
 }
@@ -170,10 +170,6 @@ static void write_endio(struct bio *bio)
 	wc = run->wc;
 	spin_lock_irqsave(&wc->lock, flags);
 	list_add_tail(&run->list, &wc->runs_written);
-	/*
-	 * Kick under the lock: once it is dropped the worker may complete
-	 * the run, suspend may finish and dtr destroy the workqueue.
-	 */
 	wow_kick(wc);
 	spin_unlock_irqrestore(&wc->lock, flags);
 }
@@ -628,8 +624,19 @@ static void reclaim(struct wow_cache *wc)
 	}
 	want = !wc->stopped && wc->state == WOW_STATE_OK &&
 	       wc->nr_free_segs < wow_reclaim_threshold(wc);
-	if (wc->victim == WOW_NO_SEG && want) {
+	/*
+	 * While reclaim waits, destage work runs at every bio completion:
+	 * scan the segments again only when one became clean, or once a
+	 * tick (for the wait's deadline).
+	 */
+	if (wc->victim == WOW_NO_SEG && want &&
+	    (!wc->reclaim_wait || wc->nr_dirty_segs < wc->reclaim_dirty_segs ||
+	     time_after(jiffies, wc->reclaim_pick_at +
+			msecs_to_jiffies(WOW_TICK_MS)))) {
 		u32 v = pick_victim(wc);
+
+		wc->reclaim_dirty_segs = wc->nr_dirty_segs;
+		wc->reclaim_pick_at = jiffies;
 
 		if (v != WOW_NO_SEG && reclaim_force(wc, v)) {
 			wc->victim = v;

@@ -401,6 +401,8 @@ struct wow_cache {
 	u32 victim;			/* segment being reclaimed */
 	u32 nr_victims;
 	unsigned long reclaim_wait;	/* jiffies reclaim began to wait; 0 */
+	unsigned long reclaim_pick_at;	/* jiffies of the last victim scan */
+	u32 reclaim_dirty_segs;		/* nr_dirty_segs at that scan */
 	bool meta_inflight;
 	unsigned long origin_retry_at;
 	u64 last_destage_end;		/* sector after the last destage */
