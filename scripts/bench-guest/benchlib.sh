@@ -97,6 +97,14 @@ linear() {
 	dm_node "$1"
 }
 
+# bench_create TABLE: create the device "bench" from TABLE; sets BDEV
+bench_create() {
+	echo "+ dmsetup create bench --table '$1'"
+	dmsetup create bench --table "$1" ||
+		fail "cannot create: $1: $(dmesg | tail -n 5)"
+	BDEV=$(dm_node bench)
+}
+
 # sys_create SYSTEM ORIGIN CACHE_MB hold|live: build SYSTEM over ORIGIN with
 # a CACHE_MB MiB cache; sets BDEV (the device to run fio on).  "hold" keeps
 # destage back while the dirty set is loaded (measurement 1).
@@ -117,10 +125,7 @@ sys_create() {
 		[ "$_mode" = live ] && _opt="$_opt ${B_WOW_OPTS:-}"
 		set -- $_opt
 		_t="0 $_len wow $_org $_c $# $_opt"
-		echo "+ dmsetup create bench --table '$_t'"
-		dmsetup create bench --table "$_t" ||
-			fail "cannot create: $_t: $(dmesg | tail -n 5)"
-		BDEV=$(dm_node bench)
+		bench_create "$_t"
 		;;
 	writecache)
 		_c=$(linear bcache_dev "$B_CACHE" 0 "$_mb")
@@ -128,20 +133,14 @@ sys_create() {
 		[ "$_mode" = hold ] && _opt="high_watermark 100 low_watermark 99"
 		set -- $_opt
 		_t="0 $_len writecache s $_org $_c 4096 $# $_opt"
-		echo "+ dmsetup create bench --table '$_t'"
-		dmsetup create bench --table "$_t" ||
-			fail "cannot create: $_t: $(dmesg | tail -n 5)"
-		BDEV=$(dm_node bench)
+		bench_create "$_t"
 		;;
 	dmcache)
 		_m=$(linear bcache_meta "$B_CACHE" 0 $B_META_MB)
 		_c=$(linear bcache_dev "$B_CACHE" $B_META_MB "$_mb")
 		DMCACHE_TABLE="0 $_len cache $_m $_c $_org 64 1 writeback"
 		_t="$DMCACHE_TABLE smq 0"
-		echo "+ dmsetup create bench --table '$_t'"
-		dmsetup create bench --table "$_t" ||
-			fail "cannot create: $_t: $(dmesg | tail -n 5)"
-		BDEV=$(dm_node bench)
+		bench_create "$_t"
 		;;
 	bcache)
 		modprobe bcache || fail "modprobe bcache"

@@ -752,21 +752,29 @@ def destage_headline_table(dtab, wl=systems.HEADLINE_WORKLOAD):
     return table(header, rows)
 
 
-def destage_matrix(dtab):
-    wls = _order(dtab, systems.WORKLOAD_NAMES)
-    syss = _order({s for w in wls for s in dtab[w]["systems"]},
-                  systems.SYSTEM_NAMES)
-    header = ["system"] + [_wl_label(w) for w in wls]
+def _workload_rows(dtab, wls, syss, cell):
+    """One row per system of ``syss``: its label, then ``cell(x)`` of its
+    destage figures for each workload of ``wls`` ("–" when missing)."""
     rows = []
     for s in syss:
         row = [_label(s)]
         for w in wls:
             x = dtab[w]["systems"].get(s)
-            row.append("–" if not x else "%.1f s · %s× wow · %s× oracle" % (
-                x["time_s"], _f(x["x_wow"]), _f(x["x_oracle"])))
+            v = cell(x) if x else None
+            row.append("–" if v is None else v)
         rows.append(row)
+    return rows
+
+
+def destage_matrix(dtab):
+    wls = _order(dtab, systems.WORKLOAD_NAMES)
+    syss = _order({s for w in wls for s in dtab[w]["systems"]},
+                  systems.SYSTEM_NAMES)
+    rows = _workload_rows(
+        dtab, wls, syss, lambda x: "%.1f s · %s× wow · %s× oracle" % (
+            x["time_s"], _f(x["x_wow"]), _f(x["x_oracle"])))
     rows.append(["oracle"] + ["%.1f s" % dtab[w]["oracle_s"] for w in wls])
-    return table(header, rows)
+    return table(["system"] + [_wl_label(w) for w in wls], rows)
 
 
 def wa_matrix(dtab):
@@ -774,16 +782,10 @@ def wa_matrix(dtab):
     syss = _order({s for w in wls for s in dtab[w]["systems"]
                    if dtab[w]["systems"][s]["wa"] is not None},
                   systems.SYSTEM_NAMES)
-    header = ["system"] + [_wl_label(w) for w in wls]
-    rows = []
-    for s in syss:
-        row = [_label(s)]
-        for w in wls:
-            x = dtab[w]["systems"].get(s)
-            row.append("–" if not x or x["wa"] is None else "%.3f (%d)" % (
-                x["wa"], x["violations"] or 0))
-        rows.append(row)
-    return table(header, rows)
+    rows = _workload_rows(
+        dtab, wls, syss, lambda x: None if x["wa"] is None else
+        "%.3f (%d)" % (x["wa"], x["violations"] or 0))
+    return table(["system"] + [_wl_label(w) for w in wls], rows)
 
 
 def closed_matrix(ctab):
