@@ -170,6 +170,7 @@ static void write_endio(struct bio *bio)
 	wc = run->wc;
 	spin_lock_irqsave(&wc->lock, flags);
 	list_add_tail(&run->list, &wc->runs_written);
+	wc->runs_unflushed++;
 	wow_kick(wc);
 	spin_unlock_irqrestore(&wc->lock, flags);
 }
@@ -302,29 +303,74 @@ static void process_reads(struct wow_cache *wc)
 	wake_up(&wc->idle_wait);
 }
 
-/* Origin writes done: flush the origin, then record the blocks clean. */
+static void origin_flush_endio(struct bio *bio)
+{
+	struct wow_cache *wc = bio->bi_private;
+	blk_status_t status = bio->bi_status;
+	unsigned long flags;
+
+	bio_put(bio);
+	spin_lock_irqsave(&wc->lock, flags);
+	wc->origin_flush_status = status;
+	wc->origin_flush_done = true;
+	wow_kick(wc);
+	spin_unlock_irqrestore(&wc->lock, flags);
+}
+
+static void submit_origin_flush(struct wow_cache *wc)
+{
+	struct bio *bio = bio_alloc(wc->origin_dev->bdev, 0,
+				    REQ_OP_WRITE | REQ_PREFLUSH, GFP_NOIO);
+
+	bio->bi_private = wc;
+	bio->bi_end_io = origin_flush_endio;
+	submit_bio(bio);
+}
+
+/*
+ * Origin writes done: flush the origin, then record the blocks clean.
+ * The flush is asynchronous and one at a time, so the worker keeps the
+ * origin's queue fed while it runs (a synchronous flush left the disk idle
+ * after each one).  A flush covers only writes completed before it was
+ * issued: runs whose writes complete meanwhile wait for the next flush.
+ * Failed writes need no flush; they are done at once.
+ */
 static void process_writes(struct wow_cache *wc)
 {
+	blk_status_t flush_status = BLK_STS_OK;
 	struct wow_run *run, *tmp;
-	bool any_ok = false;
-	LIST_HEAD(done);
-	int r = 0;
+	bool flush = false, write_failed;
+	LIST_HEAD(flushed);
+	LIST_HEAD(failed);
 
 	spin_lock_irq(&wc->lock);
-	list_splice_init(&wc->runs_written, &done);
+	if (wc->origin_flush_done) {
+		list_splice_init(&wc->runs_flushing, &flushed);
+		flush_status = wc->origin_flush_status;
+		wc->origin_flush_done = false;
+		wc->origin_flush_inflight = false;
+	}
+	list_for_each_entry_safe(run, tmp, &wc->runs_written, list)
+		if (run->status)
+			list_move_tail(&run->list, &failed);
+	if (!wc->origin_flush_inflight && !list_empty(&wc->runs_written)) {
+		list_splice_init(&wc->runs_written, &wc->runs_flushing);
+		wc->origin_flush_inflight = true;
+		flush = true;
+	}
 	spin_unlock_irq(&wc->lock);
-	if (list_empty(&done))
+	if (flush)
+		submit_origin_flush(wc);
+	if (list_empty(&flushed) && list_empty(&failed))
 		return;
 
-	list_for_each_entry(run, &done, list)
-		any_ok |= !run->status;
-	if (any_ok)
-		r = blkdev_issue_flush(wc->origin_dev->bdev);
-
+	write_failed = !list_empty(&failed);
+	list_splice_tail_init(&failed, &flushed);
 	spin_lock_irq(&wc->lock);
-	list_for_each_entry(run, &done, list) {
-		bool ok = !run->status && !r;
+	list_for_each_entry(run, &flushed, list) {
+		bool ok = !run->status && !flush_status;
 
+		wc->runs_unflushed--;
 		if (!ok) {
 			atomic64_inc(&wc->stats.origin_errors);
 			wc->origin_retry_at = jiffies +
@@ -333,11 +379,11 @@ static void process_writes(struct wow_cache *wc)
 		complete_run(wc, run, ok);
 	}
 	spin_unlock_irq(&wc->lock);
-	if (r || !any_ok)
+	if (flush_status || write_failed)
 		DMERR_LIMIT("%s: origin write or flush failed; data stays dirty, retrying",
 			    wow_name(wc));
 
-	list_for_each_entry_safe(run, tmp, &done, list)
+	list_for_each_entry_safe(run, tmp, &flushed, list)
 		free_run(run);
 	wake_up(&wc->idle_wait);
 }
@@ -391,6 +437,16 @@ static bool victim_has_dirty(struct wow_cache *wc)
 	return wc->victim != WOW_NO_SEG && wc->segs[wc->victim].nr_dirty;
 }
 
+/*
+ * Runs reading the cache or writing the origin (lock held): the rate
+ * target counts these, not the runs whose writes are done and only wait
+ * for the origin flush.
+ */
+static u32 runs_busy(struct wow_cache *wc)
+{
+	return wc->runs_inflight - wc->runs_unflushed;
+}
+
 /* Start new runs up to the rate target. */
 static void start_runs(struct wow_cache *wc)
 {
@@ -400,7 +456,7 @@ static void start_runs(struct wow_cache *wc)
 	bool idle = device_idle(wc);
 
 	while (true) {
-		u32 target, n = 0;
+		u32 target, busy, n = 0;
 		u64 start;
 
 		spin_lock_irq(&wc->lock);
@@ -409,8 +465,9 @@ static void start_runs(struct wow_cache *wc)
 		if (victim_has_dirty(wc) && !wc->stopped)
 			target = wc->args.max_destage_ios;
 		target = max(target, WOW_SEQ_QUEUE);
+		busy = runs_busy(wc);
 		spin_unlock_irq(&wc->lock);
-		if (wc->runs_inflight >= target)
+		if (busy >= target)
 			break;
 
 		run = alloc_run(wc, max_blocks);
@@ -419,10 +476,10 @@ static void start_runs(struct wow_cache *wc)
 		spin_lock_irq(&wc->lock);
 		if (victim_has_dirty(wc))
 			n = claim_victim_run(wc, max_blocks, &start);
-		if (!n && wow_destage_target(wc, idle) > wc->runs_inflight)
+		if (!n && wow_destage_target(wc, idle) > runs_busy(wc))
 			n = wow_policy_next_run(&wc->policy, &start,
 						max_blocks);
-		if (!n && wc->runs_inflight < WOW_SEQ_QUEUE && !wc->stopped &&
+		if (!n && runs_busy(wc) < WOW_SEQ_QUEUE && !wc->stopped &&
 		    time_after_eq(jiffies, wc->origin_retry_at)) {
 			/* the last destage continues: keep a small queue */
 			start = wc->last_destage_end >> wc->block_shift;

@@ -205,6 +205,7 @@ static int wow_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	init_waitqueue_head(&wc->idle_wait);
 	INIT_LIST_HEAD(&wc->runs_read);
 	INIT_LIST_HEAD(&wc->runs_written);
+	INIT_LIST_HEAD(&wc->runs_flushing);
 	INIT_WORK(&wc->destage_work, wow_destage_work);
 	INIT_DELAYED_WORK(&wc->tick, wow_tick);
 	wc->stopped = true;

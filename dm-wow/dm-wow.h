@@ -397,7 +397,12 @@ struct wow_cache {
 	struct delayed_work tick;
 	struct list_head runs_read;	/* runs reading, in policy order */
 	struct list_head runs_written;	/* origin writes done */
+	struct list_head runs_flushing;	/* covered by the origin flush */
+	bool origin_flush_inflight;
+	bool origin_flush_done;
+	blk_status_t origin_flush_status;
 	u32 runs_inflight;
+	u32 runs_unflushed;		/* written, waiting for the flush */
 	u32 victim;			/* segment being reclaimed */
 	u32 nr_victims;
 	unsigned long reclaim_wait;	/* jiffies reclaim began to wait; 0 */
