@@ -270,7 +270,9 @@ def run_vm(out, profile, runs, args):
     hdd_img = os.path.join(disks_dir, "hdd.img")
     hdd = wowvm.NbdHdd(hdd_img, profile["origin_bytes"],
                        profile["timescale"],
-                       os.path.join(out, "hdd-stats.json"))
+                       os.path.join(out, "hdd-stats.json"),
+                       os.path.join(out, "hdd-trace.txt")
+                       if args.hdd_trace else None)
     rd = VmDir(vmdir)
     outcomes = {}
     pending = list(runs)
@@ -454,6 +456,10 @@ def main(argv=None):
                     help="extra dm-wow table options for the closed-loop "
                     "runs (e.g. 'low_watermark 30 high_watermark 40'); "
                     "the destage runs keep their own")
+    ap.add_argument("--hdd-trace", action="store_true",
+                    help="log every request the live HDD serves to "
+                         "DIR/hdd-trace.txt (time, kind, sector, sectors, "
+                         "modelled seconds)")
     ap.add_argument("--keep-disks", action="store_true",
                     help="keep the disk images in the run dir")
     ap.add_argument("--dry-run", action="store_true",

@@ -2,7 +2,7 @@
 """Serve a sparse file as an NBD disk that takes as long as a real HDD would.
 
     nbdkit -U SOCK python scripts/hdd-nbdkit.py file=/path/disk.img \\
-        [size=8G] [timescale=0.1] [stats=/path/stats.json]
+        [size=8G] [timescale=0.1] [stats=/path/stats.json] [trace=/path/trace.txt]
 
     file=       backing file; created (sparse) if missing
     size=       disk size (K/M/G/T suffixes); default: the file's size.  A
@@ -10,15 +10,23 @@
     timescale=  sleep for modelled time * timescale (default 1; 0 = no sleep)
     stats=      JSON counters (requests, bytes, modelled and slept seconds per
                 kind) rewritten at each connection close and at unload
+    trace=      one line per request: seconds since load at the request's
+                start, kind (R W Z T F), first sector, sectors, modelled
+                seconds (for looking at the live order, e.g. a closed loop)
 
 Every request is charged by scripts/wowbench/hddmodel.py with the disk's whole
 range stretched over the full stroke: pread/pwrite and zero (a write of zeros)
 by position, flush and trim (advisory, data left in place) the command
-overhead only.  Requests are serialised (thread model SERIALIZE_ALL_REQUESTS
-plus a lock), so the head position is well defined.  Each request then sleeps
-for its modelled time * timescale; what a sleep overshoots is taken off the
-following sleeps (up to 1 ms is carried), so short sequential requests are not
-slowed down by timer granularity.
+overhead only.  Requests are served one at a time, in the order they reach
+the plugin (thread model PARALLEL and a ticket lock, which is fair where a
+contended mutex is not), so the head position is well defined; QEMU's NBD
+client may itself reorder the requests it has in flight.
+
+The disk keeps a clock: a request starts at its arrival or when the one before
+it is done, whichever is later, and completes its modelled time * timescale
+after that.  A request that waited in the queue therefore starts exactly when
+the disk is free: the plugin's own overhead and timer overshoot are not
+charged as disk time, and a disk whose queue never empties is never idle.
 
 QEMU attaches it with
     -drive file=nbd+unix:///?socket=SOCK,format=raw,if=none,id=hdd
@@ -42,14 +50,20 @@ from wowbench import hddmodel, parse_size  # noqa: E402
 
 API_VERSION = 2
 SECTOR = hddmodel.SECTOR_SIZE
-MAX_DEBT_S = 1e-3
 ZERO_CHUNK = 1 << 20
 
-_cfg = {"file": None, "size": None, "timescale": 1.0, "stats": None}
-_lock = threading.Lock()
+_cfg = {"file": None, "size": None, "timescale": 1.0, "stats": None,
+        "trace": None}
+_queue = threading.Condition()
+_tickets = [0, 0]  # next ticket to hand out, ticket being served
+_stats_lock = threading.Lock()
+_free_at = 0.0  # monotonic time the disk is done with what it was given
 _fd = None
 _model = None
-_debt = 0.0  # seconds overslept, owed back by later sleeps
+_trace = None
+_t_load = time.monotonic()
+_KIND_LETTER = {"reads": "R", "writes": "W", "zeros": "Z", "trims": "T",
+                "flushes": "F"}
 _stats = {k: 0 for k in ("requests", "reads", "writes", "zeros", "trims",
                          "flushes", "read_bytes", "write_bytes")}
 _stats.update(modelled_s=0.0, read_modelled_s=0.0, write_modelled_s=0.0,
@@ -68,14 +82,18 @@ def config(key, value):
             raise ValueError("timescale must be >= 0")
     elif key == "stats":
         _cfg["stats"] = os.path.realpath(value)
+    elif key == "trace":
+        _cfg["trace"] = os.path.realpath(value)
     else:
         raise ValueError("unknown parameter %r" % key)
 
 
 def config_complete():
-    global _fd, _model
+    global _fd, _model, _trace
     if not _cfg["file"]:
         raise ValueError("file= is required")
+    if _cfg["trace"]:
+        _trace = builtins.open(_cfg["trace"], "w", buffering=1 << 16)
     _fd = os.open(_cfg["file"], os.O_RDWR | os.O_CREAT, 0o644)
     size = os.fstat(_fd).st_size
     if _cfg["size"] is not None:
@@ -90,7 +108,25 @@ def config_complete():
 
 
 def thread_model():
-    return nbdkit.THREAD_MODEL_SERIALIZE_ALL_REQUESTS
+    return nbdkit.THREAD_MODEL_PARALLEL
+
+
+class _Turn:
+    """The disk's queue: one request at a time, in arrival order."""
+
+    def __enter__(self):
+        self.arrival = time.monotonic()
+        with _queue:
+            ticket = _tickets[0]
+            _tickets[0] += 1
+            while _tickets[1] != ticket:
+                _queue.wait()
+        return self
+
+    def __exit__(self, *exc):
+        with _queue:
+            _tickets[1] += 1
+            _queue.notify_all()
 
 
 def open(readonly):  # noqa: A001 -- the nbdkit callback name
@@ -117,15 +153,19 @@ def can_zero(h):
     return True
 
 
-def _charge(kind, offset, count, is_write):
-    """Model one request (called with _lock held) and sleep for it."""
-    global _debt
+def _charge(turn, kind, offset, count, is_write):
+    """Model one request (in its turn) and sleep until the disk is done."""
+    global _free_at
     if count:
         first = offset // SECTOR
         nsectors = -(-(offset + count) // SECTOR) - first
     else:
         first = nsectors = 0
     t = _model.service_time(first, nsectors, is_write)
+    start = max(turn.arrival, _free_at)
+    if _trace:
+        _trace.write("%.6f %s %d %d %.6f\n" % (
+            start - _t_load, _KIND_LETTER[kind], first, nsectors, t))
     _stats["requests"] += 1
     _stats[kind] += 1
     _stats["modelled_s"] += t
@@ -138,19 +178,15 @@ def _charge(kind, offset, count, is_write):
     scale = _cfg["timescale"]
     if scale <= 0:
         return
-    target = t * scale - _debt
-    if target <= 0:
-        _debt = -target
-        return
-    start = time.monotonic()
-    time.sleep(target)
-    slept = time.monotonic() - start
-    _debt = min(max(slept - target, 0.0), MAX_DEBT_S)
-    _stats["slept_s"] += slept
+    _free_at = start + t * scale
+    now = time.monotonic()
+    if _free_at > now:
+        time.sleep(_free_at - now)
+        _stats["slept_s"] += time.monotonic() - now
 
 
 def pread(h, buf, offset, flags):
-    with _lock:
+    with _Turn() as turn:
         view = memoryview(buf)
         done = 0
         while done < len(view):
@@ -159,7 +195,7 @@ def pread(h, buf, offset, flags):
                 view[done:] = bytes(len(view) - done)
                 break
             done += n
-        _charge("reads", offset, len(buf), False)
+        _charge(turn, "reads", offset, len(buf), False)
 
 
 def _write_all(data, offset):
@@ -170,50 +206,56 @@ def _write_all(data, offset):
 
 
 def pwrite(h, buf, offset, flags):
-    with _lock:
+    with _Turn() as turn:
         _write_all(buf, offset)
-        _charge("writes", offset, len(buf), True)
+        _charge(turn, "writes", offset, len(buf), True)
 
 
 def zero(h, count, offset, flags):
-    with _lock:
+    with _Turn() as turn:
         zeros = bytes(min(count, ZERO_CHUNK))
         done = 0
         while done < count:
             n = min(count - done, ZERO_CHUNK)
             _write_all(zeros[:n], offset + done)
             done += n
-        _charge("zeros", offset, count, True)
+        _charge(turn, "zeros", offset, count, True)
 
 
 def trim(h, count, offset, flags):
-    with _lock:
-        _charge("trims", offset, 0, True)
+    with _Turn() as turn:
+        _charge(turn, "trims", offset, 0, True)
 
 
 def flush(h, flags):
-    with _lock:
-        _charge("flushes", 0, 0, True)
+    with _Turn() as turn:
+        _charge(turn, "flushes", 0, 0, True)
 
 
 def _write_stats():
+    """Rewrite the stats file (one writer at a time, the newest counts)."""
     path = _cfg["stats"]
     if not path:
         return
-    out = dict(_stats, timescale=_cfg["timescale"], size=_cfg["size"])
-    tmp = path + ".tmp"
-    with builtins.open(tmp, "w") as f:
-        json.dump(out, f, indent=1, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, path)
+    with _stats_lock:
+        out = dict(_stats, timescale=_cfg["timescale"], size=_cfg["size"])
+        tmp = path + ".tmp"
+        with builtins.open(tmp, "w") as f:
+            json.dump(out, f, indent=1, sort_keys=True)
+            f.write("\n")
+        os.replace(tmp, path)
 
 
 def close(h):
-    with _lock:
-        _write_stats()
+    _write_stats()
+    with _Turn():
+        if _trace:
+            _trace.flush()
 
 
 def unload():
     _write_stats()
+    if _trace:
+        _trace.close()
     if _fd is not None:
         os.close(_fd)

@@ -1139,7 +1139,9 @@ subset of either profile.
   shorter seeks).
 * **Closed-loop throughput.**  The origin is scripts/hdd-nbdkit.py, a
   position-aware disk that sleeps for the modelled time times a time
-  scale, attached to QEMU over NBD.  fio writes at iodepth 16, and the
+  scale, attached to QEMU over NBD.  It serves one request at a time on a
+  disk clock: a queued request starts when the one before it is done, so
+  the plugin's own overhead is not charged as disk time.  fio writes at iodepth 16, and the
   IOPS of the last window of the run is reported, once the cache is in
   steady state.  One rule decides when, the same for every system
   (scripts/bench-guest/benchlib.sh, `closed_watch`): the guest samples the

@@ -706,7 +706,7 @@ class NbdHdd:
     the modelled service time * timescale) on a unix socket; pass .url as
     a disk.  nbdkit and its python plugin must be installed."""
 
-    def __init__(self, image, size, timescale, stats=None):
+    def __init__(self, image, size, timescale, stats=None, trace=None):
         self.image = image
         self.dir = tempfile.mkdtemp(prefix="wowvm-nbd.")
         sock = os.path.join(self.dir, "hdd.sock")
@@ -715,6 +715,8 @@ class NbdHdd:
                "timescale=%g" % timescale]
         if stats:
             cmd.append("stats=" + stats)
+        if trace:
+            cmd.append("trace=" + trace)
         self.logf = open(image + ".nbdkit.log", "w")
         try:
             self.proc = subprocess.Popen(cmd, stdout=self.logf,
@@ -733,6 +735,9 @@ class NbdHdd:
 
     def stop(self, keep=False):
         if self.proc.poll() is None:
+            # the close callback of QEMU's connection writes the stats:
+            # nbdkit skips it when terminated first
+            time.sleep(0.5)
             self.proc.terminate()
             try:
                 self.proc.wait(20)
