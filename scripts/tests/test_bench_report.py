@@ -260,6 +260,18 @@ def test_targets(res):
     assert t["met"]
     t = tg["cache write amplification of wow <= 1.05 (uniform)"]
     assert t["met"]
+    t = tg["destage: wow at least as fast as cscan and lrw (uniform)"]
+    assert t["met"] and not t["detail"]
+
+
+def test_target_missed_says_by_how_much(res):
+    row = res["summary"]["destage"]["uniform"]["systems"]
+    row["wow"] = dict(row["wow"], time_s=min(
+        row[s]["time_s"] for s in ("cscan", "lrw") if s in row) * 1.0002)
+    tg = {t["name"]: t for t in report.targets(res["summary"]["destage"],
+                                                res["summary"]["closed"])}
+    t = tg["destage: wow at least as fast as cscan and lrw (uniform)"]
+    assert not t["met"] and t["detail"] == "wow takes 0.02% longer"
 
 
 def test_markdown_tables(res):
