@@ -476,6 +476,8 @@ static void start_runs(struct wow_cache *wc)
 		spin_lock_irq(&wc->lock);
 		if (victim_has_dirty(wc))
 			n = claim_victim_run(wc, max_blocks, &start);
+		wc->policy.short_of_space =
+			wc->nr_free_segs < wow_reclaim_threshold(wc);
 		if (!n && wow_destage_target(wc, idle) > runs_busy(wc))
 			n = wow_policy_next_run(&wc->policy, &start,
 						max_blocks);

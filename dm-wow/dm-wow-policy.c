@@ -449,9 +449,16 @@ static void wow_note_write(struct wow_policy *p, struct wow_group *g,
 	}
 }
 
+/*
+ * Sparing a recently written group pays when the write it waits for would
+ * have made its destage wasted.  While the log is short of space, though,
+ * a spared group also keeps its segments from being freed for another
+ * pass, and writes wait on that: the hand then passes no group over (the
+ * bits stay, to be honoured once space is back).
+ */
 static struct wow_group *wow_pick(struct wow_policy *p)
 {
-	return sweep(p, true);
+	return sweep(p, !p->short_of_space);
 }
 
 static struct wow_group *cscan_pick(struct wow_policy *p)

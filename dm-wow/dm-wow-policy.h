@@ -66,6 +66,7 @@ struct wow_policy {
 	u64 hand;			/* group number the hand stands at */
 	u64 clock;			/* write clock for lrw */
 	bool drain;			/* destage all: set no recency bits */
+	bool short_of_space;		/* the log wants space: spare nothing */
 	struct wow_policy_stats stats;
 };
 
