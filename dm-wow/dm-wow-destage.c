@@ -476,11 +476,11 @@ static void start_runs(struct wow_cache *wc)
 		spin_lock_irq(&wc->lock);
 		if (victim_has_dirty(wc))
 			n = claim_victim_run(wc, max_blocks, &start);
-		wc->policy.short_of_space =
-			wc->nr_free_segs < wow_reclaim_threshold(wc);
-		if (!n && wow_destage_target(wc, idle) > runs_busy(wc))
+		if (!n && wow_destage_target(wc, idle) > runs_busy(wc)) {
+			wc->policy.short_of_space = wow_log_short(wc);
 			n = wow_policy_next_run(&wc->policy, &start,
 						max_blocks);
+		}
 		if (!n && runs_busy(wc) < WOW_SEQ_QUEUE && !wc->stopped &&
 		    time_after_eq(jiffies, wc->origin_retry_at)) {
 			/* the last destage continues: keep a small queue */
@@ -681,8 +681,7 @@ static void reclaim(struct wow_cache *wc)
 			return;
 		}
 	}
-	want = !wc->stopped && wc->state == WOW_STATE_OK &&
-	       wc->nr_free_segs < wow_reclaim_threshold(wc);
+	want = !wc->stopped && wc->state == WOW_STATE_OK && wow_log_short(wc);
 	/*
 	 * While reclaim waits, destage work runs at every bio completion:
 	 * scan the segments again only when one became clean, or once a

@@ -466,6 +466,12 @@ static inline u32 wow_reclaim_threshold(struct wow_cache *wc)
 	return WOW_RESERVE_SEGMENTS + 2 + wc->nr_segments / 32;
 }
 
+/* The log wants space: reclaim runs, and wow spares no group (lock held). */
+static inline bool wow_log_short(struct wow_cache *wc)
+{
+	return wc->nr_free_segs < wow_reclaim_threshold(wc);
+}
+
 /*
  * Dirty occupancy, in basis points, as the destage rate sees it: the
  * larger of the share of cache blocks that are dirty and the share of the
