@@ -361,3 +361,51 @@ def test_iops_since_turnover_spans_bursts_and_stalls():
     # the raw disk holds nothing: no figure
     st = report.steady_state(logs, dirty, (50.0, 60.0), 0)
     assert st["iops_since_turnover"] is None
+
+
+def _sawtooth(cycles, period=16, burst=2900, cache_kib=16384):
+    """dm-wow's closed loop at 16 MiB: every ``period`` seconds the cache
+    fills in one burst of ``burst`` writes, then drains linearly while the
+    writes stall.  dirty.txt rows (t, dirty KiB, origin sectors, writes)."""
+    rows, writes = [], 0
+    for i in range(cycles * period + 1):
+        phase = i % period
+        if phase == 0:
+            writes += burst
+        dirty = 11600 * (period - phase) / float(period)
+        rows.append((float(i), dirty, float(i * 1300), float(writes)))
+    return rows
+
+
+def test_whole_cycles_spans_fills_and_counts_their_writes():
+    dirty = _sawtooth(5)
+    iops, n, a, b = report.whole_cycles(dirty, 2.0, 80.0, 16384)
+    # fills at 16, 32, 48, 64, 80: four cycles of 2,900 writes in 16 s
+    assert (n, a, b) == (4, 16.0, 80.0)
+    assert iops == pytest.approx(2900 / 16.0)
+    # the same whichever phase the run ended in, where a window is not
+    for end in (70.0, 75.0, 79.0):
+        iops2, n2, _, _ = report.whole_cycles(dirty, 2.0, end, 16384)
+        assert n2 == 3 and iops2 == pytest.approx(2900 / 16.0)
+    # a mix with reads: fio's I/Os over its writes
+    assert report.whole_cycles(dirty, 2.0, 80.0, 16384, 1.5)[0] == \
+        pytest.approx(1.5 * 2900 / 16.0)
+
+
+def test_whole_cycles_needs_a_swing_and_two_fills():
+    flat = [(float(i), 16000.0 + (i % 3) * 100, 0.0, 75.0 * i)
+            for i in range(60)]
+    assert report.whole_cycles(flat, 0.0, 59.0, 16384) == (None, 0, None,
+                                                           None)
+    # one fill only: no whole cycle
+    assert report.whole_cycles(_sawtooth(5), 2.0, 31.0, 16384)[0] is None
+
+
+def test_steady_state_reports_whole_cycles_after_the_turnover():
+    dirty = _sawtooth(6)
+    logs = [(1, [(float(t), 2900.0) for t in range(16, 97, 16)])]
+    st = report.steady_state(logs, dirty, (76.0, 96.0), 16384)
+    assert st["turnover_s"] is not None and st["turnover_s"] < 32
+    assert st["cycles"] >= 3
+    assert st["iops_cycles"] == pytest.approx(2900 / 16.0)
+    assert report.sustained(st) == (st["iops_cycles"], "cycles")
