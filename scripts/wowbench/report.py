@@ -1301,6 +1301,15 @@ what order it was written.
   holding dirty data turned over (0.9 of its dirty data written back before
   the window; the guest waits for 1.0).  Tables mark the other runs with †.
   The raw disk is run once per workload.
+  A cache that fills and drains in cycles (dm-wow frees a log segment only
+  once its sweep has passed all the segment's blocks) completes writes in
+  bursts a cycle apart, and a fixed window holds one burst more or less
+  depending on where it falls.  So each run also gets a *sustained* IOPS:
+  for a run whose dirty data swings by a quarter of the cache or more after
+  the turnover, over whole cycles (from the first fill after the turnover
+  to the last, the device's completed writes from the guest's samples);
+  otherwise over everything since the turnover, or the last window for a
+  cache with nothing dirty.  The targets and the cache-size plot use it.
 
 The numbers come from QEMU/TCG (no KVM) on a 2-core machine shared with
 other work, with modelled or emulated disks: absolute times mean little,
