@@ -655,15 +655,16 @@ def summarize(res):
             wow = by_sys.get(systems.REFERENCE)
             wow_iops = wow["iops"] if wow else None
             wow_sus = sustained(wow)[0] if wow else None
-            ctab[wl][str(mb)] = {
-                s: dict({"iops": r["iops"], "write_iops": r["write_iops"],
-                         "x_wow": ratio(r["iops"], wow_iops),
-                         "x_raw": ratio(r["iops"], raw),
-                         "sustained": sustained(r)[0],
-                         "sustained_by": sustained(r)[1],
-                         "x_wow_sustained": ratio(sustained(r)[0], wow_sus)},
-                        **{k: r.get(k) for k in STEADY_KEYS})
-                for s, r in by_sys.items()}
+            ctab[wl][str(mb)] = {}
+            for s, r in by_sys.items():
+                sus, how = sustained(r)
+                ctab[wl][str(mb)][s] = dict(
+                    {"iops": r["iops"], "write_iops": r["write_iops"],
+                     "x_wow": ratio(r["iops"], wow_iops),
+                     "x_raw": ratio(r["iops"], raw),
+                     "sustained": sus, "sustained_by": how,
+                     "x_wow_sustained": ratio(sus, wow_sus)},
+                    **{k: r.get(k) for k in STEADY_KEYS})
             if raw is not None and "raw" not in by_sys:
                 ctab[wl][str(mb)]["raw"] = dict(
                     {"iops": raw, "write_iops": raw,
