@@ -44,13 +44,6 @@ def _save(fig, out_dir, name):
     return path
 
 
-def _sus(x):
-    """A closed run's sustained IOPS (report.sustained), or its window's
-    for a summary from before it."""
-    v = x.get("sustained")
-    return x["iops"] if v is None else v
-
-
 def closed_vs_cache_size(summary, out_dir):
     """Sustained IOPS against cache size per system (uniform random
     writes): the WOW paper's figure.  Hollow markers: runs that did not
@@ -66,7 +59,7 @@ def closed_vs_cache_size(summary, out_dir):
         row = tab[str(sizes[0])]
         for i, s in enumerate(names):
             st = STYLE.get(s, {})
-            ax.bar(i, _sus(row[s]), 0.7, color=st.get("color", "#555555"),
+            ax.bar(i, row[s]["sustained"], 0.7, color=st.get("color", "#555555"),
                    hatch=None if row[s].get("steady") else "//",
                    edgecolor="black" if not row[s].get("steady") else None)
         ax.set_xticks(range(len(names)))
@@ -79,12 +72,12 @@ def closed_vs_cache_size(summary, out_dir):
         return _save(fig, out_dir, "closed-iops-vs-cache-size.png")
     for s in names:
         if s == "raw":
-            v = [_sus(tab[str(mb)][s]) for mb in sizes if s in tab[str(mb)]]
+            v = [tab[str(mb)][s]["sustained"] for mb in sizes if s in tab[str(mb)]]
             if v:
                 ax.axhline(v[0], label=_label(s), **STYLE["raw"])
             continue
         xs = [mb for mb in sizes if s in tab[str(mb)]]
-        ys = [_sus(tab[str(mb)][s]) for mb in xs]
+        ys = [tab[str(mb)][s]["sustained"] for mb in xs]
         st = dict(STYLE.get(s, {}))
         line = ax.plot(xs, ys, label=_label(s), **st)[0]
         bad = [(x, y) for x, y in zip(xs, ys)
