@@ -71,6 +71,21 @@ u32 wow_destage_target(struct wow_cache *wc, bool idle)
 	return wow_rate(wow_occupancy_bp(wc), &wc->thresh, max);
 }
 
+/*
+ * Destage bios come from a private bio_set, so destage (which frees the
+ * log space writes wait for) never waits for memory that writeback
+ * through this very device would have to free.
+ */
+int wow_destage_alloc(struct wow_cache *wc)
+{
+	return bioset_init(&wc->destage_bs, 16, 0, BIOSET_NEED_BVECS);
+}
+
+void wow_destage_free(struct wow_cache *wc)
+{
+	bioset_exit(&wc->destage_bs);
+}
+
 static void free_run(struct wow_run *run)
 {
 	u32 i;
@@ -175,25 +190,38 @@ static void write_endio(struct bio *bio)
 	spin_unlock_irqrestore(&wc->lock, flags);
 }
 
+/* Pages bytes [@off, @off + @len) of a run's buffer span. */
+static u32 run_pages(u32 off, u32 len)
+{
+	return DIV_ROUND_UP(offset_in_page(off) + len, PAGE_SIZE);
+}
+
+/* The end of the read bio from block @i: contiguous slots, one bio's pages. */
+static u32 read_range_end(struct wow_cache *wc, struct wow_run *run, u32 i)
+{
+	u32 bs = wc->args.block_size, j;
+
+	for (j = i + 1; j < run->nr && run->slots[j] == run->slots[j - 1] + 1 &&
+	     run_pages(i * bs, (j + 1 - i) * bs) <= BIO_MAX_VECS; j++)
+		;
+	return j;
+}
+
 /* Read the run's blocks from the cache, one bio per contiguous slot range. */
 static void submit_reads(struct wow_cache *wc, struct wow_run *run)
 {
 	u32 bs = wc->args.block_size, i = 0, j, n = 0;
 
 	for (i = 0; i < run->nr; i = j, n++)
-		for (j = i + 1; j < run->nr && run->slots[j] ==
-		     run->slots[j - 1] + 1 && (j - i) * bs < SZ_1M; j++)
-			;
+		j = read_range_end(wc, run, i);
 	atomic_set(&run->pending, n);
 	for (i = 0; i < run->nr; i = j) {
 		struct bio *bio;
 
-		for (j = i + 1; j < run->nr && run->slots[j] ==
-		     run->slots[j - 1] + 1 && (j - i) * bs < SZ_1M; j++)
-			;
-		bio = bio_alloc(wc->cache_dev->bdev,
-				DIV_ROUND_UP((j - i) * bs, PAGE_SIZE) + 1,
-				REQ_OP_READ, GFP_NOIO);
+		j = read_range_end(wc, run, i);
+		bio = bio_alloc_bioset(wc->cache_dev->bdev,
+				       run_pages(i * bs, (j - i) * bs),
+				       REQ_OP_READ, GFP_NOIO, &wc->destage_bs);
 		bio->bi_iter.bi_sector = wow_slot_sector(wc, run->slots[i]);
 		run_add_pages(bio, run, i * bs, (j - i) * bs);
 		bio->bi_private = run;
@@ -222,9 +250,9 @@ static void submit_write(struct wow_cache *wc, struct wow_run *run)
 		u32 len = min_t(u32, bytes - off, SZ_1M);
 		struct bio *bio;
 
-		bio = bio_alloc(wc->origin_dev->bdev,
-				DIV_ROUND_UP(len, PAGE_SIZE) + 1,
-				REQ_OP_WRITE, GFP_NOIO);
+		bio = bio_alloc_bioset(wc->origin_dev->bdev,
+				       run_pages(off, len), REQ_OP_WRITE,
+				       GFP_NOIO, &wc->destage_bs);
 		bio->bi_iter.bi_sector = sector + (off >> SECTOR_SHIFT);
 		run_add_pages(bio, run, off, len);
 		bio->bi_private = run;
@@ -319,8 +347,9 @@ static void origin_flush_endio(struct bio *bio)
 
 static void submit_origin_flush(struct wow_cache *wc)
 {
-	struct bio *bio = bio_alloc(wc->origin_dev->bdev, 0,
-				    REQ_OP_WRITE | REQ_PREFLUSH, GFP_NOIO);
+	struct bio *bio = bio_alloc_bioset(wc->origin_dev->bdev, 0,
+					   REQ_OP_WRITE | REQ_PREFLUSH,
+					   GFP_NOIO, &wc->destage_bs);
 
 	bio->bi_private = wc;
 	bio->bi_end_io = origin_flush_endio;

@@ -19,6 +19,14 @@
 
 #include "dm-wow.h"
 
+/* kvmalloc refuses more than INT_MAX bytes; a 1 TiB cache needs more. */
+static void *alloc_array(size_t n, size_t size)
+{
+	size_t bytes = array_size(n, size);
+
+	return bytes > INT_MAX ? vmalloc(bytes) : kvmalloc(bytes, GFP_KERNEL);
+}
+
 int wow_index_init(struct wow_index *ix, u32 nr_slots)
 {
 	u32 i;
@@ -27,10 +35,8 @@ int wow_index_init(struct wow_index *ix, u32 nr_slots)
 		return -EINVAL;
 	ix->nr_slots = nr_slots;
 	ix->hash_bits = ilog2(roundup_pow_of_two(nr_slots));
-	ix->heads = kvmalloc_array(1U << ix->hash_bits, sizeof(u32),
-				   GFP_KERNEL);
-	ix->slots = kvmalloc_array(nr_slots, sizeof(struct wow_slot),
-				   GFP_KERNEL);
+	ix->heads = alloc_array(1U << ix->hash_bits, sizeof(u32));
+	ix->slots = alloc_array(nr_slots, sizeof(struct wow_slot));
 	if (!ix->heads || !ix->slots) {
 		wow_index_exit(ix);
 		return -ENOMEM;

@@ -52,7 +52,7 @@ int wow_log_alloc(struct wow_cache *wc)
 	wc->nr_slots = wc->nr_segments * wc->blocks_per_seg;
 
 	cap = min3(wc->blocks_per_seg - 1, wow_record_capacity(bs, 0),
-		   (u32)(BIO_MAX_VECS / 2));
+		   WOW_RECORD_DATA_BYTES / bs);
 	wc->max_record_blocks = rounddown_pow_of_two(cap);
 
 	wc->segs = vzalloc(array_size(wc->nr_segments, sizeof(*wc->segs)));
@@ -73,8 +73,18 @@ int wow_log_alloc(struct wow_cache *wc)
 			wc->args.write_group_size / bs);
 
 	wc->batch.hdr = kmalloc(bs, GFP_KERNEL);
-	if (!wc->batch.hdr)
+	wc->batch.pages = kcalloc(WOW_RECORD_DATA_BYTES / PAGE_SIZE,
+				  sizeof(struct page *), GFP_KERNEL);
+	if (!wc->batch.hdr || !wc->batch.pages)
 		return -ENOMEM;
+	for (i = 0; i < WOW_RECORD_DATA_BYTES / PAGE_SIZE; i++) {
+		wc->batch.pages[i] = alloc_page(GFP_KERNEL);
+		if (!wc->batch.pages[i])
+			return -ENOMEM;
+	}
+	r = bioset_init(&wc->log_bs, 4, 0, BIOSET_NEED_BVECS);
+	if (r)
+		return r;
 	bio_list_init(&wc->pending_writes);
 	bio_list_init(&wc->pending_flushes);
 	bio_list_init(&wc->pending_discards);
@@ -99,6 +109,14 @@ void wow_log_free(struct wow_cache *wc)
 	wow_index_exit(&wc->index);
 	kfree(wc->batch.hdr);
 	wc->batch.hdr = NULL;
+	if (wc->batch.pages) {
+		for (i = 0; i < WOW_RECORD_DATA_BYTES / PAGE_SIZE; i++)
+			if (wc->batch.pages[i])
+				__free_page(wc->batch.pages[i]);
+		kfree(wc->batch.pages);
+		wc->batch.pages = NULL;
+	}
+	bioset_exit(&wc->log_bs);
 }
 
 static void free_seg_add(struct wow_cache *wc, u32 s)
@@ -118,15 +136,27 @@ u64 wow_free_blocks(struct wow_cache *wc)
 	return n;
 }
 
-/* The smallest open seq of any segment life still on the device. */
+/* The oldest life recovery could find in segment @seg (lock held). */
+static u64 seg_disk_seq(struct wow_cache *wc, struct wow_segment *seg)
+{
+	return wow_seg_disk_seq(seg->seq, seg->prev_seq, wc->durable_seq);
+}
+
+/*
+ * The smallest open seq of any segment life still on the device, as a
+ * power cut now would leave it: a reused segment's earlier life counts
+ * until the new life's first record is durable (lock held).
+ */
 u64 wow_min_disk_seq(struct wow_cache *wc)
 {
-	u64 min = U64_MAX;
+	u64 min = U64_MAX, seq;
 	u32 i;
 
-	for (i = 0; i < wc->nr_segments; i++)
-		if (wc->segs[i].seq && wc->segs[i].seq < min)
-			min = wc->segs[i].seq;
+	for (i = 0; i < wc->nr_segments; i++) {
+		seq = seg_disk_seq(wc, &wc->segs[i]);
+		if (seq && seq < min)
+			min = seq;
+	}
 	return min;
 }
 
@@ -480,6 +510,8 @@ static int finish_batch(struct wow_cache *wc)
 	wc->completed_seq = b->seq;
 	if (b->fua)
 		wc->durable_seq = b->seq;
+	else if (b->preflush)
+		wc->durable_seq = max(wc->durable_seq, b->seq - 1);
 	wc->segs[b->seg].max_seq = b->seq;
 	hold_tombs(wc);
 
@@ -516,8 +548,18 @@ static int finish_batch(struct wow_cache *wc)
 	free_metas(&metas, 0);
 	wake_up(&wc->idle_wait);
 	atomic64_inc(&wc->stats.commits);
-	end_bios(&b->writes, BLK_STS_OK);
-	end_bios(&b->flushes, BLK_STS_OK);
+	/*
+	 * Bypassed writes a PREFLUSH covers are durable only if the origin
+	 * flush worked; the data of the record is durable either way.
+	 */
+	while ((bio = bio_list_pop(&b->writes))) {
+		bio->bi_status = b->origin_failed &&
+				 (bio->bi_opf & REQ_PREFLUSH) ?
+				 BLK_STS_IOERR : BLK_STS_OK;
+		bio_endio(bio);
+	}
+	end_bios(&b->flushes, b->origin_failed ? BLK_STS_IOERR : BLK_STS_OK);
+	b->origin_failed = false;
 	while ((bio = bio_list_pop(&b->discards)))
 		discard_origin(wc, bio);
 	wow_kick(wc);
@@ -560,6 +602,7 @@ static bool open_segment(struct wow_cache *wc, bool reserve, u64 seq)
 	wc->nr_free_segs--;
 	wc->open_seg = seg - wc->segs;
 	seg->state = WOW_SEG_OPEN;
+	seg->prev_seq = seg_disk_seq(wc, seg);
 	seg->seq = seq;
 	seg->max_seq = 0;
 	seg->open_time = jiffies;
@@ -602,7 +645,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	struct wow_batch *b = &wc->batch;
 	struct wow_meta *m, *tmp;
 	struct bio_list cached;
-	u32 room, data_cap, vecs = 1;
+	u32 room, data_cap;
 	bool reserve, tombs;
 	struct bio *bio;
 
@@ -655,6 +698,12 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	b->nr_tombs = 0;
 	b->nr_data = 0;
 	b->fua = !bio_list_empty(flushes);
+	/*
+	 * The first record of a reused segment overwrites the earlier life:
+	 * the records that made that life dead must be durable first.
+	 */
+	b->preflush = !b->block && wc->segs[b->seg].prev_seq &&
+		      wc->durable_seq < wc->completed_seq;
 	room = wc->blocks_per_seg - b->block - 1;
 
 	/* reclaim tombstones first: they free space */
@@ -685,19 +734,18 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 		b->fua = true;
 	}
 
-	data_cap = min(room, wow_record_capacity(wc->args.block_size,
-						 b->nr_tombs));
+	data_cap = min3(room, wow_record_capacity(wc->args.block_size,
+						  b->nr_tombs),
+			WOW_RECORD_DATA_BYTES / wc->args.block_size);
 	if (wc->open_reserved)
 		data_cap = 0;
 	while ((bio = bio_list_peek(&wc->pending_writes))) {
 		u32 n = wow_bio_blocks(wc, bio);
-		u32 v = bio_segments(bio);
 
-		if (b->nr_data + n > data_cap || vecs + v > BIO_MAX_VECS - 16)
+		if (b->nr_data + n > data_cap)
 			break;
 		bio_list_add(&b->writes, bio_list_pop(&wc->pending_writes));
 		b->nr_data += n;
-		vecs += v;
 		if (fua_bio(bio))
 			b->fua = true;
 	}
@@ -710,18 +758,30 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	return true;
 }
 
-/* Fill the header block and the checksums, build and submit the I/O. */
-static void submit_batch(struct wow_cache *wc)
+/* Copy @len bytes to the batch's data at @off (pages are lowmem). */
+static void copy_to_batch(struct wow_batch *b, u32 off, const void *src,
+			  u32 len)
+{
+	while (len) {
+		u32 in = offset_in_page(off);
+		u32 n = min_t(u32, len, PAGE_SIZE - in);
+
+		memcpy(page_address(b->pages[off >> PAGE_SHIFT]) + in, src, n);
+		src += n;
+		off += n;
+		len -= n;
+	}
+}
+
+/* Copy the batch's data out of its bios; returns its crc32c. */
+static u32 copy_batch_data(struct wow_cache *wc)
 {
 	struct wow_batch *b = &wc->batch;
 	__le64 *oblocks = wow_record_oblocks(b->hdr, b->nr_tombs);
-	struct wow_record_info ri;
-	u32 bs = wc->args.block_size, data_csum = ~0U, i = 0, off;
-	u32 nr_vecs = DIV_ROUND_UP(bs, PAGE_SIZE) + 1;
+	u32 csum = ~0U, i = 0, off = 0, len;
 	struct bvec_iter iter;
-	struct bio *wbio, *bio;
 	struct bio_vec bv;
-	bool origin_flush;
+	struct bio *wbio;
 
 	bio_list_for_each(wbio, &b->writes) {
 		u64 ob = wow_bio_oblock(wc, wbio);
@@ -732,52 +792,87 @@ static void submit_batch(struct wow_cache *wc)
 		bio_for_each_segment(bv, wbio, iter) {
 			void *p = bvec_kmap_local(&bv);
 
-			data_csum = crc32c(data_csum, p, bv.bv_len);
+			copy_to_batch(b, off, p, bv.bv_len);
 			kunmap_local(p);
+			off += bv.bv_len;
 		}
-		nr_vecs += bio_segments(wbio);
 	}
+	for (i = 0; i < off; i += len) {
+		len = min_t(u32, off - i, PAGE_SIZE);
+		csum = crc32c(csum, page_address(b->pages[i >> PAGE_SHIFT]),
+			      len);
+	}
+	return csum;
+}
 
+/* Add @len bytes at @page to *@bio, chaining a new bio when it is full. */
+static void add_record_page(struct wow_cache *wc, struct bio **bio,
+			    struct page *page, u32 len, u32 off, blk_opf_t opf)
+{
+	struct bio *next;
+
+	if (bio_add_page(*bio, page, len, off) == len)
+		return;
+	next = bio_alloc_bioset(wc->cache_dev->bdev, BIO_MAX_VECS, opf,
+				GFP_NOIO, &wc->log_bs);
+	next->bi_iter.bi_sector = bio_end_sector(*bio);
+	bio_chain(*bio, next);
+	submit_bio(*bio);
+	*bio = next;
+	__bio_add_page(next, page, len, off);
+}
+
+/* Fill the header block and the checksums, build and submit the I/O. */
+static void submit_batch(struct wow_cache *wc)
+{
+	struct wow_batch *b = &wc->batch;
+	u32 bs = wc->args.block_size, off, data_bytes = b->nr_data * bs;
+	blk_opf_t opf = REQ_OP_WRITE | REQ_SYNC | (b->fua ? REQ_FUA : 0);
+	struct wow_record_info ri;
+	bool origin_flush;
+	struct bio *bio;
+
+	ri.data_csum = copy_batch_data(wc);
 	ri.seq = b->seq;
 	ri.seg_seq = wc->segs[b->seg].seq;
-	ri.data_csum = data_csum;
 	ri.nr_data = b->nr_data;
 	ri.nr_tombs = b->nr_tombs;
 	spin_lock_irq(&wc->lock);
-	ri.durable_seq = b->fua ? b->seq - 1 : wc->durable_seq;
+	ri.durable_seq = b->fua || b->preflush ? b->seq - 1 : wc->durable_seq;
 	origin_flush = b->fua && wc->origin_unflushed;
 	wc->origin_unflushed &= !origin_flush;
 	spin_unlock_irq(&wc->lock);
 	wow_record_seal(b->hdr, bs, wc->sb.uuid, &ri);
 
+	/*
+	 * A failed origin flush fails only the bios that asked for one
+	 * (finish_batch); the record is written all the same, since its
+	 * blocks are taken at the write pointer already.
+	 */
 	if (origin_flush && blkdev_issue_flush(wc->origin_dev->bdev)) {
 		atomic64_inc(&wc->stats.origin_errors);
 		spin_lock_irq(&wc->lock);
 		wc->origin_unflushed = true;
-		wc->batch.busy = false;
-		wc->batch.done = true;
 		spin_unlock_irq(&wc->lock);
-		b->status = BLK_STS_IOERR;
-		queue_work(wc->wq, &wc->commit_work);
-		return;
+		b->origin_failed = true;
 	}
 
-	bio = bio_alloc(wc->cache_dev->bdev, nr_vecs,
-			REQ_OP_WRITE | REQ_SYNC |
-			(b->fua ? REQ_PREFLUSH | REQ_FUA : 0), GFP_NOIO);
+	bio = bio_alloc_bioset(wc->cache_dev->bdev, BIO_MAX_VECS,
+			       opf | (b->fua || b->preflush ? REQ_PREFLUSH : 0),
+			       GFP_NOIO, &wc->log_bs);
 	bio->bi_iter.bi_sector = wow_slot_sector(wc, slot_of(wc, b->seg,
 							     b->block));
 	for (off = 0; off < bs; ) {
 		void *p = b->hdr + off;
 		u32 len = min_t(u32, bs - off, PAGE_SIZE - offset_in_page(p));
 
-		__bio_add_page(bio, virt_to_page(p), len, offset_in_page(p));
+		add_record_page(wc, &bio, virt_to_page(p), len,
+				offset_in_page(p), opf);
 		off += len;
 	}
-	bio_list_for_each(wbio, &b->writes)
-		bio_for_each_segment(bv, wbio, iter)
-			__bio_add_page(bio, bv.bv_page, bv.bv_len,
-				       bv.bv_offset);
+	for (off = 0; off < data_bytes; off += PAGE_SIZE)
+		add_record_page(wc, &bio, b->pages[off >> PAGE_SHIFT],
+				min_t(u32, data_bytes - off, PAGE_SIZE), 0, opf);
 	bio->bi_private = wc;
 	bio->bi_end_io = batch_endio;
 	submit_bio(bio);
@@ -798,7 +893,8 @@ void wow_log_commit_work(struct work_struct *ws)
 	if (busy)
 		return;
 	if (done && finish_batch(wc)) {
-		/* no memory for the bookkeeping yet: try again shortly */
+		/* no memory for the bookkeeping yet: wait a little, retry */
+		schedule_timeout_uninterruptible(msecs_to_jiffies(10));
 		queue_work(wc->wq, &wc->commit_work);
 		return;
 	}
@@ -853,6 +949,18 @@ int wow_log_format(struct wow_cache *wc)
 	return 0;
 }
 
+/* Recovery's verdicts, as the kernel log says them. */
+#define MSG_DURABLE_CORRUPT "%s: log record %llu (segment %u) was durable (record %llu of segment %u says so) but is corrupt; not loading"
+#define MSG_DROPPED "%s: segment %u: dropped a torn or corrupt log record at block %u"
+#define MSG_DROPPED_FIRST "%s: segment %u: dropped a torn or corrupt log record at block 0: the first of the segment, so all of its records"
+
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 struct wow_scan {
 	u64 *slot_seq;		/* seq of the record each slot came from */
 	void *buf;		/* one header block, then a data chunk */
@@ -862,12 +970,21 @@ struct wow_scan {
 	u32 max_cleans;
 	u32 chunk_blocks;
 	u64 max_seq;
-	u64 proven_durable;	/* max durable_seq over valid records */
+	u64 max_seen;		/* newest seq in any header, valid or not */
 	u64 nr_records;
 	u64 nr_dropped;
-	/* a bad record that a later record may prove durable */
-	u32 suspect_seg;
-	u64 suspect_seq;
+	/* per segment: its newest claim, "records up to durable were durable" */
+	struct wow_claim {
+		u64 seq;
+		u64 durable;
+	} *claims;
+	/* bad records (torn or corrupt): seq and segment; then sorted seqs */
+	struct wow_suspect {
+		u64 seq;
+		u32 seg;
+	} *sus;
+	u64 *suspects;
+	u32 nr_suspects;
 };
 
 static int add_clean_mark(struct wow_scan *sc, struct wow_tomb_range *tr)
@@ -886,6 +1003,59 @@ static int add_clean_mark(struct wow_scan *sc, struct wow_tomb_range *tr)
 		sc->max_cleans = want;
 	}
 	sc->cleans[sc->nr_cleans++] = *tr;
+	return 0;
+}
+
+/* A valid header of segment @s says records up to @durable were durable. */
+static void note_claim(struct wow_scan *sc, u32 s, u64 seq, u64 durable)
+{
+	struct wow_claim *c = &sc->claims[s];
+
+	sc->max_seen = max(sc->max_seen, seq);
+	if (!c->seq) {
+		c->seq = seq;
+		c->durable = durable;
+	} else if (wow_epoch(seq) == wow_epoch(c->seq)) {
+		c->durable = max(c->durable, durable);
+	}
+}
+
+/* At most one per segment: the scan of a segment stops at a bad record. */
+static void note_suspect(struct wow_scan *sc, u32 s, u64 seq)
+{
+	sc->max_seen = max(sc->max_seen, seq);
+	sc->sus[sc->nr_suspects].seq = seq;
+	sc->sus[sc->nr_suspects++].seg = s;
+}
+
+/*
+ * Torn or corrupt?  A bad record that a valid record of its epoch proves
+ * durable was durable and is corrupt now: refuse the load rather than
+ * serve an older version.  Any other bad record is the torn tail of a
+ * power cut (never durable, so never acknowledged) and is dropped.
+ */
+static int judge_suspects(struct wow_cache *wc, struct wow_scan *sc)
+{
+	u32 s, j;
+	int i;
+
+	/* seq first in struct wow_suspect: cmp_u64 sorts by it */
+	sort(sc->sus, sc->nr_suspects, sizeof(*sc->sus), cmp_u64, NULL);
+	for (j = 0; j < sc->nr_suspects; j++)
+		sc->suspects[j] = sc->sus[j].seq;
+	for (s = 0; s < wc->nr_segments && sc->nr_suspects; s++) {
+		struct wow_claim *c = &sc->claims[s];
+
+		if (!c->seq)
+			continue;
+		i = wow_first_vouched(sc->suspects, sc->nr_suspects, c->seq,
+				      c->durable);
+		if (i < 0)
+			continue;
+		DMERR(MSG_DURABLE_CORRUPT, wow_name(wc), sc->suspects[i],
+		      sc->sus[i].seg, c->seq, s);
+		return -EUCLEAN;
+	}
 	return 0;
 }
 
@@ -911,7 +1081,7 @@ static int scan_proof(struct wow_cache *wc, struct wow_scan *sc, u32 s,
 		    WOW_REC_OK || ri.seg_seq != seg_seq || ri.seq != last + 1 ||
 		    ri.nr_data > bps - off - 1)
 			break;
-		sc->proven_durable = max(sc->proven_durable, ri.durable_seq);
+		note_claim(sc, s, ri.seq, ri.durable_seq);
 		last = ri.seq;
 		off += 1 + ri.nr_data;
 	}
@@ -998,13 +1168,12 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 			u64 sseq = kind == WOW_REC_OK ? ri.seq : off ? last + 1 : 0;
 
 			sc->nr_dropped++;
-			if (sseq && (!sc->suspect_seq || sseq < sc->suspect_seq)) {
-				sc->suspect_seg = s;
-				sc->suspect_seq = sseq;
-			}
-			DMWARN("%s: segment %u: dropped a torn or corrupt log record at block %u%s",
-			       wow_name(wc), s, off,
-			       off ? "" : " (the segment is taken as empty)");
+			if (sseq)
+				note_suspect(sc, s, sseq);
+			if (off)
+				DMWARN(MSG_DROPPED, wow_name(wc), s, off);
+			else
+				DMERR(MSG_DROPPED_FIRST, wow_name(wc), s);
 			if (kind == WOW_REC_OK && ri.nr_data <= bps - off - 1) {
 				r = scan_proof(wc, sc, s, off + 1 + ri.nr_data,
 					       ri.seq, ri.seg_seq);
@@ -1026,7 +1195,7 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 				wow_index_insert(&wc->index, b, slot,
 						 WOW_SLOT_DIRTY);
 		}
-		sc->proven_durable = max(sc->proven_durable, ri.durable_seq);
+		note_claim(sc, s, ri.seq, ri.durable_seq);
 		if (!off)
 			seg_seq = ri.seq;
 		last = ri.seq;
@@ -1041,43 +1210,65 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 	return 0;
 }
 
-/* Apply one tombstone range to the recovered index. */
-static void apply_tomb(struct wow_cache *wc, struct wow_scan *sc,
-		       struct wow_tomb_range *tr)
+/*
+ * Apply every tombstone (it kills the copies of its range with seq <= t)
+ * and then every clean mark (those copies were destaged) to the recovered
+ * index, through their envelopes: one pass over the slots, however many
+ * and however wide the ranges are.
+ */
+static int apply_tombs(struct wow_cache *wc, struct wow_scan *sc)
 {
-	u64 b;
-	u32 s;
+	struct wow_tomb_range *kills, *kenv = NULL, *cenv = NULL;
+	const struct wow_tomb_range *e;
+	u32 nk = 0, nke = 0, nce = 0, s, i;
+	u32 *heap = NULL;
+	u64 total = 0;
+	int r = -ENOMEM;
 
-	if (tr->nr <= wc->nr_slots) {
-		for (b = tr->start; b < tr->start + tr->nr; b++) {
-			s = wow_index_lookup(&wc->index, to_oblock(b));
-			if (s != WOW_NO_SLOT && sc->slot_seq[s] <= tr->t)
-				wow_index_remove(&wc->index, s);
-		}
-		return;
-	}
+	for (s = 0; s < wc->nr_segments; s++)
+		total += wc->segs[s].nr_tombs;
+	if (total > U32_MAX / 2)
+		return -EFBIG;
+	kills = kvmalloc_array(max_t(u64, total, 1), sizeof(*kills),
+			       GFP_KERNEL);
+	kenv = kvmalloc_array(max_t(u64, 2 * total, 1), sizeof(*kenv),
+			      GFP_KERNEL);
+	cenv = kvmalloc_array(max(2 * sc->nr_cleans, 1U), sizeof(*cenv),
+			      GFP_KERNEL);
+	heap = kvmalloc_array(max_t(u64, max_t(u64, total, sc->nr_cleans), 1),
+			      sizeof(*heap), GFP_KERNEL);
+	if (!kills || !kenv || !cenv || !heap)
+		goto out;
+	for (s = 0; s < wc->nr_segments; s++)
+		for (i = 0; i < wc->segs[s].nr_tombs; i++)
+			kills[nk++] = wc->segs[s].tombs[i];
+	nke = wow_tomb_envelope(kills, nk, kenv, heap);
+	nce = wow_tomb_envelope(sc->cleans, sc->nr_cleans, cenv, heap);
+
 	for (s = 0; s < wc->nr_slots; s++) {
 		struct wow_slot *sl = &wc->index.slots[s];
+		u64 b = from_oblock(wow_slot_oblock(sl));
 
-		b = from_oblock(wow_slot_oblock(sl));
-		if ((sl->flags & WOW_SLOT_VALID) && b >= tr->start &&
-		    b < tr->start + tr->nr && sc->slot_seq[s] <= tr->t)
+		if (!(sl->flags & WOW_SLOT_VALID))
+			continue;
+		e = wow_tomb_find(kenv, nke, b);
+		if (e && sc->slot_seq[s] <= e->t) {
 			wow_index_remove(&wc->index, s);
+			continue;
+		}
+		e = wow_tomb_find(cenv, nce, b);
+		if (e && sc->slot_seq[s] <= e->t)
+			sl->flags &= ~WOW_SLOT_DIRTY;
+		if (!(s % 4096))
+			cond_resched();
 	}
-}
-
-/* A clean mark: the copies it covers were destaged before shutdown. */
-static void apply_clean_mark(struct wow_cache *wc, struct wow_scan *sc,
-			     struct wow_tomb_range *tr)
-{
-	u64 b;
-	u32 s;
-
-	for (b = tr->start; b < tr->start + tr->nr; b++) {
-		s = wow_index_lookup(&wc->index, to_oblock(b));
-		if (s != WOW_NO_SLOT && sc->slot_seq[s] <= tr->t)
-			wc->index.slots[s].flags &= ~WOW_SLOT_DIRTY;
-	}
+	r = 0;
+out:
+	kvfree(kills);
+	kvfree(kenv);
+	kvfree(cenv);
+	kvfree(heap);
+	return r;
 }
 
 /* Drop tombstones no record on the device can need any more. */
@@ -1144,6 +1335,40 @@ static int prune_tombs(struct wow_cache *wc)
 }
 
 /*
+ * Forget what a failed recovery built, so that a retried preresume starts
+ * from nothing (and counts nothing twice).
+ */
+static int reset_log(struct wow_cache *wc)
+{
+	u32 s;
+
+	for (s = 0; s < wc->nr_segments; s++) {
+		struct wow_segment *seg = &wc->segs[s];
+
+		seg->seq = 0;
+		seg->prev_seq = 0;
+		seg->max_seq = 0;
+		seg->wp = 0;
+		seg->nr_valid = 0;
+		seg->nr_dirty = 0;
+		seg->nr_tombs = 0;
+		seg->state = WOW_SEG_FREE;
+		INIT_LIST_HEAD(&seg->list);
+	}
+	INIT_LIST_HEAD(&wc->free_segs);
+	wc->nr_free_segs = 0;
+	wc->nr_dirty_segs = 0;
+	wc->valid_blocks = 0;
+	wc->dirty_blocks = 0;
+	wow_policy_exit(&wc->policy);
+	wow_policy_init(&wc->policy, wc->policy.ops,
+			wc->args.write_group_size / wc->args.block_size);
+	wow_policy_set_drain(&wc->policy, wc->cleaner);
+	wow_index_exit(&wc->index);
+	return wow_index_init(&wc->index, wc->nr_slots);
+}
+
+/*
  * Rebuild the index from the log.  The newest record of each block wins,
  * unless a tombstone kills it.  A recovered copy is dirty unless a clean
  * mark (written at a clean shutdown) covers it: after a crash, what was
@@ -1151,16 +1376,24 @@ static int prune_tombs(struct wow_cache *wc)
  */
 int wow_log_recover(struct wow_cache *wc)
 {
-	struct wow_scan sc = { .suspect_seg = WOW_NO_SEG };
+	struct wow_scan sc = { };
 	u32 bs = wc->args.block_size, s, i;
 	int r = -ENOMEM;
 
+	/* a failed earlier attempt could not rebuild the index */
+	if (!wc->index.slots && wow_index_init(&wc->index, wc->nr_slots))
+		return -ENOMEM;
+
 	sc.chunk_blocks = max(1U, (1U << 20) / bs);
 	sc.slot_seq = vzalloc(array_size(wc->nr_slots, sizeof(u64)));
+	sc.claims = vzalloc(array_size(wc->nr_segments, sizeof(*sc.claims)));
+	sc.sus = vmalloc(array_size(wc->nr_segments, sizeof(*sc.sus)));
+	sc.suspects = vmalloc(array_size(wc->nr_segments, sizeof(u64)));
 	sc.buf = kvmalloc(sc.chunk_blocks * bs, GFP_KERNEL);
 	sc.oblocks = kvmalloc_array(wow_record_capacity(bs, 0), sizeof(u64),
 				    GFP_KERNEL);
-	if (!sc.slot_seq || !sc.buf || !sc.oblocks)
+	if (!sc.slot_seq || !sc.claims || !sc.sus || !sc.suspects ||
+	    !sc.buf || !sc.oblocks)
 		goto out;
 
 	for (s = 0; s < wc->nr_segments; s++) {
@@ -1172,18 +1405,21 @@ int wow_log_recover(struct wow_cache *wc)
 		cond_resched();
 	}
 
-	if (sc.suspect_seq && sc.suspect_seq <= sc.proven_durable) {
-		DMERR("%s: log record %llu (segment %u) was durable but is corrupt; not loading",
-		      wow_name(wc), sc.suspect_seq, sc.suspect_seg);
-		r = -EUCLEAN;
+	r = judge_suspects(wc, &sc);
+	if (r)
+		goto out;
+	/* a new epoch: nothing written from now on vouches for a dropped record */
+	wc->next_seq = wow_next_epoch_seq(max(sc.max_seen, wc->sb.format_seq));
+	if (!wc->next_seq) {
+		DMERR("%s: log sequence numbers exhausted; not loading",
+		      wow_name(wc));
+		r = -EOVERFLOW;
 		goto out;
 	}
 
-	for (s = 0; s < wc->nr_segments; s++)
-		for (i = 0; i < wc->segs[s].nr_tombs; i++)
-			apply_tomb(wc, &sc, &wc->segs[s].tombs[i]);
-	for (i = 0; i < sc.nr_cleans; i++)
-		apply_clean_mark(wc, &sc, &sc.cleans[i]);
+	r = apply_tombs(wc, &sc);
+	if (r)
+		goto out;
 
 	/* count what survived; survivors are dirty unless marked clean */
 	for (i = 0; i < wc->nr_slots; i++) {
@@ -1230,7 +1466,6 @@ int wow_log_recover(struct wow_cache *wc)
 			seg->state = WOW_SEG_CLOSED;
 	}
 
-	wc->next_seq = max(sc.max_seq, wc->sb.format_seq) + 1;
 	wc->completed_seq = sc.max_seq;
 	wc->durable_seq = sc.max_seq;
 	DMINFO("%s: recovered %llu records: %llu dirty blocks, %u free segments, %llu dropped",
@@ -1239,18 +1474,17 @@ int wow_log_recover(struct wow_cache *wc)
 	       sc.nr_dropped);
 	r = 0;
 out:
+	if (r && reset_log(wc))
+		DMERR("%s: cannot reset the index after a failed recovery",
+		      wow_name(wc));
 	vfree(sc.slot_seq);
+	vfree(sc.claims);
+	vfree(sc.sus);
+	vfree(sc.suspects);
 	kvfree(sc.cleans);
 	kvfree(sc.buf);
 	kvfree(sc.oblocks);
 	return r;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	u64 x = *(const u64 *)a, y = *(const u64 *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /*

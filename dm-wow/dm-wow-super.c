@@ -205,6 +205,89 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
 	return WOW_REC_OK;
 }
 
+/*
+ * Well-known signatures of other on-disk formats, looked for in the first
+ * WOW_PROBE_BYTES of a cache device whose first block is all zeros: a
+ * device holding one of these is in use, not blank (with a small
+ * block_size, or an md v1.2 or bcache superblock at 4 KiB, the first
+ * block alone can be zero).
+ */
+static const struct {
+	u32 off;
+	u8 len;
+	const char *magic;
+	const char *name;
+} foreign_sigs[] = {
+	{ 4096, 4, "\xfc\x4e\x2b\xa9", "an md RAID (v1.2) superblock" },
+	{ 4096 + 24, 16, "\xc6\x85\x73\xf6\x4e\x1a\x45\xca"
+			 "\x82\x65\xf5\x7f\x48\xba\x6d\x81",
+	  "a bcache superblock" },
+	{ 0, 8, "LABELONE", "an LVM physical volume label" },
+	{ 512, 8, "LABELONE", "an LVM physical volume label" },
+	{ 1024, 8, "LABELONE", "an LVM physical volume label" },
+	{ 1536, 8, "LABELONE", "an LVM physical volume label" },
+	{ 512, 8, "EFI PART", "a GPT partition table" },
+	{ 1024 + 56, 2, "\x53\xef", "an ext2/3/4 file system" },
+	{ 65536 + 64, 8, "_BHRfS_M", "a btrfs file system" },
+	{ 4096 - 10, 10, "SWAPSPACE2", "a swap area" },
+};
+
+/* The format whose signature the first @len bytes hold, or NULL. */
+const char *wow_foreign_signature(const void *buf, unsigned int len)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(foreign_sigs); i++)
+		if (foreign_sigs[i].off + foreign_sigs[i].len <= len &&
+		    !memcmp(buf + foreign_sigs[i].off, foreign_sigs[i].magic,
+			    foreign_sigs[i].len))
+			return foreign_sigs[i].name;
+	return NULL;
+}
+
+/*
+ * Log epochs.  Every load starts a new epoch: its first seq is the start of
+ * the epoch after the newest seq the load saw, valid or not.  A record's
+ * durable_seq vouches only for records of its own epoch, so a record a
+ * load dropped as a torn tail (never durable) is never covered by the
+ * claims of records written after that load (and its seq is never used
+ * again).  Returns 0 when the seq space is exhausted.
+ */
+u64 wow_next_epoch_seq(u64 seen)
+{
+	u64 e = wow_epoch(seen) + 1;
+
+	if (e > wow_epoch(U64_MAX))
+		return 0;
+	return e << WOW_EPOCH_SHIFT;
+}
+
+/*
+ * Recovery's verdict on bad records.  @suspects (sorted, ascending) are the
+ * seqs of records a scan found torn or corrupt; a valid record with seq
+ * @seq says every record of its epoch up to @durable_seq was durable.
+ * Returns the index of the first suspect that claim proves durable (so it
+ * is corrupt, not torn), or -1 when it proves none.
+ */
+int wow_first_vouched(const u64 *suspects, u32 n, u64 seq, u64 durable_seq)
+{
+	u64 lo = wow_epoch(seq) << WOW_EPOCH_SHIFT;
+	u32 a = 0, b = n;
+
+	while (a < b) {
+		u32 mid = a + (b - a) / 2;
+
+		if (suspects[mid] < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a == n || suspects[a] > durable_seq ||
+	    wow_epoch(suspects[a]) != wow_epoch(seq))
+		return -1;
+	return a;
+}
+
 /* Synchronous I/O of a kmalloc'ed or vmalloc'ed buffer. */
 int wow_sync_io(struct block_device *bdev, sector_t sector, void *buf,
 		unsigned int len, blk_opf_t opf)

@@ -23,7 +23,8 @@
 
 /* Per-bio data: the segment a cache read pinned. */
 struct wow_io {
-	u32 seg;
+	u32 seg;		/* a cached read pins this segment */
+	bool bypass;		/* a write sent straight to the origin */
 };
 
 void wow_error(struct wow_cache *wc, enum wow_state state, const char *what,
@@ -50,28 +51,37 @@ void wow_error(struct wow_cache *wc, enum wow_state state, const char *what,
 static int wow_check_superblock(struct wow_cache *wc, char **error)
 {
 	struct block_device *bdev = wc->cache_dev->bdev;
-	unsigned int len = wc->args.block_size;
+	unsigned int len = wc->args.block_size, probe;
 	struct wow_geometry table;
 	enum wow_sb_kind kind;
 	const char *why;
 	void *buf;
 	int r;
 
+	/* the first block, and enough after it to find others' signatures */
+	probe = max_t(u64, len, min_t(u64, WOW_PROBE_BYTES,
+				      bdev_nr_bytes(bdev) & ~(u64)(len - 1)));
+
 	wow_geometry_init(&table, &wc->args, wc->ti->len,
 			  bdev_nr_sectors(bdev));
 
-	buf = kzalloc(len, GFP_KERNEL);
+	buf = kvzalloc(probe, GFP_KERNEL);
 	if (!buf) {
 		*error = "Cannot allocate superblock buffer";
 		return -ENOMEM;
 	}
-	r = wow_sync_io(bdev, 0, buf, len, REQ_OP_READ);
+	r = wow_sync_io(bdev, 0, buf, probe, REQ_OP_READ);
 	if (r) {
 		*error = "Cannot read the cache device's superblock";
 		goto out;
 	}
 
 	kind = wow_sb_decode(buf, len, &wc->sb, &why);
+	if (kind == WOW_SB_ZERO) {
+		why = wow_foreign_signature(buf, probe);
+		if (why)
+			kind = WOW_SB_FOREIGN;
+	}
 	if (wc->args.format)
 		kind = WOW_SB_ZERO;
 
@@ -106,7 +116,7 @@ static int wow_check_superblock(struct wow_cache *wc, char **error)
 	if (r && why)
 		DMERR("%s: cache device %pg: %s", wow_name(wc), bdev, why);
 out:
-	kfree(buf);
+	kvfree(buf);
 	return r;
 }
 
@@ -170,6 +180,7 @@ static void wow_dtr(struct dm_target *ti)
 		destroy_workqueue(wc->wq);
 	}
 	wow_log_free(wc);
+	wow_destage_free(wc);
 	if (wc->cache_dev)
 		dm_put_device(ti, wc->cache_dev);
 	if (wc->origin_dev)
@@ -237,6 +248,8 @@ static int wow_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 
 	r = wow_log_alloc(wc);
+	if (!r)
+		r = wow_destage_alloc(wc);
 	if (r) {
 		ti->error = "Cannot allocate the index";
 		goto bad;
@@ -348,6 +361,7 @@ static int wow_map(struct dm_target *ti, struct bio *bio)
 	bool bypass;
 
 	io->seg = WOW_NO_SEG;
+	io->bypass = false;
 	WRITE_ONCE(wc->last_io, jiffies);
 
 	if (bio->bi_opf & REQ_PREFLUSH && !bio_sectors(bio)) {
@@ -376,11 +390,10 @@ static int wow_map(struct dm_target *ti, struct bio *bio)
 	else
 		wc->seq_bytes = bio->bi_iter.bi_size;
 	wc->seq_next_sector = bio_end_sector(bio);
-	if (bypass)
-		wc->origin_unflushed = true;
 	spin_unlock_irq(&wc->lock);
 
 	if (bypass) {
+		io->bypass = true;
 		atomic64_inc(&wc->stats.writes_bypassed);
 		bio_set_dev(bio, wc->origin_dev->bdev);
 		bio->bi_iter.bi_sector = dm_target_offset(ti,
@@ -396,7 +409,19 @@ static int wow_end_io(struct dm_target *ti, struct bio *bio,
 {
 	struct wow_cache *wc = ti->private;
 	struct wow_io *io = dm_per_bio_data(bio, sizeof(struct wow_io));
+	unsigned long flags;
 
+	if (io->bypass) {
+		/*
+		 * Only now: a FLUSH covers the writes completed before it was
+		 * issued, so the origin flush a later FLUSH issues must be
+		 * after this write completed.
+		 */
+		spin_lock_irqsave(&wc->lock, flags);
+		wc->origin_unflushed = true;
+		spin_unlock_irqrestore(&wc->lock, flags);
+		return DM_ENDIO_DONE;
+	}
 	if (io->seg == WOW_NO_SEG)
 		return DM_ENDIO_DONE;
 	if (*error && *error != BLK_STS_AGAIN) {

@@ -13,6 +13,7 @@
 #include <linux/completion.h>
 #include <linux/list.h>
 #include <linux/math64.h>
+#include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -192,8 +193,20 @@ void wow_geometry_init(struct wow_geometry *g, const struct wow_args *a,
 void wow_sb_encode(struct wow_superblock *sb, const struct wow_sb_info *info);
 enum wow_sb_kind wow_sb_decode(const void *block, unsigned int len,
 			       struct wow_sb_info *info, const char **why);
+/* Bytes read at the start of a cache device to tell blank from in use. */
+#define WOW_PROBE_BYTES		(68U << 10)
+const char *wow_foreign_signature(const void *buf, unsigned int len);
 const char *wow_sb_geometry_mismatch(const struct wow_geometry *sb,
 				     const struct wow_geometry *table);
+#define WOW_EPOCH_SHIFT		32
+
+static inline u64 wow_epoch(u64 seq)
+{
+	return seq >> WOW_EPOCH_SHIFT;
+}
+
+u64 wow_next_epoch_seq(u64 seen);
+int wow_first_vouched(const u64 *suspects, u32 n, u64 seq, u64 durable_seq);
 int wow_sync_io(struct block_device *bdev, sector_t sector, void *buf,
 		unsigned int len, blk_opf_t opf);
 
@@ -233,6 +246,8 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
 
 /* ---- the cache: shared by dm-wow-{target,log,destage}.c ---- */
 
+/* Most data bytes in one log record. */
+#define WOW_RECORD_DATA_BYTES	SZ_1M
 /* Free segments only reclaim's own records may use. */
 #define WOW_RESERVE_SEGMENTS	2U
 /* Destage at full rate after this long without foreground I/O. */
@@ -278,8 +293,20 @@ struct wow_tomb_range {
 	u32 flags;		/* WOW_TOMB_CLEAN */
 };
 
+/* dm-wow-tombs.c: tombstone lifetime; their envelope at recovery */
+u64 wow_seg_disk_seq(u64 seq, u64 prev_seq, u64 durable_seq);
+u32 wow_tomb_envelope(struct wow_tomb_range *r, u32 n,
+		      struct wow_tomb_range *out, u32 *heap);
+const struct wow_tomb_range *wow_tomb_find(const struct wow_tomb_range *env,
+					   u32 n, u64 b);
+
 struct wow_segment {
 	u64 seq;		/* open seq of the life on disk; 0: none */
+	/*
+	 * The life this one replaced: still what recovery would find until
+	 * the new life's first record is durable (durable_seq >= seq).
+	 */
+	u64 prev_seq;
 	u64 max_seq;		/* newest record of that life */
 	unsigned long open_time;	/* jiffies when opened or recovered */
 	u32 wp;			/* next block to write */
@@ -317,10 +344,18 @@ struct wow_batch {
 	u32 nr_tombs;
 	u64 seq;
 	bool fua;		/* PREFLUSH | FUA */
+	bool preflush;		/* PREFLUSH alone: it reuses a segment */
+	bool origin_failed;	/* the origin flush before it failed */
 	bool busy;		/* submitted, not completed */
 	bool done;		/* completed, not finished */
 	blk_status_t status;
 	void *hdr;		/* block_size bytes */
+	/*
+	 * WOW_RECORD_DATA_BYTES: the data, copied out of the bios before its
+	 * checksum is taken, so a page changed in flight cannot make the
+	 * record's checksum wrong.
+	 */
+	struct page **pages;
 };
 
 struct wow_stats {
@@ -386,6 +421,7 @@ struct wow_cache {
 	struct bio_list pending_discards;
 	struct list_head pending_metas;
 	struct wow_batch batch;
+	struct bio_set log_bs;		/* record bios */
 	struct work_struct commit_work;
 	u64 last_write_end;		/* sequential stream detection */
 	sector_t seq_next_sector;	/* sequential_cutoff detection */
@@ -393,6 +429,7 @@ struct wow_cache {
 	unsigned long last_io;		/* jiffies of the last user bio */
 
 	/* destage and reclaim */
+	struct bio_set destage_bs;	/* cache reads, origin writes, flushes */
 	struct work_struct destage_work;
 	struct delayed_work tick;
 	struct list_head runs_read;	/* runs reading, in policy order */
@@ -511,6 +548,8 @@ u64 wow_free_blocks(struct wow_cache *wc);
 
 /* ---- dm-wow-destage.c: rate, runs, merging, origin writes, reclaim ---- */
 
+int wow_destage_alloc(struct wow_cache *wc);
+void wow_destage_free(struct wow_cache *wc);
 u32 wow_destage_target(struct wow_cache *wc, bool idle);
 void wow_destage_work(struct work_struct *ws);
 void wow_tick(struct work_struct *ws);

@@ -329,7 +329,104 @@ static void wow_format_record_foreign_and_bad(struct kunit *test)
 			WOW_REC_BAD);
 }
 
+/* Every load starts a fresh epoch above anything it saw. */
+static void wow_format_next_epoch(struct kunit *test)
+{
+	u64 e1 = 1ULL << WOW_EPOCH_SHIFT;
+
+	KUNIT_EXPECT_EQ(test, wow_next_epoch_seq(0), e1);
+	KUNIT_EXPECT_EQ(test, wow_next_epoch_seq(77), e1);
+	KUNIT_EXPECT_EQ(test, wow_next_epoch_seq(e1 - 1), e1);
+	KUNIT_EXPECT_EQ(test, wow_next_epoch_seq(e1), 2 * e1);
+	KUNIT_EXPECT_EQ(test, wow_next_epoch_seq(3 * e1 + 12345), 4 * e1);
+	KUNIT_EXPECT_EQ(test, wow_epoch(3 * e1 + 12345), 3ULL);
+	/* the last epoch has no successor: the load is refused */
+	KUNIT_EXPECT_EQ(test, wow_next_epoch_seq(U64_MAX), 0ULL);
+	KUNIT_EXPECT_EQ(test, wow_next_epoch_seq(U64_MAX - e1),
+			U64_MAX - (e1 - 1));
+}
+
+/*
+ * Torn or corrupt, with plain numbers.  A claim (seq, durable_seq) proves
+ * a bad record durable only within its own epoch.
+ */
+static void wow_format_vouching(struct kunit *test)
+{
+	u64 e1 = 1ULL << WOW_EPOCH_SHIFT;
+	const u64 torn[] = { 10 };
+	const u64 many[] = { 5, 10, e1 + 3 };
+
+	/* nothing bad: nothing to prove */
+	KUNIT_EXPECT_EQ(test, wow_first_vouched(torn, 0, 12, 11), -1);
+	/* a later record of the same epoch says 10 was durable: corrupt */
+	KUNIT_EXPECT_EQ(test, wow_first_vouched(torn, 1, 12, 11), 0);
+	KUNIT_EXPECT_EQ(test, wow_first_vouched(torn, 1, 11, 10), 0);
+	/* claims below it: a torn tail */
+	KUNIT_EXPECT_EQ(test, wow_first_vouched(torn, 1, 11, 9), -1);
+	KUNIT_EXPECT_EQ(test, wow_first_vouched(torn, 1, 9, 8), -1);
+	/*
+	 * The defect this rule fixes: record 10 was dropped as torn at a
+	 * load; everything written after that load (epoch 1) says "every
+	 * record before me was durable".  That must not make 10 corrupt.
+	 */
+	KUNIT_EXPECT_EQ(test, wow_first_vouched(torn, 1, e1 + 5, e1 + 4), -1);
+	KUNIT_EXPECT_EQ(test, wow_first_vouched(torn, 1, e1, 9), -1);
+	/* several suspects: the first one the claim covers */
+	KUNIT_EXPECT_EQ(test, wow_first_vouched(many, 3, 8, 7), 0);
+	KUNIT_EXPECT_EQ(test, wow_first_vouched(many, 3, 11, 4), -1);
+	KUNIT_EXPECT_EQ(test, wow_first_vouched(many, 3, 4, 4), -1);
+	KUNIT_EXPECT_EQ(test, wow_first_vouched(many, 3, e1 + 7, e1 + 6), 2);
+	KUNIT_EXPECT_EQ(test, wow_first_vouched(many, 3, e1 + 7, e1 + 2), -1);
+}
+
+/* A zero first block is not blank when another format's signature follows. */
+static void wow_format_foreign_signatures(struct kunit *test)
+{
+	static const u8 bcache[] = { 0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a,
+				     0x45, 0xca, 0x82, 0x65, 0xf5, 0x7f,
+				     0x48, 0xba, 0x6d, 0x81 };
+	u8 *buf = kunit_kzalloc(test, WOW_PROBE_BYTES, GFP_KERNEL);
+	const char *name;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_EXPECT_NULL(test, wow_foreign_signature(buf, WOW_PROBE_BYTES));
+
+	/* md v1.2: magic 0xa92b4efc, little endian, at 4 KiB */
+	buf[4096] = 0xfc;
+	buf[4097] = 0x4e;
+	buf[4098] = 0x2b;
+	buf[4099] = 0xa9;
+	name = wow_foreign_signature(buf, WOW_PROBE_BYTES);
+	KUNIT_ASSERT_NOT_NULL(test, name);
+	KUNIT_EXPECT_NOT_NULL(test, strstr(name, "md RAID"));
+	/* only what was read counts */
+	KUNIT_EXPECT_NULL(test, wow_foreign_signature(buf, 4096));
+	memset(buf, 0, WOW_PROBE_BYTES);
+
+	memcpy(buf + 4096 + 24, bcache, sizeof(bcache));
+	name = wow_foreign_signature(buf, WOW_PROBE_BYTES);
+	KUNIT_ASSERT_NOT_NULL(test, name);
+	KUNIT_EXPECT_NOT_NULL(test, strstr(name, "bcache"));
+	memset(buf, 0, WOW_PROBE_BYTES);
+
+	memcpy(buf + 512, "LABELONE", 8);
+	KUNIT_EXPECT_NOT_NULL(test, wow_foreign_signature(buf, 4096));
+	memset(buf, 0, WOW_PROBE_BYTES);
+
+	memcpy(buf + 65536 + 64, "_BHRfS_M", 8);
+	KUNIT_EXPECT_NOT_NULL(test, wow_foreign_signature(buf,
+							  WOW_PROBE_BYTES));
+	memset(buf, 0, WOW_PROBE_BYTES);
+
+	/* other bytes there are data, not a signature */
+	memset(buf + 4096, 0x5a, 8192);
+	KUNIT_EXPECT_NULL(test, wow_foreign_signature(buf, WOW_PROBE_BYTES));
+}
+
 static struct kunit_case wow_format_cases[] = {
+	KUNIT_CASE(wow_format_foreign_signatures),
+	KUNIT_CASE(wow_format_next_epoch),
+	KUNIT_CASE(wow_format_vouching),
 	KUNIT_CASE(wow_format_record_layout),
 	KUNIT_CASE(wow_format_record_round_trip),
 	KUNIT_CASE(wow_format_record_every_byte_covered),

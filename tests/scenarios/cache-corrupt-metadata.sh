@@ -21,6 +21,9 @@
 #      corrupted bytes).  The log state for (c) is a copy of the cache taken
 #      while the device was live after the last commit (what a power cut
 #      would leave), so no clean marks written at removal follow it.
+#  (d) after (c): the writes and the clean shutdown that followed the
+#      drop, the next load still takes the dropped record as torn (it
+#      was never durable) and loads; nothing is lost.
 # Each sub-check is run and reported; the scenario fails at the end if any
 # of them failed.
 #
@@ -195,6 +198,25 @@ fio_verify "$D" --rw=randwrite --bs=4k --offset=8M --size=8M --iodepth=16 \
 	--randseed=82
 wow_no_errors cm
 wow_remove cm
+
+# ---- (d) the dropped record after a clean shutdown ----
+# The record dropped in (c) is still on the device, and everything written
+# since says "every record before me was durable".  The next load must
+# still take it as the torn tail it was (it was never durable), not as a
+# durable record gone corrupt: that refusal would leave only `format`.
+info "(d) after the clean shutdown that followed (c): load again"
+dmesg_clear
+if dmsetup create cm --table "$(wow_table "$ORIGIN" "$CACHE")"; then
+	D=$(dm_node cm)
+	same $CM/c.a "$D" 0 || FAILED="$FAILED; (d) batch A lost"
+	fio_verify_only "$D" --rw=randwrite --bs=4k --offset=8M --size=8M \
+		--iodepth=16 --randseed=82
+	wow_no_errors cm
+	wow_remove cm
+else
+	dmesg_since | grep -E 'wow' | sed 's/^/    kernel: /'
+	FAILED="$FAILED; (d) the cache does not load after a clean shutdown that followed a dropped torn record"
+fi
 
 [ -z "$FAILED" ] || fail "${FAILED#; }"
 echo "cache-corrupt-metadata: ok"

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-wow tombstones: how long one is needed, and their envelope at
+ * recovery.
+ *
+ * A tombstone (start, nr, t) kills records of its range with seq <= t.  It
+ * is needed while a segment life that opened at a seq <= t may still be
+ * found on the device by recovery: wow_seg_disk_seq() says which life that
+ * is for a segment, wow_min_disk_seq() (dm-wow-log.c) takes the oldest.
+ *
+ * Recovery must know, for each recovered copy of origin block b, the
+ * largest t over all tombstones (or clean marks) whose range covers b.
+ * Checking every range against every block costs the product of their
+ * numbers, and crafted (checksum-valid) records can make both large.  The
+ * envelope turns any set of overlapping ranges into sorted, disjoint
+ * pieces, each carrying the largest t of the ranges that cover it, in
+ * O(n log n); a lookup is then a binary search.
+ *
+ * Pure: no locking, no allocation, no I/O.  KUnit drives it directly.
+ */
+#include <linux/sort.h>
+
+#include "dm-wow.h"
+
+/*
+ * The oldest life of a segment that a power cut now could leave for
+ * recovery to find.  @seq opened the segment's current life, @prev_seq the
+ * life it replaced (0: none); until the new life's first record is durable
+ * (@durable_seq >= @seq), block 0 may still hold the old life's header.
+ * 0 when the segment never held a record.
+ */
+u64 wow_seg_disk_seq(u64 seq, u64 prev_seq, u64 durable_seq)
+{
+	if (prev_seq && durable_seq < seq)
+		return prev_seq;
+	return seq;
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+	const struct wow_tomb_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static u64 range_end(const struct wow_tomb_range *r)
+{
+	return r->start + r->nr;
+}
+
+/* A max-heap of indices into @r, by t. */
+static bool heap_above(const struct wow_tomb_range *r, u32 a, u32 b)
+{
+	return r[a].t > r[b].t;
+}
+
+static void heap_push(const struct wow_tomb_range *r, u32 *heap, u32 *h,
+		      u32 idx)
+{
+	u32 i = (*h)++;
+
+	while (i && heap_above(r, idx, heap[(i - 1) / 2])) {
+		heap[i] = heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	heap[i] = idx;
+}
+
+static void heap_pop(const struct wow_tomb_range *r, u32 *heap, u32 *h)
+{
+	u32 last = heap[--(*h)], i = 0, c;
+
+	while ((c = 2 * i + 1) < *h) {
+		if (c + 1 < *h && heap_above(r, heap[c + 1], heap[c]))
+			c++;
+		if (!heap_above(r, heap[c], last))
+			break;
+		heap[i] = heap[c];
+		i = c;
+	}
+	if (*h)
+		heap[i] = last;
+}
+
+/*
+ * The envelope of @n ranges @r (sorted by start in place): at most 2 * @n
+ * disjoint pieces in @out, ascending, each with the largest t of the
+ * ranges covering it (flags from that range).  Ranges that are empty or
+ * start past WOW_MAX_OBLOCK cover no block and are ignored.  @heap is
+ * scratch for @n entries.  Returns the number of pieces.
+ */
+u32 wow_tomb_envelope(struct wow_tomb_range *r, u32 n,
+		      struct wow_tomb_range *out, u32 *heap)
+{
+	u32 i = 0, h = 0, k = 0;
+	u64 x = 0, next;
+
+	sort(r, n, sizeof(*r), cmp_start, NULL);
+	while (i < n || h) {
+		if (!h)
+			x = r[i].start;
+		for (; i < n && r[i].start <= x; i++)
+			if (r[i].nr && r[i].start <= WOW_MAX_OBLOCK)
+				heap_push(r, heap, &h, i);
+		while (h && range_end(&r[heap[0]]) <= x)
+			heap_pop(r, heap, &h);
+		if (!h)
+			continue;
+		next = range_end(&r[heap[0]]);
+		if (i < n && r[i].start < next)
+			next = r[i].start;
+		if (k && range_end(&out[k - 1]) == x &&
+		    out[k - 1].t == r[heap[0]].t &&
+		    out[k - 1].flags == r[heap[0]].flags &&
+		    out[k - 1].nr + (next - x) > out[k - 1].nr &&
+		    out[k - 1].nr + (next - x) <= U32_MAX) {
+			out[k - 1].nr += next - x;
+		} else {
+			out[k].start = x;
+			out[k].nr = next - x;
+			out[k].t = r[heap[0]].t;
+			out[k].flags = r[heap[0]].flags;
+			k++;
+		}
+		x = next;
+	}
+	return k;
+}
+
+/* The piece of envelope @env (@n pieces) covering block @b, or NULL. */
+const struct wow_tomb_range *wow_tomb_find(const struct wow_tomb_range *env,
+					   u32 n, u64 b)
+{
+	u32 lo = 0, hi = n;
+
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (range_end(&env[mid]) <= b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && env[lo].start <= b ? &env[lo] : NULL;
+}

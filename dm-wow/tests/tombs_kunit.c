@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for dm-wow's tombstone envelope (dm-wow-tombs.c), with plain
+ * numbers: pieces, lookups, a brute-force comparison, and crafted ranges
+ * that must cost no more than their number.
+ */
+#include <kunit/test.h>
+#include <linux/slab.h>
+
+#include "../dm-wow.h"
+
+#define R(s, n, tt) { .start = (s), .nr = (n), .t = (tt) }
+
+static u32 envelope(struct kunit *test, struct wow_tomb_range *r, u32 n,
+		    struct wow_tomb_range **out)
+{
+	u32 *heap = kunit_kcalloc(test, max(n, 1U), sizeof(*heap), GFP_KERNEL);
+
+	*out = kunit_kcalloc(test, max(2 * n, 1U), sizeof(**out), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, heap);
+	KUNIT_ASSERT_NOT_NULL(test, *out);
+	return wow_tomb_envelope(r, n, *out, heap);
+}
+
+static void expect_piece(struct kunit *test, const struct wow_tomb_range *p,
+			 u64 start, u32 nr, u64 t)
+{
+	KUNIT_EXPECT_EQ(test, p->start, start);
+	KUNIT_EXPECT_EQ(test, p->nr, nr);
+	KUNIT_EXPECT_EQ(test, p->t, t);
+}
+
+static void wow_tombs_overlaps(struct kunit *test)
+{
+	struct wow_tomb_range r[] = {
+		R(5, 10, 7), R(0, 10, 5), R(8, 1, 9), R(40, 0, 99),
+		R(WOW_MAX_OBLOCK + 1, 5, 99), R(30, 5, 2), R(33, 10, 2),
+	};
+	struct wow_tomb_range *env;
+	u32 n = envelope(test, r, ARRAY_SIZE(r), &env);
+
+	KUNIT_ASSERT_EQ(test, n, 5U);
+	expect_piece(test, &env[0], 0, 5, 5);
+	expect_piece(test, &env[1], 5, 3, 7);
+	expect_piece(test, &env[2], 8, 1, 9);
+	expect_piece(test, &env[3], 9, 6, 7);
+	/* touching ranges of equal t merge */
+	expect_piece(test, &env[4], 30, 13, 2);
+
+	KUNIT_EXPECT_PTR_EQ(test, wow_tomb_find(env, n, 0), &env[0]);
+	KUNIT_EXPECT_PTR_EQ(test, wow_tomb_find(env, n, 8), &env[2]);
+	KUNIT_EXPECT_PTR_EQ(test, wow_tomb_find(env, n, 14), &env[3]);
+	KUNIT_EXPECT_NULL(test, wow_tomb_find(env, n, 15));
+	KUNIT_EXPECT_NULL(test, wow_tomb_find(env, n, 29));
+	KUNIT_EXPECT_PTR_EQ(test, wow_tomb_find(env, n, 42), &env[4]);
+	KUNIT_EXPECT_NULL(test, wow_tomb_find(env, n, 43));
+	KUNIT_EXPECT_NULL(test, wow_tomb_find(env, n, WOW_MAX_OBLOCK + 2));
+	KUNIT_EXPECT_NULL(test, wow_tomb_find(env, 0, 0));
+}
+
+static void wow_tombs_nested(struct kunit *test)
+{
+	struct wow_tomb_range r[] = { R(0, 100, 9), R(10, 10, 3) };
+	struct wow_tomb_range *env;
+	u32 n = envelope(test, r, ARRAY_SIZE(r), &env);
+
+	/* a lower t inside a higher one changes nothing */
+	KUNIT_ASSERT_EQ(test, n, 1U);
+	expect_piece(test, &env[0], 0, 100, 9);
+}
+
+/* Every block's piece holds the largest t of the ranges covering it. */
+static void wow_tombs_brute_force(struct kunit *test)
+{
+	const u32 nr = 60;
+	struct wow_tomb_range *r, *orig, *env;
+	u32 seed = 12345, i, n, round;
+	u64 b;
+
+	r = kunit_kcalloc(test, nr, sizeof(*r), GFP_KERNEL);
+	orig = kunit_kcalloc(test, nr, sizeof(*orig), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_ASSERT_NOT_NULL(test, orig);
+	for (round = 0; round < 20; round++) {
+		for (i = 0; i < nr; i++) {
+			seed = seed * 1103515245 + 12345;
+			r[i].start = (seed >> 8) % 200;
+			seed = seed * 1103515245 + 12345;
+			r[i].nr = (seed >> 8) % (round < 10 ? 8 : 60);
+			seed = seed * 1103515245 + 12345;
+			r[i].t = (seed >> 8) % 50;
+			r[i].flags = 0;
+		}
+		memcpy(orig, r, nr * sizeof(*r));
+		n = envelope(test, r, nr, &env);
+		KUNIT_EXPECT_LE(test, n, 2U * nr);
+		for (b = 0; b < 270; b++) {
+			const struct wow_tomb_range *e = wow_tomb_find(env, n, b);
+			bool covered = false;
+			u64 best = 0;
+
+			for (i = 0; i < nr; i++)
+				if (b >= orig[i].start &&
+				    b < orig[i].start + orig[i].nr) {
+					best = covered ? max(best, orig[i].t) :
+						orig[i].t;
+					covered = true;
+				}
+			KUNIT_EXPECT_EQ(test, !!e, covered);
+			if (e && covered)
+				KUNIT_EXPECT_EQ(test, e->t, best);
+		}
+		for (i = 1; i < n; i++)
+			KUNIT_EXPECT_LE(test, env[i - 1].start + env[i - 1].nr,
+					env[i].start);
+	}
+}
+
+/*
+ * Crafted but valid: many ranges, each as wide as a tombstone can be.
+ * The envelope is one piece; nothing here is per block.
+ */
+static void wow_tombs_crafted_wide(struct kunit *test)
+{
+	u32 n = 20000, i, k;
+	struct wow_tomb_range *r, *env;
+
+	r = kunit_kcalloc(test, n, sizeof(*r), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	for (i = 0; i < n; i++) {
+		r[i].start = i % 7;
+		r[i].nr = U32_MAX;
+		r[i].t = i;
+	}
+	k = envelope(test, r, n, &env);
+	KUNIT_EXPECT_LE(test, k, 8U);
+	KUNIT_EXPECT_EQ(test, wow_tomb_find(env, k, 1ULL << 31)->t,
+			(u64)n - 1);
+	KUNIT_EXPECT_NULL(test, wow_tomb_find(env, k, 6ULL + U32_MAX));
+}
+
+/*
+ * A reused segment's earlier life stays what recovery finds until the new
+ * life's first record is durable; tombstones killing its records must be
+ * kept until then.
+ */
+static void wow_tombs_seg_disk_seq(struct kunit *test)
+{
+	/* never written */
+	KUNIT_EXPECT_EQ(test, wow_seg_disk_seq(0, 0, 50), 0ULL);
+	/* first life: no earlier one */
+	KUNIT_EXPECT_EQ(test, wow_seg_disk_seq(40, 0, 10), 40ULL);
+	/* reused at 40 over the life of 7: 7 until record 40 is durable */
+	KUNIT_EXPECT_EQ(test, wow_seg_disk_seq(40, 7, 39), 7ULL);
+	KUNIT_EXPECT_EQ(test, wow_seg_disk_seq(40, 7, 40), 40ULL);
+	KUNIT_EXPECT_EQ(test, wow_seg_disk_seq(40, 7, 41), 40ULL);
+}
+
+static struct kunit_case wow_tombs_cases[] = {
+	KUNIT_CASE(wow_tombs_seg_disk_seq),
+	KUNIT_CASE(wow_tombs_overlaps),
+	KUNIT_CASE(wow_tombs_nested),
+	KUNIT_CASE(wow_tombs_brute_force),
+	KUNIT_CASE(wow_tombs_crafted_wide),
+	{}
+};
+
+static struct kunit_suite wow_tombs_suite = {
+	.name = "dm_wow_tombs",
+	.test_cases = wow_tombs_cases,
+};
+
+kunit_test_suite(wow_tombs_suite);
