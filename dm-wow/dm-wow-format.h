@@ -35,6 +35,10 @@
  * Records of one segment life have consecutive seqs.  durable_seq lets
  * recovery tell a torn tail (a record never made durable, dropped) from
  * corruption of a record a later one proves durable (the load is refused).
+ * Every load starts a new epoch (seq >> 32): its first seq is the start of
+ * the epoch after every seq the load saw, and a record's durable_seq
+ * vouches only for records of its own epoch, so a torn record dropped by
+ * one load is never proven durable by records written after it.
  *
  * A tombstone says: every record of origin blocks [start, start + nr) with
  * seq <= t is dead.  Tombstones are written when cached copies are dropped
@@ -106,6 +110,8 @@ static inline unsigned int wow_record_capacity(__u32 block_size,
 	return room / sizeof(__le64);
 }
 
+#define WOW_ORIGIN_ID_LEN	64
+
 struct wow_superblock {
 	__le32 csum;		/* crc32c of bytes 4..WOW_SB_CSUM_BYTES-1 */
 	__le32 version;
@@ -120,7 +126,14 @@ struct wow_superblock {
 	__le64 nr_segments;
 	__le64 format_seq;	/* log sequence numbers start above this */
 	__u8 uuid[16];		/* stamped into every log record */
-	__u8 padding[WOW_SB_CSUM_BYTES - 88];
+	/*
+	 * What named the origin at format, independent of its /dev name (a
+	 * partition's UUID, or a disk's unique id and the partition start),
+	 * NUL padded; all zero when the origin had none.  Zero in caches
+	 * formatted before it was recorded.
+	 */
+	char origin_id[WOW_ORIGIN_ID_LEN];
+	__u8 padding[WOW_SB_CSUM_BYTES - 88 - WOW_ORIGIN_ID_LEN];
 } __packed;
 
 /*

@@ -52,6 +52,7 @@ void wow_sb_encode(struct wow_superblock *sb, const struct wow_sb_info *info)
 	sb->nr_segments = cpu_to_le64(g->nr_segments);
 	sb->format_seq = cpu_to_le64(info->format_seq);
 	memcpy(sb->uuid, info->uuid, sizeof(sb->uuid));
+	memcpy(sb->origin_id, info->origin_id, sizeof(sb->origin_id));
 	sb->csum = cpu_to_le32(sb_csum(sb));
 }
 
@@ -103,6 +104,8 @@ enum wow_sb_kind wow_sb_decode(const void *block, unsigned int len,
 	info->flags = le32_to_cpu(sb->flags);
 	info->format_seq = le64_to_cpu(sb->format_seq);
 	memcpy(info->uuid, sb->uuid, sizeof(info->uuid));
+	memcpy(info->origin_id, sb->origin_id, sizeof(info->origin_id));
+	info->origin_id[sizeof(info->origin_id) - 1] = 0;
 	g->block_size = le32_to_cpu(sb->block_size);
 	g->erase_block_size = le32_to_cpu(sb->erase_block_size);
 	g->write_group_size = le32_to_cpu(sb->write_group_size);

@@ -45,6 +45,37 @@ void wow_error(struct wow_cache *wc, enum wow_state state, const char *what,
 }
 
 /*
+ * What names the origin independent of its /dev name, which can change at
+ * boot: a partition's UUID (GPT, or an MBR disk signature and number),
+ * else the disk's unique id (SCSI VPD page 0x83, NVMe EUI-64/NGUID) with
+ * the partition's start.  "" when the device offers none (virtio-blk,
+ * loop, device-mapper): then the origin's size is all that is checked.
+ */
+static void wow_origin_id(struct block_device *bdev, char *id, size_t len)
+{
+	struct gendisk *disk = bdev->bd_disk;
+	int t, n;
+	u8 uid[16];
+
+	memset(id, 0, len);
+	if (bdev_is_partition(bdev) && bdev->bd_meta_info &&
+	    bdev->bd_meta_info->uuid[0]) {
+		snprintf(id, len, "part:%s", bdev->bd_meta_info->uuid);
+		return;
+	}
+	if (!disk->fops->get_unique_id)
+		return;
+	for (t = BLK_UID_NAA; t >= BLK_UID_T10; t--) {
+		n = disk->fops->get_unique_id(disk, uid, t);
+		if (n > 0 && n <= sizeof(uid)) {
+			snprintf(id, len, "uid:%d:%*phN:%llu", t, n, uid,
+				 (unsigned long long)bdev->bd_start_sect);
+			return;
+		}
+	}
+}
+
+/*
  * Read the first block of the cache device and decide: recover an existing
  * superblock or format a zeroed device (both at preresume), or refuse.
  */
@@ -52,6 +83,7 @@ static int wow_check_superblock(struct wow_cache *wc, char **error)
 {
 	struct block_device *bdev = wc->cache_dev->bdev;
 	unsigned int len = wc->args.block_size, probe;
+	char origin_id[WOW_ORIGIN_ID_LEN];
 	struct wow_geometry table;
 	enum wow_sb_kind kind;
 	const char *why;
@@ -64,6 +96,7 @@ static int wow_check_superblock(struct wow_cache *wc, char **error)
 
 	wow_geometry_init(&table, &wc->args, wc->ti->len,
 			  bdev_nr_sectors(bdev));
+	wow_origin_id(wc->origin_dev->bdev, origin_id, sizeof(origin_id));
 
 	buf = kvzalloc(probe, GFP_KERNEL);
 	if (!buf) {
@@ -91,11 +124,19 @@ static int wow_check_superblock(struct wow_cache *wc, char **error)
 		if (why) {
 			*error = (char *)why;
 			r = -EINVAL;
+		} else if (wc->sb.origin_id[0] && origin_id[0] &&
+			   strcmp(wc->sb.origin_id, origin_id)) {
+			DMERR("%s: origin %pg is %s; the cache belongs to %s",
+			      wow_name(wc), wc->origin_dev->bdev, origin_id,
+			      wc->sb.origin_id);
+			*error = "Origin is not the device this cache was formatted for";
+			r = -EINVAL;
 		}
 		break;
 	case WOW_SB_ZERO:
 		memset(&wc->sb, 0, sizeof(wc->sb));
 		wc->sb.geo = table;
+		strscpy(wc->sb.origin_id, origin_id, sizeof(wc->sb.origin_id));
 		get_random_bytes(wc->sb.uuid, sizeof(wc->sb.uuid));
 		wc->needs_format = true;
 		break;

@@ -177,6 +177,7 @@ struct wow_sb_info {
 	u32 flags;
 	u64 format_seq;
 	u8 uuid[16];
+	char origin_id[WOW_ORIGIN_ID_LEN];	/* NUL terminated; "" none */
 };
 
 /* What the first block of a cache device holds. */

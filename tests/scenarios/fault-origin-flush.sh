@@ -1,14 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Invariant 8 when the origin fails the flush a log append needs: a FUA
-# write to a cached block while a bypassed write is waiting for an origin
-# flush, and that flush fails (dm-flakey error_writes under the origin).
-# The origin error must keep the device usable (state stays "cleaning",
-# not read_only; the FUA write completes, it asked for no flush of earlier
-# writes), a FLUSH must fail while the bypassed write cannot be made
-# durable, and once the fault clears a FLUSH succeeds and cleaning ends
-# with the data on the origin.
+# Invariant 8 when the origin fails the flush a log append needs: an
+# O_SYNC write (FUA, then a FLUSH) to a cached block while a bypassed write
+# is waiting for an origin flush, and that flush fails (dm-flakey
+# error_writes under the origin).  The origin error must keep the device
+# usable (state stays "cleaning", not read_only; the FUA write's data is
+# in the log), the FLUSHes must fail while the bypassed write cannot be
+# made durable, and once the fault clears a FLUSH succeeds and cleaning
+# ends with the data on the origin.
 #
 # vm: origin=2G cache=256M timeout=180
 . "${WOW_LIB:-/wow/lib.sh}"
@@ -32,10 +32,14 @@ info "origin fails every write and flush from now on"
 run dmsetup suspend of-fl
 run dmsetup reload of-fl --table "0 $LEN flakey $ORIGIN 0 0 3600 1 error_writes"
 run dmsetup resume of-fl
-info "FUA write to the cached block: its append needs the origin flush"
-run fio --name=fua --filename="$D" --rw=write --bs=4k --offset=409600 \
+info "O_SYNC write to the cached block: its append needs the origin flush"
+# A block device's O_SYNC write is a FUA write and then a FLUSH; the FLUSH
+# must fail (W cannot be made durable), the FUA write itself need not.
+if fio --name=fua --filename="$D" --rw=write --bs=4k --offset=409600 \
 	--size=4k --direct=1 --sync=1 --ioengine=psync --buffer_pattern=0x5a \
-	--output=/tmp/of.fio
+	--output=/tmp/of.fio; then
+	fail "an O_SYNC write succeeded while the origin cannot flush W"
+fi
 st=$(wow_status of)
 echo "status: $st"
 [ "${st%% *}" = cleaning ] || fail "an origin flush error changed the state: $st"
