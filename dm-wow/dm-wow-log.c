@@ -951,6 +951,7 @@ int wow_log_format(struct wow_cache *wc)
 
 /* Recovery's verdicts, as the kernel log says them. */
 #define MSG_DURABLE_CORRUPT "%s: log record %llu (segment %u) was durable (record %llu of segment %u says so) but is corrupt; not loading"
+#define MSG_DURABLE_HARMLESS "%s: log record %llu (segment %u) was durable but is corrupt; every block it held has a newer version: dropped"
 #define MSG_DROPPED "%s: segment %u: dropped a torn or corrupt log record at block %u"
 #define MSG_DROPPED_FIRST "%s: segment %u: dropped a torn or corrupt log record at block 0: the first of the segment, so all of its records"
 
@@ -978,13 +979,24 @@ struct wow_scan {
 		u64 seq;
 		u64 durable;
 	} *claims;
-	/* bad records (torn or corrupt): seq and segment; then sorted seqs */
+	/*
+	 * Bad records (torn or corrupt), then their sorted seqs.  When the
+	 * bad record's header is intact, lost[] lists the origin blocks whose
+	 * versions dropping it (and the rest of its segment) loses.
+	 */
 	struct wow_suspect {
-		u64 seq;
+		u64 seq;	/* first: cmp_u64 sorts by it */
 		u32 seg;
+		bool known;	/* lost[] is complete */
+		bool judged;
+		u32 nr_lost;
+		u64 *lost;
 	} *sus;
 	u64 *suspects;
 	u32 nr_suspects;
+	/* the envelope of the tombstones (apply_tombs) */
+	struct wow_tomb_range *kenv;
+	u32 nr_kenv;
 };
 
 static int add_clean_mark(struct wow_scan *sc, struct wow_tomb_range *tr)
@@ -1020,22 +1032,81 @@ static void note_claim(struct wow_scan *sc, u32 s, u64 seq, u64 durable)
 	}
 }
 
-/* At most one per segment: the scan of a segment stops at a bad record. */
-static void note_suspect(struct wow_scan *sc, u32 s, u64 seq)
+/* Add @n origin blocks a suspect's drop loses. */
+static void suspect_loses(struct wow_suspect *su, const u64 *b, u32 n)
 {
+	u64 *more;
+
+	if (!su->known || !n)
+		return;
+	more = kvmalloc_array(su->nr_lost + n, sizeof(u64), GFP_KERNEL);
+	if (!more) {
+		su->known = false;	/* then it is judged by its seq only */
+		return;
+	}
+	if (su->nr_lost)
+		memcpy(more, su->lost, su->nr_lost * sizeof(u64));
+	memcpy(more + su->nr_lost, b, n * sizeof(u64));
+	kvfree(su->lost);
+	su->lost = more;
+	su->nr_lost += n;
+}
+
+/*
+ * At most one per segment: the scan of a segment stops at a bad record.
+ * @b (@n blocks) are its origin blocks when its header is intact, else
+ * NULL.
+ */
+static struct wow_suspect *note_suspect(struct wow_scan *sc, u32 s, u64 seq,
+					const u64 *b, u32 n)
+{
+	struct wow_suspect *su = &sc->sus[sc->nr_suspects++];
+
 	sc->max_seen = max(sc->max_seen, seq);
-	sc->sus[sc->nr_suspects].seq = seq;
-	sc->sus[sc->nr_suspects++].seg = s;
+	memset(su, 0, sizeof(*su));
+	su->seq = seq;
+	su->seg = s;
+	su->known = !!b;
+	suspect_loses(su, b, n);
+	return su;
+}
+
+/*
+ * Does dropping suspect @su lose nothing?  So when each block it would
+ * lose has a newer recovered version or a tombstone that kills its
+ * version: the stale records of a freed segment's earlier life, damaged
+ * by a torn write of the segment's next life, are such.
+ */
+static bool suspect_harmless(struct wow_cache *wc, struct wow_scan *sc,
+			     struct wow_suspect *su)
+{
+	const struct wow_tomb_range *e;
+	u32 i, slot;
+
+	if (!su->known)
+		return false;
+	for (i = 0; i < su->nr_lost; i++) {
+		slot = wow_index_lookup(&wc->index, to_oblock(su->lost[i]));
+		if (slot != WOW_NO_SLOT && sc->slot_seq[slot] > su->seq)
+			continue;
+		e = wow_tomb_find(sc->kenv, sc->nr_kenv, su->lost[i]);
+		if (e && e->t >= su->seq)
+			continue;
+		return false;
+	}
+	return true;
 }
 
 /*
  * Torn or corrupt?  A bad record that a valid record of its epoch proves
  * durable was durable and is corrupt now: refuse the load rather than
- * serve an older version.  Any other bad record is the torn tail of a
- * power cut (never durable, so never acknowledged) and is dropped.
+ * serve an older version, unless dropping it loses nothing.  Any other
+ * bad record is the torn tail of a power cut (never durable, so never
+ * acknowledged) and is dropped.  Each suspect is judged once.
  */
 static int judge_suspects(struct wow_cache *wc, struct wow_scan *sc)
 {
+	struct wow_suspect *su;
 	u32 s, j;
 	int i;
 
@@ -1050,11 +1121,22 @@ static int judge_suspects(struct wow_cache *wc, struct wow_scan *sc)
 			continue;
 		i = wow_first_vouched(sc->suspects, sc->nr_suspects, c->seq,
 				      c->durable);
-		if (i < 0)
-			continue;
-		DMERR(MSG_DURABLE_CORRUPT, wow_name(wc), sc->suspects[i],
-		      sc->sus[i].seg, c->seq, s);
-		return -EUCLEAN;
+		for (j = i; i >= 0 && j < sc->nr_suspects &&
+		     sc->suspects[j] <= c->durable &&
+		     wow_epoch(sc->suspects[j]) == wow_epoch(c->seq); j++) {
+			su = &sc->sus[j];
+			if (su->judged)
+				continue;
+			su->judged = true;
+			if (suspect_harmless(wc, sc, su)) {
+				DMWARN(MSG_DURABLE_HARMLESS, wow_name(wc),
+				       su->seq, su->seg);
+				continue;
+			}
+			DMERR(MSG_DURABLE_CORRUPT, wow_name(wc), su->seq,
+			      su->seg, c->seq, s);
+			return -EUCLEAN;
+		}
 	}
 	return 0;
 }
@@ -1065,7 +1147,7 @@ static int judge_suspects(struct wow_cache *wc, struct wow_scan *sc)
  * applied).  That is what tells a corrupt durable record from a torn one.
  */
 static int scan_proof(struct wow_cache *wc, struct wow_scan *sc, u32 s,
-		      u32 off, u64 last, u64 seg_seq)
+		      u32 off, u64 last, u64 seg_seq, struct wow_suspect *su)
 {
 	u32 bs = wc->args.block_size, bps = wc->blocks_per_seg;
 	struct wow_record_info ri;
@@ -1082,6 +1164,14 @@ static int scan_proof(struct wow_cache *wc, struct wow_scan *sc, u32 s,
 		    ri.nr_data > bps - off - 1)
 			break;
 		note_claim(sc, s, ri.seq, ri.durable_seq);
+		if (su && su->known) {
+			__le64 *raw = wow_record_oblocks(sc->buf, ri.nr_tombs);
+			u32 i;
+
+			for (i = 0; i < ri.nr_data; i++)
+				sc->oblocks[i] = le64_to_cpu(raw[i]);
+			suspect_loses(su, sc->oblocks, ri.nr_data);
+		}
 		last = ri.seq;
 		off += 1 + ri.nr_data;
 	}
@@ -1108,7 +1198,7 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 		struct wow_record_info ri;
 		enum wow_rec_kind kind;
 		u32 i, done, csum, nt = 0;
-		bool ok;
+		bool ok, decoded = false;
 
 		r = wow_sync_io(bdev, wow_slot_sector(wc, slot_of(wc, s, off)),
 				sc->buf, bs, REQ_OP_READ);
@@ -1148,6 +1238,7 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 				sc->oblocks[i] = le64_to_cpu(raw[i]);
 				ok &= sc->oblocks[i] < nr_oblocks;
 			}
+			decoded = ok;
 		}
 		/* the data: crc in chunks (this reuses the header buffer) */
 		csum = ~0U;
@@ -1166,17 +1257,21 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 		if (!ok) {
 			/* its seq: from an intact header, else the next one */
 			u64 sseq = kind == WOW_REC_OK ? ri.seq : off ? last + 1 : 0;
+			struct wow_suspect *su = NULL;
 
 			sc->nr_dropped++;
+			/* its origin blocks are known if its header held */
 			if (sseq)
-				note_suspect(sc, s, sseq);
+				su = note_suspect(sc, s, sseq,
+						  decoded ? sc->oblocks : NULL,
+						  ri.nr_data);
 			if (off)
 				DMWARN(MSG_DROPPED, wow_name(wc), s, off);
 			else
 				DMERR(MSG_DROPPED_FIRST, wow_name(wc), s);
 			if (kind == WOW_REC_OK && ri.nr_data <= bps - off - 1) {
 				r = scan_proof(wc, sc, s, off + 1 + ri.nr_data,
-					       ri.seq, ri.seg_seq);
+					       ri.seq, ri.seg_seq, su);
 				if (r)
 					return r;
 			}
@@ -1218,7 +1313,7 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
  */
 static int apply_tombs(struct wow_cache *wc, struct wow_scan *sc)
 {
-	struct wow_tomb_range *kills, *kenv = NULL, *cenv = NULL;
+	struct wow_tomb_range *kills, *kenv, *cenv;
 	const struct wow_tomb_range *e;
 	u32 nk = 0, nke = 0, nce = 0, s, i;
 	u32 *heap = NULL;
@@ -1262,6 +1357,10 @@ static int apply_tombs(struct wow_cache *wc, struct wow_scan *sc)
 		if (!(s % 4096))
 			cond_resched();
 	}
+	/* judge_suspects asks it which lost versions were dead anyway */
+	sc->kenv = kenv;
+	sc->nr_kenv = nke;
+	kenv = NULL;
 	r = 0;
 out:
 	kvfree(kills);
@@ -1405,7 +1504,9 @@ int wow_log_recover(struct wow_cache *wc)
 		cond_resched();
 	}
 
-	r = judge_suspects(wc, &sc);
+	r = apply_tombs(wc, &sc);
+	if (!r)
+		r = judge_suspects(wc, &sc);
 	if (r)
 		goto out;
 	/* a new epoch: nothing written from now on vouches for a dropped record */
@@ -1416,10 +1517,6 @@ int wow_log_recover(struct wow_cache *wc)
 		r = -EOVERFLOW;
 		goto out;
 	}
-
-	r = apply_tombs(wc, &sc);
-	if (r)
-		goto out;
 
 	/* count what survived; survivors are dirty unless marked clean */
 	for (i = 0; i < wc->nr_slots; i++) {
@@ -1479,8 +1576,11 @@ out:
 		      wow_name(wc));
 	vfree(sc.slot_seq);
 	vfree(sc.claims);
+	for (i = 0; i < sc.nr_suspects; i++)
+		kvfree(sc.sus[i].lost);
 	vfree(sc.sus);
 	vfree(sc.suspects);
+	kvfree(sc.kenv);
 	kvfree(sc.cleans);
 	kvfree(sc.buf);
 	kvfree(sc.oblocks);

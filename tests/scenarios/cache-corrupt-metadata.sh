@@ -24,6 +24,10 @@
 #  (d) after (c): the writes and the clean shutdown that followed the
 #      drop, the next load still takes the dropped record as torn (it
 #      was never durable) and loads; nothing is lost.
+#  (e) a flipped data byte in a durable record whose every block was
+#      rewritten later: dropping it loses nothing, so the cache loads with
+#      the newer data (the stale records a torn write of a reused
+#      segment's first record damages are such).
 # Each sub-check is run and reported; the scenario fails at the end if any
 # of them failed.
 #
@@ -216,6 +220,48 @@ if dmsetup create cm --table "$(wow_table "$ORIGIN" "$CACHE")"; then
 else
 	dmesg_since | grep -E 'wow' | sed 's/^/    kernel: /'
 	FAILED="$FAILED; (d) the cache does not load after a clean shutdown that followed a dropped torn record"
+fi
+
+# ---- (e) a durable record whose every block has a newer version ----
+# Batch X (128 KiB) and then 1 MiB of Z are written and committed: segment
+# 0 fills and the log goes on in segment 1.  Then X and Z are written again
+# (Y, Z2), so every block segment 0 holds has a newer version elsewhere.
+# The second record of segment 0 is corrupted: later records prove it
+# durable, but dropping it (and the records after it in its segment) loses
+# nothing, so the cache must load with the newer data.  This is what a torn
+# write of a reused segment's first record does to the stale records of
+# the segment's earlier life.
+info "(e) corrupt a durable record whose blocks were all rewritten"
+wow_reset_disks
+wow_create cm "$ORIGIN" "$CACHE"
+for f in x y; do
+	dd if=/dev/urandom of=$CM/e.$f bs=128k count=1 2> /dev/null
+done
+for f in z z2; do
+	dd if=/dev/urandom of=$CM/e.$f bs=1M count=1 2> /dev/null
+done
+put $CM/e.x "$(dm_node cm)" 0
+put $CM/e.z "$(dm_node cm)" 1048576
+wow_message cm commit
+put $CM/e.y "$(dm_node cm)" 0
+put $CM/e.z2 "$(dm_node cm)" 1048576
+wow_message cm commit
+wow_remove cm
+log_records "$CACHE" 0 > $CM/e.records
+sed 's/^/    /' $CM/e.records
+set -- $(sed -n 2p $CM/e.records)
+[ $# -eq 6 ] || fail "(e) no second record in segment 0"
+echo "flip byte $(($1 + 4096 + 100)) (data of record $2): $(flip_byte "$CACHE" $(($1 + 4096 + 100)))"
+if dmsetup create cm --table "$(wow_table "$ORIGIN" "$CACHE")"; then
+	dmesg_since | grep -E 'wow' | sed 's/^/    kernel: /'
+	dmesg_since | grep -q "every block it held has a newer version" ||
+		FAILED="$FAILED; (e) no 'every block it held has a newer version' message"
+	same $CM/e.y "$(dm_node cm)" 0 || FAILED="$FAILED; (e) batch Y lost"
+	same $CM/e.z2 "$(dm_node cm)" 1048576 || FAILED="$FAILED; (e) Z2 lost"
+	wow_remove cm
+else
+	dmesg_since | grep -E 'wow' | sed 's/^/    kernel: /'
+	FAILED="$FAILED; (e) a corrupt durable record whose blocks all have newer versions made the load fail"
 fi
 
 [ -z "$FAILED" ] || fail "${FAILED#; }"
