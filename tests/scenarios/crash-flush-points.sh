@@ -27,7 +27,10 @@
 # there is any.
 #
 # WOW_PROFILE=quick (default): up to 200 points, one variant each
-# (rotating all/subset/torn); full: up to 1500 points, three variants each.
+# (rotating subset/torn/all), phase 2 cut short (with a note) after
+# 1200 s; full: up to 1000 points, three variants each, no time limit
+# (give wowvm.py a longer timeout).  WOW_FP_BUDGET overrides the number
+# of points.
 #
 # vm: origin=2G cache=512M timeout=1800
 . "${WOW_LIB:-/wow/lib.sh}"
@@ -37,8 +40,8 @@ command -v logreplay > /dev/null || fail "no logreplay in the guest"
 
 PROFILE=${WOW_PROFILE:-quick}
 case $PROFILE in
-quick) BUDGET=200 VARIANTS="rotate" WRITE_S=16 ;;
-full) BUDGET=1500 VARIANTS="all subset torn" WRITE_S=40 ;;
+quick) BUDGET=200 VARIANTS="rotate" WRITE_S=16 LIMIT_S=1200 ;;
+full) BUDGET=1000 VARIANTS="torn subset all" WRITE_S=40 LIMIT_S=0 ;;
 *) fail "unknown WOW_PROFILE '$PROFILE' (quick or full)" ;;
 esac
 [ -z "$WOW_FP_BUDGET" ] || BUDGET=$WOW_FP_BUDGET
@@ -158,9 +161,11 @@ WT="0 $OLEN wow $SO $SC 2 $OPTS"
 CHECKED=0 TRIED=0 FAILS=0 SHOWN=0 TORN=0 DROPPED=0 POS=0 FRESH=1
 T1=$(now)
 
-# failed WHAT DETAIL_FILE: count and describe one failure
+# failed KIND WHAT DETAIL_FILE: count and describe one failure
 failed() {
 	FAILS=$((FAILS + 1))
+	eval "F_$1=\$((\${F_$1:-0} + 1))"
+	shift
 	echo "FAILURE $FAILS: point $n (entry $e, window [$((e + 1)),$w)) variant $v seed $seed: $1"
 	echo "    variant: $vdesc"
 	if [ $SHOWN -lt 8 ]; then
@@ -174,12 +179,12 @@ failed() {
 
 # load_check WHICH OBS_OUT [OBS_IN]: load wow over the slices, check it
 load_check() {
-	_which=$1
-	shift
+	_n=$1 _which=$2
+	shift 2
 	dmesg_clear
 	tick other
 	if ! dmsetup create fw --table "$WT" 2> $T/create.err; then
-		failed "$_which refused: $(dmesg_since | grep -E 'wow: .*(not loading|cannot|error)' | head -n 1)" ""
+		failed "refused$_n" "$_which refused: $(dmesg_since | grep -E 'wow: .*(not loading|cannot|error)' | head -n 1)" ""
 		dmsetup remove fw > /dev/null 2>&1
 		return 1
 	fi
@@ -188,7 +193,7 @@ load_check() {
 	tick other
 	if ! wowcrash check /dev/mapper/fw "$SJ" "$@" > $T/check.out 2>&1
 	then
-		failed "check failed after the $_which" $T/check.out
+		failed "check$_n" "check failed after the $_which" $T/check.out
 		dmsetup remove fw
 		return 1
 	fi
@@ -230,24 +235,29 @@ while read -r n e w; do
 			fail "logreplay variant failed"
 		tick variant
 		case $vdesc in *" torn to "*) TORN=$((TORN + 1)) ;; esac
-		load_check "load at the crash point" $T/o1 || continue
+		load_check 1 "load at the crash point" $T/o1 || continue
 		# a few more writes, a clean shutdown, load and check again
 		if ! WOWCRASH_WRITES=4 wowcrash write /dev/mapper/fw "$SJ" 2 \
 			$seed > $T/more.out 2>&1; then
-			failed "writes after recovery failed" $T/more.out
+			failed write "writes after recovery failed" $T/more.out
 			dmsetup remove fw
 			continue
 		fi
 		tick write
 		dmsetup remove fw || fail "cannot remove the recovered device"
 		tick remove
-		load_check "load after writes and a clean shutdown" $T/o2 \
+		load_check 2 "load after writes and a clean shutdown" $T/o2 \
 			$T/o1 || continue
 		tick other
 		dmsetup remove fw || fail "cannot remove the recovered device"
 		tick remove
 	done
 	CHECKED=$((CHECKED + 1))
+	if [ "$LIMIT_S" -gt 0 ] && [ $(((LAST - ${T1%.*}00) / 100)) -gt "$LIMIT_S" ]
+	then
+		echo "NOTE: stopping after $CHECKED points: phase 2 ran past ${LIMIT_S} s"
+		break
+	fi
 	if [ $((CHECKED % 25)) = 0 ]; then
 		echo "[$(since "$T0") s] $CHECKED points, $TRIED variants, $FAILS failures"
 	fi
@@ -256,5 +266,6 @@ done < $T/sample
 echo "crash-flush-points: $CHECKED flush points checked (of $NP), $TRIED variants tried ($TORN torn, $DROPPED loads dropped a torn record), $FAILS failures; phase 2 took $(since "$T1") s"
 echo "phase 2 time in s: advance $((TIME_advance / 100)), snapshot $((TIME_snapshot / 100)), variant $((TIME_variant / 100)), load $((TIME_load / 100)), check $((TIME_check / 100)), write $((TIME_write / 100)), remove $((TIME_remove / 100)), other $((TIME_other / 100))"
 for d in sj sc so fps fpb fpl fpd; do dmsetup remove $d; done
+echo "failures by kind: load at the point refused ${F_refused1:-0}, check at the point ${F_check1:-0}, writes after recovery ${F_write:-0}, load after a clean shutdown refused ${F_refused2:-0}, check after it ${F_check2:-0}"
 [ $FAILS = 0 ] || fail "$FAILS of $TRIED crash states failed (first ones above)"
 echo "crash-flush-points: ok"
