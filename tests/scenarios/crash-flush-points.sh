@@ -158,26 +158,29 @@ slices s "$S"
 SO=$(dm_node so) SC=$(dm_node sc) SJ=$(dm_node sj)
 WT="0 $OLEN wow $SO $SC 2 $OPTS"
 
-CHECKED=0 TRIED=0 FAILS=0 SHOWN=0 TORN=0 DROPPED=0 POS=0 FRESH=1
+CHECKED=0 TRIED=0 FAILS=0 TORN=0 DROPPED=0 POS=0 FRESH=1
 T1=$(now)
 
 # failed KIND WHAT DETAIL_FILE: count and describe one failure
 failed() {
 	FAILS=$((FAILS + 1))
 	eval "F_$1=\$((\${F_$1:-0} + 1))"
+	_kind=$1
 	shift
 	echo "FAILURE $FAILS: point $n (entry $e, window [$((e + 1)),$w)) variant $v seed $seed: $1"
 	echo "    variant: $vdesc"
-	if [ $SHOWN -lt 8 ]; then
-		SHOWN=$((SHOWN + 1))
-		[ -z "$2" ] || grep -E 'VIOLATION|wowcrash' "$2" | head -n 6 |
-			sed 's/^/    /'
-		dmesg_since | grep -E 'wow|snapshot' | tail -n 8 |
-			sed 's/^/    kernel: /'
-	fi
+	[ -z "$2" ] || grep -E 'VIOLATION|wowcrash' "$2" | head -n 3 |
+		sed 's/^/    /'
+	# the kernel's messages for the first three of each kind
+	eval "_shown=\${SHOWN_$_kind:-0}"
+	[ "$_shown" -lt 3 ] || return 0
+	eval "SHOWN_$_kind=$((_shown + 1))"
+	dmesg_since | grep -E 'wow|snapshot' | tail -n 8 |
+		sed 's/^/    kernel: /'
 }
 
-# load_check WHICH OBS_OUT [OBS_IN]: load wow over the slices, check it
+# load_check N WHICH OBS_OUT [OBS_IN]: load wow over the slices (load N
+# of this variant), check it
 load_check() {
 	_n=$1 _which=$2
 	shift 2

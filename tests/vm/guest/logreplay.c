@@ -284,12 +284,23 @@ static uint64_t rnd(void)
  * state at its flush point:
  *   all	every entry, in order;
  *   subset	FUA-only entries up to a random cut (a FUA write completed
- *		before the power cut is on the media), every other entry
- *		(plain writes, discards, the closing flush's write) kept or
+ *		before the power cut is on the media); when the cut keeps
+ *		them all, every other entry (plain writes, discards) kept or
  *		not at random (a volatile write cache keeps any subset);
- *   torn	every entry, but the newest write that touches sectors
- *		[CLO, CHI) (the cache device) only in part: its first block
- *		(8 sectors: "header written, data not") or a random prefix.
+ *   torn	the newest write that touches sectors [CLO, CHI) (the
+ *		cache device) only in part: its first block (8 sectors:
+ *		"header written, data not") or a random prefix; if it is
+ *		a plain write, every other entry too; if it is a FUA write,
+ *		only the FUA writes before it.
+ *
+ * The log does not say when a write was issued, only when it completed
+ * (FUA) or was flushed (plain), so a plain write of the window may have
+ * been issued after any FUA write of it completed (as the journal's
+ * discards are, or dm-wow's next record after a FUA one): keeping such a
+ * write without that FUA write would be a state no disk can reach.  So
+ * plain writes are kept only with every FUA write of the window, and a
+ * torn FUA write ends the state.  Dropping every plain write is always
+ * possible (a volatile cache lost them).
  * Prints one line saying what it applied.
  */
 static int cmd_variant(int argc, char **argv)
@@ -315,9 +326,11 @@ static int cmd_variant(int argc, char **argv)
 	for (i = a; i < b; i++)
 		fua_total += (idx[i].flags & (LOG_FUA | LOG_FLUSH)) == LOG_FUA;
 	fua_cut = fua_total;
-	if (!strcmp(mode, "subset"))
-		fua_cut = rnd() % (fua_total + 1);
-	else if (!strcmp(mode, "torn")) {
+	if (!strcmp(mode, "subset")) {
+		/* half the time every FUA write, and plain ones at random */
+		if (rnd() % 2)
+			fua_cut = rnd() % (fua_total + 1);
+	} else if (!strcmp(mode, "torn")) {
 		for (i = b; i-- > a;)
 			if (!(idx[i].flags & LOG_DISCARD) && idx[i].nr &&
 			    idx[i].sector < chi &&
@@ -332,6 +345,15 @@ static int cmd_variant(int argc, char **argv)
 				tnr = 8;
 			else
 				tnr = nr > 1 ? 1 + rnd() % (nr - 1) : 0;
+			/* a torn FUA write: the state ends with it */
+			if ((idx[torn].flags & (LOG_FUA | LOG_FLUSH)) ==
+			    LOG_FUA) {
+				fua_cut = 0;
+				for (i = a; i < torn; i++)
+					fua_cut += (idx[i].flags &
+						    (LOG_FUA | LOG_FLUSH)) ==
+						   LOG_FUA;
+			}
 		}
 	} else if (strcmp(mode, "all")) {
 		usage();
@@ -340,8 +362,12 @@ static int cmd_variant(int argc, char **argv)
 		struct ient *x = &idx[i];
 		int keep;
 
-		if ((x->flags & (LOG_FUA | LOG_FLUSH)) == LOG_FUA)
+		if (i == torn)
+			keep = 1;
+		else if ((x->flags & (LOG_FUA | LOG_FLUSH)) == LOG_FUA)
 			keep = fua_seen++ < fua_cut;
+		else if (fua_cut < fua_total)
+			keep = 0;	/* maybe issued after a FUA cut off */
 		else if (!strcmp(mode, "subset"))
 			keep = rnd() % 2;
 		else
