@@ -831,7 +831,9 @@ int main(int argc, char **argv)
 	fprintf(stderr,
 		"usage: wowcrash write DEV JDIR BOOT SEED [SECONDS]\n"
 		"       wowcrash check DEV JDIR [OBSERVED]\n"
+		"       wowcrash check DEV JDEV [OBS_OUT [OBS_IN]]\n"
 		"       wowcrash forge DEV JDIR old|garbage|zero|swap\n"
-		"       wowcrash span\n");
+		"       wowcrash span\n"
+		"env: WOWCRASH_SPAN=\"OFFSET_MIB LENGTH_MIB\" WOWCRASH_WRITES=N WOWCRASH_DISCARD=1\n");
 	return 2;
 }
