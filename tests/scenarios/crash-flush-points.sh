@@ -209,19 +209,24 @@ load_check() {
 	return 0
 }
 
-# renew the snapshot (the other COW device) and apply the variant again
+# renew_apply: renew the snapshot (on the other COW device: not in a
+# subshell, COW must change here) and apply the variant; sets vdesc
 renew_apply() {
 	COW=$((1 - COW))
 	dmsetup reload fps --table "$SNAP$COW N 128" && dmsetup resume fps ||
 		fail "cannot renew the snapshot"
 	logreplay variant "$(dm_node fpl)" $T/idx "$S" $((e + 1)) "$w" "$v" \
-		$seed $OLEN $((OLEN + CLEN))
+		$seed $OLEN $((OLEN + CLEN)) > $T/variant.out ||
+		fail "logreplay variant failed"
+	vdesc=$(cat $T/variant.out)
 }
 
 # retry_variant: after a failure at the point, build the same state again
 # and load and check it once more: is it the log's state or a race?
 retry_variant() {
-	renew_apply > /dev/null || fail "logreplay variant failed"
+	_vdesc=$vdesc
+	renew_apply
+	vdesc=$_vdesc
 	if dmsetup create fw --table "$WT" > /dev/null 2>&1; then
 		if wowcrash check /dev/mapper/fw "$SJ" > $T/retry.out 2>&1
 		then
@@ -257,7 +262,7 @@ while read -r n e w; do
 	for v in $vl; do
 		seed=$((n * 8 + TRIED % 8 + 1))
 		TRIED=$((TRIED + 1))
-		vdesc=$(renew_apply) || fail "logreplay variant failed"
+		renew_apply
 		tick variant
 		case $vdesc in *" torn to "*) TORN=$((TORN + 1)) ;; esac
 		if ! load_check 1 "load at the crash point" $T/o1; then
