@@ -95,7 +95,7 @@ KMOD_LINKS = ["sbin/modprobe", "sbin/insmod", "sbin/rmmod", "sbin/lsmod",
 MODULES = [
     "dm-mod", "dm-flakey", "dm-log-writes", "dm-delay", "dm-writecache",
     "dm-cache", "dm-cache-smq", "dm-zero", "bcache", "loop", "brd",
-    "null_blk", "virtio_blk", "virtio_pci", "9p", "9pnet_virtio",
+    "null_blk", "virtio_blk", "virtio_pci", "9p", "9pnet_virtio", "dm-snapshot",
     "libcrc32c", "crc32c_generic", "crc32c-intel",
 ]
 MODULE_INDEX_FILES = ["modules.order", "modules.builtin",

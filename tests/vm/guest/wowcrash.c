@@ -31,6 +31,17 @@
  *   wowcrash span
  *	Print "OFFSET_BYTES LENGTH_BYTES" of the span wowcrash uses.
  *
+ * When JDIR is a block device (a region of its own, e.g. a slice of the
+ * same dm-log-writes device as DEV), the journal is kept on it: one FUA
+ * entry (512 bytes, crc32c) per batch, at slot = entry number, so a crash
+ * state of that device holds a subset of the acknowledged entries.  Then
+ * `check DEV JDEV [OBS_OUT [OBS_IN]]` takes observation files by path,
+ * and WOWCRASH_DISCARD=1 makes `write` discard some owned blocks
+ * (journalled before the discard is issued: the block is unspecified until
+ * its next journalled write).  WOWCRASH_SPAN="OFFSET_MIB LENGTH_MIB" moves
+ * the span; WOWCRASH_WRITES=N stops each thread after N writes; SIGALRM
+ * stops `write`.
+ *
  * Block layout (little endian): magic "WOWCRASH", block number (4 KiB units
  * from the start of DEV), generation, thread, crc32c of the block with the
  * crc field zero; the rest is a pseudo-random fill from (block, gen).
@@ -50,20 +61,54 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #define BS		4096u
 #define NTHREADS	4u
-#define PER_THREAD	2048u			/* owned blocks per thread */
 #define STRIDE		32u			/* blocks per slot */
-#define SPAN_OFFSET	(64ull << 20)		/* bytes into DEV */
-#define SPAN_BLOCKS	(PER_THREAD * STRIDE)	/* 65536 = 256 MiB */
-#define FIRST_BLOCK	(SPAN_OFFSET / BS)
 #define HOT_BLOCKS	64u			/* per thread */
 #define GEN_PER_BOOT	1000000000ull
 #define MAGIC		0x4853415243574f57ull	/* "WOWCRASH" */
+
+/*
+ * The span: by default 256 MiB from 64 MiB into DEV (2048 owned blocks per
+ * thread); WOWCRASH_SPAN="OFFSET_MIB LENGTH_MIB" moves and sizes it (the
+ * length a multiple of 1 MiB, at least 8 MiB).
+ */
+static unsigned int per_thread = 2048;		/* owned blocks per thread */
+static uint64_t span_offset = 64ull << 20;	/* bytes into DEV */
+#define SPAN_BLOCKS	((uint64_t)per_thread * STRIDE)
+#define FIRST_BLOCK	(span_offset / BS)
+
+/*
+ * Block journal (JDIR is a block device): 512-byte entries, each a batch of
+ * (block, generation) items written with O_DIRECT | O_DSYNC (FUA) at slot
+ * = entry number.  A discard item has JDISCARD set in its generation and
+ * is journalled before the discard is issued.
+ */
+#define JSECT		512u
+#define JMAGIC		0x314c4e524a574f57ull	/* "WOWJRNL1" */
+#define JITEMS		30u
+#define JDISCARD	(1ull << 63)
+
+struct jitem {
+	uint64_t block;
+	uint64_t gen;
+};
+
+struct jent {
+	uint64_t magic;
+	uint64_t slot;
+	uint32_t thread;
+	uint32_t n;
+	uint32_t crc;
+	uint32_t pad;
+	struct jitem item[JITEMS];
+};
 
 struct hdr {
 	uint64_t magic;
@@ -227,20 +272,127 @@ static void journal_append(int fd, const uint64_t *blk, const uint64_t *gen,
 		die("journal fsync: %s", strerror(errno));
 }
 
+/* ---- block journal ---- */
+
+static int jblock;		/* JDIR is a block device */
+static uint64_t jslots;		/* entries it holds */
+static uint64_t jnext;		/* next free slot (atomic) */
+static volatile int jfull;
+
+static uint32_t jent_crc(struct jent *e)
+{
+	uint32_t saved = e->crc, c;
+
+	e->crc = 0;
+	c = crc32c(e, sizeof(*e));
+	e->crc = saved;
+	return c;
+}
+
+static int jent_valid(struct jent *e, uint64_t slot)
+{
+	return e->magic == JMAGIC && e->slot == slot && e->n >= 1 &&
+	       e->n <= JITEMS && e->crc == jent_crc(e);
+}
+
+static int is_blockdev(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISBLK(st.st_mode);
+}
+
+/*
+ * Read the block journal: call fn for each item of each valid entry;
+ * returns the number of valid entries and sets jnext past the last one.
+ */
+static uint64_t bjournal_read(const char *path,
+			      void (*fn)(uint64_t b, uint64_t g))
+{
+	uint64_t size, i, valid = 0, chunk = 2048, j;
+	struct jent *buf;
+	int fd = open(path, O_RDONLY | O_DIRECT);
+
+	if (fd < 0)
+		die("%s: %s", path, strerror(errno));
+	size = lseek(fd, 0, SEEK_END);
+	jslots = size / JSECT;
+	if (posix_memalign((void **)&buf, BS, chunk * JSECT))
+		die("out of memory");
+	for (i = 0; i < jslots; i += chunk) {
+		uint64_t n = jslots - i < chunk ? jslots - i : chunk;
+
+		if (pread(fd, buf, n * JSECT, i * JSECT) != (ssize_t)(n * JSECT))
+			die("read %s: %s", path, strerror(errno));
+		for (j = 0; j < n; j++) {
+			struct jent *e = &buf[j];
+			unsigned int k;
+
+			if (!jent_valid(e, i + j))
+				continue;
+			valid++;
+			jnext = i + j + 1;
+			for (k = 0; fn && k < e->n; k++)
+				fn(e->item[k].block, e->item[k].gen);
+		}
+	}
+	free(buf);
+	close(fd);
+	return valid;
+}
+
 /* ---- write ---- */
 
 struct wctx {
 	const char *dev, *jdir;
 	unsigned int t, boot;
-	uint64_t seed;
+	uint64_t seed, max_writes;
+	int discards;
 	volatile int *stop;
-	uint64_t writes, flushes, fuas;
+	uint64_t writes, flushes, fuas, nr_discards;
+	struct jent *jent;
 };
 
 static uint64_t rng(uint64_t *s)
 {
 	*s += 0x9e3779b97f4a7c15ull;
 	return mix64(*s);
+}
+
+/*
+ * Journal n items; in block mode as one FUA entry (n <= JITEMS).  A full
+ * journal stops every writer (the items are not journalled: harmless).
+ */
+static void journal(struct wctx *c, int jfd, const uint64_t *blk,
+		    const uint64_t *gen, unsigned int n)
+{
+	struct jent *e = c->jent;
+	uint64_t slot;
+	unsigned int i;
+
+	if (!jblock) {
+		journal_append(jfd, blk, gen, n);
+		return;
+	}
+	slot = __atomic_fetch_add(&jnext, 1, __ATOMIC_SEQ_CST);
+	if (slot >= jslots) {
+		jfull = 1;
+		*c->stop = 1;
+		return;
+	}
+	memset(e, 0, sizeof(*e));
+	e->magic = JMAGIC;
+	e->slot = slot;
+	e->thread = c->t;
+	e->n = n;
+	for (i = 0; i < n; i++) {
+		e->item[i].block = blk[i];
+		e->item[i].gen = gen[i];
+	}
+	e->crc = jent_crc(e);
+	if (pwrite(jfd, e, JSECT, slot * JSECT) != JSECT)
+		die("journal write at slot %" PRIu64 ": %s", slot,
+		    strerror(errno));
 }
 
 static void *writer(void *arg)
@@ -253,46 +405,70 @@ static void *writer(void *arg)
 	void *buf;
 	int fd, dfd, jfd;
 
-	snprintf(path, sizeof(path), "%s/j-%u-%u.txt", c->jdir, c->boot, c->t);
-	jfd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-	if (jfd < 0)
-		die("%s: %s", path, strerror(errno));
+	if (jblock) {
+		jfd = open(c->jdir, O_WRONLY | O_DIRECT | O_DSYNC);
+		if (jfd < 0)
+			die("%s: %s", c->jdir, strerror(errno));
+	} else {
+		snprintf(path, sizeof(path), "%s/j-%u-%u.txt", c->jdir,
+			 c->boot, c->t);
+		jfd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (jfd < 0)
+			die("%s: %s", path, strerror(errno));
+	}
 	fd = open(c->dev, O_RDWR | O_DIRECT);
 	dfd = open(c->dev, O_RDWR | O_DIRECT | O_DSYNC);
 	if (fd < 0 || dfd < 0)
 		die("%s: %s", c->dev, strerror(errno));
-	if (posix_memalign(&buf, BS, BS))
+	if (posix_memalign(&buf, BS, BS) ||
+	    posix_memalign((void **)&c->jent, BS, sizeof(*c->jent)))
 		die("out of memory");
 
-	while (!*c->stop) {
+	while (!*c->stop && (!c->max_writes || c->writes < c->max_writes)) {
 		uint64_t r = rng(&s);
 		unsigned int i = r % 2 ? (r >> 8) % HOT_BLOCKS :
-					 (r >> 8) % PER_THREAD;
+					 (r >> 8) % per_thread;
 		uint64_t b = owned_block(c->t, i);
 		uint64_t gen = c->boot * GEN_PER_BOOT + ++counter;
 		int fua = (r >> 40) % 8 == 0;
 
+		if (c->discards && (r >> 32) % 32 == 0) {
+			/* journal the intent first: once the discard may
+			 * have reached the media, the journal says so */
+			uint64_t dg = gen | JDISCARD, range[2] = { b * BS, BS };
+
+			journal(c, jfd, &b, &dg, 1);
+			if (*c->stop)
+				break;
+			if (ioctl(fd, BLKDISCARD, range))
+				die("discard block %" PRIu64 ": %s", b,
+				    strerror(errno));
+			c->nr_discards++;
+			continue;
+		}
 		fill_block(buf, b, gen, c->t);
 		if (pwrite(fua ? dfd : fd, buf, BS, b * BS) != BS)
 			die("write block %" PRIu64 ": %s", b, strerror(errno));
 		c->writes++;
 		if (fua) {
 			c->fuas++;
-			journal_append(jfd, &b, &gen, 1);
+			journal(c, jfd, &b, &gen, 1);
 		} else {
 			pblk[np] = b;
 			pgen[np] = gen;
 			np++;
 		}
-		if (np >= flush_every) {
+		if (np >= flush_every ||
+		    (np && c->max_writes && c->writes >= c->max_writes)) {
 			if (fdatasync(fd))
 				die("fdatasync: %s", strerror(errno));
 			c->flushes++;
-			journal_append(jfd, pblk, pgen, np);
+			journal(c, jfd, pblk, pgen, np);
 			np = 0;
 			flush_every = 2 + (r >> 48) % 14;
 		}
 	}
+	free(c->jent);
 	free(buf);
 	close(fd);
 	close(dfd);
@@ -312,19 +488,29 @@ static int cmd_write(int argc, char **argv)
 {
 	struct wctx ctx[NTHREADS];
 	pthread_t th[NTHREADS];
-	uint64_t w = 0, f = 0, u = 0;
+	uint64_t w = 0, f = 0, u = 0, d = 0, jstart = 0;
+	const char *e;
 	unsigned int t;
 
 	if (argc < 4)
 		die("usage: write DEV JDIR BOOT SEED [SECONDS]");
-	if (argc > 4) {
-		signal(SIGALRM, on_alarm);
+	signal(SIGALRM, on_alarm);	/* also: kill -ALRM stops it */
+	if (argc > 4 && atoi(argv[4]) > 0)
 		alarm(atoi(argv[4]));
+	jblock = is_blockdev(argv[1]);
+	if (jblock) {
+		bjournal_read(argv[1], NULL);
+		jstart = jnext;
 	}
 	for (t = 0; t < NTHREADS; t++) {
 		ctx[t] = (struct wctx){ .dev = argv[0], .jdir = argv[1],
 			.t = t, .boot = atoi(argv[2]),
 			.seed = strtoull(argv[3], NULL, 0), .stop = &stop_flag };
+		e = getenv("WOWCRASH_WRITES");
+		if (e)
+			ctx[t].max_writes = strtoull(e, NULL, 0);
+		e = getenv("WOWCRASH_DISCARD");
+		ctx[t].discards = jblock && e && atoi(e);
 		if (pthread_create(&th[t], NULL, writer, &ctx[t]))
 			die("pthread_create failed");
 	}
@@ -333,9 +519,16 @@ static int cmd_write(int argc, char **argv)
 		w += ctx[t].writes;
 		f += ctx[t].flushes;
 		u += ctx[t].fuas;
+		d += ctx[t].nr_discards;
 	}
 	printf("wowcrash write: %" PRIu64 " writes, %" PRIu64
-	       " flushes, %" PRIu64 " FUA writes\n", w, f, u);
+	       " flushes, %" PRIu64 " FUA writes", w, f, u);
+	if (jblock)
+		printf(", %" PRIu64 " discards, journal entries %" PRIu64
+		       "..%" PRIu64 " of %" PRIu64 "%s", d, jstart,
+		       jnext < jslots ? jnext : jslots, jslots,
+		       jfull ? " (full: stopped)" : "");
+	printf("\n");
 	return 0;
 }
 
@@ -345,6 +538,7 @@ static int cmd_write(int argc, char **argv)
 struct bound {
 	uint64_t journal;	/* newest journalled generation */
 	uint64_t seen;		/* newest generation an earlier check saw */
+	uint64_t discard;	/* newest journalled discard (its counter) */
 };
 
 static struct bound *bounds;	/* indexed by block - FIRST_BLOCK */
@@ -382,12 +576,36 @@ static void read_journal(const char *path, int observed)
 	fclose(f);
 }
 
+static void bjournal_item(uint64_t b, uint64_t g)
+{
+	struct bound *bd;
+
+	if (owner_of(b) < 0) {
+		nr_bad_jlines++;
+		return;
+	}
+	nr_jlines++;
+	bd = &bounds[b - FIRST_BLOCK];
+	if (g & JDISCARD) {
+		g &= ~JDISCARD;
+		if (g > bd->discard)
+			bd->discard = g;
+	} else if (g > bd->journal) {
+		bd->journal = g;
+	}
+}
+
 static void read_journals(const char *jdir)
 {
-	DIR *d = opendir(jdir);
+	DIR *d;
 	struct dirent *e;
 	char path[4096];
 
+	if (jblock) {
+		bjournal_read(jdir, bjournal_item);
+		return;
+	}
+	d = opendir(jdir);
 	if (!d)
 		die("%s: %s", jdir, strerror(errno));
 	while ((e = readdir(d))) {
@@ -420,7 +638,7 @@ static void violation(const char *fmt, ...)
 static int cmd_check(int argc, char **argv)
 {
 	uint64_t checked = 0, zero = 0, newer = 0, equal = 0, never = 0;
-	uint64_t viol = 0, stray = 0, chunk_blocks = 256, i, j;
+	uint64_t viol = 0, stray = 0, chunk_blocks = 256, i, j, disc = 0;
 	FILE *obs = NULL;
 	uint8_t *buf;
 	int fd;
@@ -430,11 +648,19 @@ static int cmd_check(int argc, char **argv)
 	bounds = calloc(SPAN_BLOCKS, sizeof(*bounds));
 	if (!bounds || posix_memalign((void **)&buf, BS, chunk_blocks * BS))
 		die("out of memory");
+	jblock = is_blockdev(argv[1]);
 	read_journals(argv[1]);
+	/* block journal: [OBS_OUT [OBS_IN]], observation files by path */
+	if (jblock && argc > 3)
+		read_journal(argv[3], 1);
 	if (argc > 2) {
 		char path[4096];
 
-		snprintf(path, sizeof(path), "%s/o-%s.txt", argv[1], argv[2]);
+		if (jblock)
+			snprintf(path, sizeof(path), "%s", argv[2]);
+		else
+			snprintf(path, sizeof(path), "%s/o-%s.txt", argv[1],
+				 argv[2]);
 		obs = fopen(path, "w");
 		if (!obs)
 			die("%s: %s", path, strerror(errno));
@@ -468,6 +694,15 @@ static int cmd_check(int argc, char **argv)
 				continue;
 			}
 			checked++;
+			/* discarded since the newest bound: unspecified
+			 * content, but never another block's or garbage */
+			if (bd->discard > bd->journal &&
+			    bd->discard > bd->seen) {
+				disc++;
+				min = 0;
+				bd->journal = 0;
+				bd->seen = 0;
+			}
 			if (v == V_BAD) {
 				viol++;
 				violation("block %" PRIu64 ": %s (journal %" PRIu64 ", seen %" PRIu64 ")",
@@ -512,10 +747,10 @@ static int cmd_check(int argc, char **argv)
 	       " torn/bad ignored), %" PRIu64 " observed; %" PRIu64
 	       " blocks checked: %" PRIu64 " zero, %" PRIu64
 	       " never journalled, %" PRIu64 " at the journalled generation, %"
-	       PRIu64 " newer than the journal; %" PRIu64
-	       " violations, %" PRIu64 " stray writes\n",
+	       PRIu64 " newer than the journal, %" PRIu64 " discarded; %"
+	       PRIu64 " violations, %" PRIu64 " stray writes\n",
 	       argv[0], nr_jlines, nr_bad_jlines, nr_olines, checked, zero,
-	       never, equal, newer, viol, stray);
+	       never, equal, newer, disc, viol, stray);
 	return viol || stray ? 1 : 0;
 }
 
@@ -570,7 +805,18 @@ static int cmd_forge(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	const char *span = getenv("WOWCRASH_SPAN");
+
 	crc_init();
+	if (span) {
+		unsigned long long off, len;
+
+		if (sscanf(span, "%llu %llu", &off, &len) != 2 || len < 8 ||
+		    len > (1 << 20))
+			die("WOWCRASH_SPAN=\"OFFSET_MIB LENGTH_MIB\" (length 8 MiB or more)");
+		span_offset = off << 20;
+		per_thread = (len << 20) / BS / STRIDE;
+	}
 	if (argc >= 2 && !strcmp(argv[1], "write"))
 		return cmd_write(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "check"))
@@ -578,14 +824,16 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "forge"))
 		return cmd_forge(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "span")) {
-		printf("%llu %llu\n", (unsigned long long)SPAN_OFFSET,
+		printf("%llu %llu\n", (unsigned long long)span_offset,
 		       (unsigned long long)SPAN_BLOCKS * BS);
 		return 0;
 	}
 	fprintf(stderr,
 		"usage: wowcrash write DEV JDIR BOOT SEED [SECONDS]\n"
 		"       wowcrash check DEV JDIR [OBSERVED]\n"
+		"       wowcrash check DEV JDEV [OBS_OUT [OBS_IN]]\n"
 		"       wowcrash forge DEV JDIR old|garbage|zero|swap\n"
-		"       wowcrash span\n");
+		"       wowcrash span\n"
+		"env: WOWCRASH_SPAN=\"OFFSET_MIB LENGTH_MIB\" WOWCRASH_WRITES=N WOWCRASH_DISCARD=1\n");
 	return 2;
 }

@@ -1,0 +1,314 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Crash consistency (invariants 2, 3 and 6) at every flush point, with lost,
+# reordered and torn writes.  One dm-log-writes device records a small
+# region of the cache disk; the wow origin (64 MiB), the wow cache (8 MiB,
+# 512 KiB erase blocks, so the log fills and reclaim runs) and a journal
+# (8 MiB) are dm-linear slices of it, so every write and FLUSH/FUA of all
+# three lands in one log, in one order.
+#
+# Phase 1 records: `wowcrash write` runs on the wow device and journals each
+# write the block layer acknowledged durable (and each discard, before it
+# is issued) as a FUA entry on the journal slice, while the script switches
+# cleaner mode on and off, suspends and resumes, and reloads the table.
+# A clean shutdown ends it.
+#
+# Phase 2, at each flush point (all, or an even sample of the profile's
+# budget): a base copy of the region is advanced by replaying the log in
+# order up to the point; a dm-snapshot of it (COW on a ram disk) gets a
+# variant of the window after the point (all of it; a random subset, FUA
+# writes up to a random cut: reordering and loss; the newest cache-device
+# write torn to a prefix); dm-wow is loaded over the snapshot's slices and
+# `wowcrash check` must find every journalled write at least as new, blocks
+# nobody wrote zero, and nothing older.  Then a few more writes, a clean
+# shutdown, a second load and a second check (nothing older than the first
+# check saw).  Failures are counted and described; the scenario fails if
+# there is any.
+#
+# WOW_PROFILE=quick (default): up to 200 points, one variant each
+# (rotating subset/torn/all), the second load after a dropped record and
+# for every third variant only, phase 2 cut short (with a note) after
+# 1200 s; full: up to 1000 points, three variants each, no time limit
+# (give wowvm.py a longer timeout).  WOW_FP_BUDGET overrides the number
+# of points.
+#
+# vm: origin=2G cache=512M timeout=1800
+. "${WOW_LIB:-/wow/lib.sh}"
+
+command -v wowcrash > /dev/null || fail "no wowcrash in the guest"
+command -v logreplay > /dev/null || fail "no logreplay in the guest"
+
+PROFILE=${WOW_PROFILE:-quick}
+case $PROFILE in
+quick) BUDGET=200 VARIANTS="rotate" SECOND=some WRITE_S=16 LIMIT_S=1200 ;;
+full) BUDGET=1000 VARIANTS="torn subset all" SECOND=all WRITE_S=40 LIMIT_S=0 ;;
+*) fail "unknown WOW_PROFILE '$PROFILE' (quick or full)" ;;
+esac
+[ -z "$WOW_FP_BUDGET" ] || BUDGET=$WOW_FP_BUDGET
+
+MIB=2048			# sectors
+OLEN=$((64 * MIB))		# wow origin slice
+CLEN=$((8 * MIB))		# wow cache slice
+JLEN=$((8 * MIB))		# journal slice
+RLEN=$((OLEN + CLEN + JLEN))	# the logged region
+BASE_OFF=$((128 * MIB))		# the replay base, on the cache disk too
+OPTS="erase_block_size 524288"
+export WOWCRASH_SPAN="4 16"	# owned blocks in 4..20 MiB of the origin
+T=/tmp/fp
+
+now() { cut -d' ' -f1 /proc/uptime; }
+# tick NAME: add the centiseconds since the last tick to TIME_NAME (no fork)
+LAST=0
+tick() {
+	read -r _up _ < /proc/uptime
+	_cs=$(( ${_up%.*}${_up#*.} ))
+	[ $LAST = 0 ] || eval "TIME_$1=\$((\${TIME_$1:-0} + _cs - LAST))"
+	LAST=$_cs
+}
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+T0=$(now)
+
+# slices NAME_PREFIX DEV: origin, cache and journal slices of DEV
+slices() {
+	run dmsetup create "${1}o" --table "0 $OLEN linear $2 0"
+	run dmsetup create "${1}c" --table "0 $CLEN linear $2 $OLEN"
+	run dmsetup create "${1}j" --table "0 $JLEN linear $2 $((OLEN + CLEN))"
+}
+
+wow_reset_disks
+rm -rf $T
+mkdir -p $T || fail "cannot make $T"
+info "profile $PROFILE: budget $BUDGET flush points, variants: $VARIANTS"
+
+# ---- phase 1: record ----
+
+run dmsetup create fpd --table "0 $RLEN linear $CACHE 0"
+run dmsetup create fpl --table "0 $(size_sectors "$ORIGIN") linear $ORIGIN 0"
+zero_dev "$(dm_node fpd)" $((RLEN / MIB))
+zero_dev "$(dm_node fpl)" 1
+run dmsetup create lw --table "0 $RLEN log-writes $(dm_node fpd) $(dm_node fpl)"
+slices l "$(dm_node lw)"
+wow_create fp "$(dm_node lo)" "$(dm_node lc)" $OPTS
+D=$(dm_node fp)
+TABLE=$(dmsetup table fp)
+wow_watch fp 5
+
+info "record: wowcrash write for $WRITE_S s with discards; cleaner on/off, suspend/resume, reload"
+WOWCRASH_DISCARD=1 wowcrash write "$D" "$(dm_node lj)" 1 7 \
+	> $T/write.out 2>&1 &
+WPID=$!
+step() {
+	sleep "$1"
+	kill -0 $WPID 2> /dev/null || { cat $T/write.out; fail "wowcrash write ended early"; }
+	echo "[$(since "$T0") s] $(wow_status fp | cut -d' ' -f1-6)"
+}
+W=$((WRITE_S / 6))
+step $W
+wow_message fp cleaner on
+step $W
+wow_message fp cleaner off
+step $W
+run dmsetup suspend fp
+run dmsetup resume fp
+step $W
+run dmsetup reload fp --table "$TABLE"
+run dmsetup suspend fp
+run dmsetup resume fp
+step $W
+wow_message fp low_watermark 0
+wow_message fp high_watermark 1
+step $W
+kill -ALRM $WPID	# wowcrash stops at SIGALRM
+wait $WPID || { cat $T/write.out; fail "wowcrash write failed"; }
+cat $T/write.out
+wow_unwatch
+st=$(wow_status fp)
+echo "status: $st"
+wow_no_errors fp
+[ "$(wow_stat fp reclaimed_segments)" -gt 0 ] ||
+	fail "no segment was reclaimed while recording: $st"
+wow_remove fp
+for d in lo lc lj; do run dmsetup remove $d; done
+run dmsetup message lw 0 mark end
+sleep 1
+run dmsetup remove lw
+run logreplay index "$(dm_node fpl)" $T/idx end
+logreplay points $T/idx > $T/points || fail "logreplay points failed"
+NP=$(wc -l < $T/points)
+echo "recorded in $(since "$T0") s: $NP flush points"
+[ "$NP" -gt 0 ] || fail "no flush points in the log"
+
+# ---- phase 2: every flush point ----
+
+# the base (state at the current point), a snapshot of it with its COW
+# on a ram disk, and the slices wow is loaded on
+# (two COW devices, used in turn: a new snapshot table on the COW device of
+# the one it replaces takes over its exceptions)
+modprobe brd rd_nr=2 rd_size=131072 max_part=0 || fail "cannot load brd"
+[ -b /dev/ram1 ] && [ "$(size_sectors /dev/ram1)" -ge $((128 * MIB)) ] ||
+	fail "no 128 MiB /dev/ram1 (brd loaded before with other sizes?)"
+run dmsetup create fpb --table "0 $RLEN linear $CACHE $BASE_OFF"
+B=$(dm_node fpb)
+zero_dev "$B" $((RLEN / MIB))
+SNAP="0 $RLEN snapshot $B /dev/ram"
+COW=0
+run dmsetup create fps --table "${SNAP}0 N 128"
+S=$(dm_node fps)
+slices s "$S"
+SO=$(dm_node so) SC=$(dm_node sc) SJ=$(dm_node sj)
+WT="0 $OLEN wow $SO $SC 2 $OPTS"
+
+CHECKED=0 TRIED=0 SECONDS_DONE=0 FAILS=0 TORN=0 DROPPED=0 POS=0
+T1=$(now)
+
+# failed KIND WHAT DETAIL_FILE: count and describe one failure
+failed() {
+	FAILS=$((FAILS + 1))
+	eval "F_$1=\$((\${F_$1:-0} + 1))"
+	_kind=$1
+	shift
+	echo "FAILURE $FAILS: point $n (entry $e, window [$((e + 1)),$w)) variant $v seed $seed: $1"
+	echo "    variant: $vdesc"
+	[ -z "$2" ] || grep -E 'VIOLATION|wowcrash' "$2" | head -n 3 |
+		sed 's/^/    /'
+	# the kernel's messages for the first three of each kind
+	eval "_shown=\${SHOWN_$_kind:-0}"
+	[ "$_shown" -lt 3 ] || return 0
+	eval "SHOWN_$_kind=$((_shown + 1))"
+	dmesg_since | grep -E 'wow|snapshot' | tail -n 8 |
+		sed 's/^/    kernel: /'
+}
+
+# load_check N WHICH OBS_OUT [OBS_IN]: load wow over the slices (load N
+# of this variant), check it
+load_check() {
+	_n=$1 _which=$2
+	shift 2
+	dmesg_clear
+	tick other
+	if ! dmsetup create fw --table "$WT" 2> $T/create.err; then
+		failed "refused$_n" "$_which refused: $(dmesg_since | grep -E 'wow: .*(not loading|cannot|error)' | head -n 1)" ""
+		dmsetup remove fw > /dev/null 2>&1
+		return 1
+	fi
+	tick load
+	_dropped=0
+	if dmesg_since | grep -q 'dropped a torn'; then
+		DROPPED=$((DROPPED + 1))
+		_dropped=1
+	fi
+	tick other
+	if ! wowcrash check /dev/mapper/fw "$SJ" "$@" > $T/check.out 2>&1
+	then
+		failed "check$_n" "check failed after the $_which" $T/check.out
+		dmsetup remove fw
+		return 1
+	fi
+	tick check
+	return 0
+}
+
+# renew_apply: renew the snapshot (on the other COW device: not in a
+# subshell, COW must change here) and apply the variant; sets vdesc
+renew_apply() {
+	COW=$((1 - COW))
+	dmsetup reload fps --table "$SNAP$COW N 128" && dmsetup resume fps ||
+		fail "cannot renew the snapshot"
+	logreplay variant "$(dm_node fpl)" $T/idx "$S" $((e + 1)) "$w" "$v" \
+		$seed $OLEN $((OLEN + CLEN)) > $T/variant.out ||
+		fail "logreplay variant failed"
+	vdesc=$(cat $T/variant.out)
+}
+
+# retry_variant: after a failure at the point, build the same state again
+# and load and check it once more: is it the log's state or a race?
+retry_variant() {
+	_vdesc=$vdesc
+	renew_apply
+	vdesc=$_vdesc
+	if dmsetup create fw --table "$WT" > /dev/null 2>&1; then
+		if wowcrash check /dev/mapper/fw "$SJ" > $T/retry.out 2>&1
+		then
+			_r="passed"
+		else
+			_r="failed again ($(grep -c VIOLATION $T/retry.out) violations)"
+		fi
+		dmsetup remove fw || fail "cannot remove the recovered device"
+	else
+		_r="refused again"
+	fi
+	echo "    the same state rebuilt, loaded and checked again: $_r"
+}
+
+# pick an even sample of the points
+awk -v np="$NP" -v b="$BUDGET" 'BEGIN { if (b > np) b = np; step = np / b; next_i = 0 }
+	{ if (NR - 1 >= next_i) { print; next_i += step } }' $T/points \
+	> $T/sample
+echo "checking $(wc -l < $T/sample) of $NP flush points"
+
+tick other
+while read -r n e w; do
+	logreplay apply "$(dm_node fpl)" $T/idx "$B" $POS $((e + 1)) ||
+		fail "cannot advance the base to entry $e"
+	POS=$((e + 1))
+	tick advance
+	if [ "$VARIANTS" = rotate ]; then
+		set -- subset torn all
+		eval vl=\${$((CHECKED % 3 + 1))}
+	else
+		vl=$VARIANTS
+	fi
+	for v in $vl; do
+		seed=$((n * 8 + TRIED % 8 + 1))
+		TRIED=$((TRIED + 1))
+		renew_apply
+		tick variant
+		case $vdesc in *" torn to "*) TORN=$((TORN + 1)) ;; esac
+		if ! load_check 1 "load at the crash point" $T/o1; then
+			retry_variant
+			continue
+		fi
+		# a few more writes, a clean shutdown, load and check again
+		# (quick: after a dropped record and every third variant)
+		if [ "$SECOND" = some ] && [ $_dropped = 0 ] &&
+			[ $((TRIED % 3)) != 1 ]; then
+			tick other
+			dmsetup remove fw ||
+				fail "cannot remove the recovered device"
+			tick remove
+			continue
+		fi
+		SECONDS_DONE=$((SECONDS_DONE + 1))
+		if ! WOWCRASH_WRITES=4 wowcrash write /dev/mapper/fw "$SJ" 2 \
+			$seed > $T/more.out 2>&1; then
+			failed write "writes after recovery failed" $T/more.out
+			dmsetup remove fw
+			continue
+		fi
+		tick write
+		dmsetup remove fw || fail "cannot remove the recovered device"
+		tick remove
+		load_check 2 "load after writes and a clean shutdown" $T/o2 \
+			$T/o1 || continue
+		tick other
+		dmsetup remove fw || fail "cannot remove the recovered device"
+		tick remove
+	done
+	CHECKED=$((CHECKED + 1))
+	if [ "$LIMIT_S" -gt 0 ] && [ $(((LAST - ${T1%.*}00) / 100)) -gt "$LIMIT_S" ]
+	then
+		echo "NOTE: stopping after $CHECKED points: phase 2 ran past ${LIMIT_S} s"
+		break
+	fi
+	if [ $((CHECKED % 25)) = 0 ]; then
+		echo "[$(since "$T0") s] $CHECKED points, $TRIED variants, $FAILS failures"
+	fi
+done < $T/sample
+
+echo "crash-flush-points: $CHECKED flush points checked (of $NP), $TRIED variants tried ($TORN torn, $DROPPED loads dropped a torn record, $SECONDS_DONE also written, shut down, loaded and checked again), $FAILS failures; phase 2 took $(since "$T1") s"
+echo "phase 2 time in s: advance $((TIME_advance / 100)), snapshot and variant $((TIME_variant / 100)), load $((TIME_load / 100)), check $((TIME_check / 100)), write $((TIME_write / 100)), remove $((TIME_remove / 100)), other $((TIME_other / 100))"
+for d in sj sc so fps fpb fpl fpd; do dmsetup remove $d; done
+echo "failures by kind: load at the point refused ${F_refused1:-0}, check at the point ${F_check1:-0}, writes after recovery ${F_write:-0}, load after a clean shutdown refused ${F_refused2:-0}, check after it ${F_check2:-0}"
+[ $FAILS = 0 ] || fail "$FAILS of $TRIED crash states failed (first ones above)"
+echo "crash-flush-points: ok"
