@@ -57,3 +57,26 @@ sum_head() {
 kmsg_wow() {
 	dmesg_since | grep -E 'wow|device-mapper' | head -n 1
 }
+
+# ---- dm-flakey ----
+# flakey NAME DEV up|errors|error_writes|drop_writes: create NAME over the
+# whole DEV, or switch it by a table reload: up = pass everything;
+# errors = fail every read and write (dm-flakey's down interval with no
+# feature); error_writes / drop_writes = that feature (reads pass).
+FAULTS=0
+flakey() {
+	_len=$(size_sectors "$2")
+	case "$3" in
+	up) _t="0 $_len flakey $2 0 1 0" ;;
+	errors) _t="0 $_len flakey $2 0 0 1" ;;
+	*) _t="0 $_len flakey $2 0 0 1 1 $3" ;;
+	esac
+	if dm_exists "$1"; then
+		dmsetup suspend "$1" && dmsetup reload "$1" --table "$_t" &&
+			dmsetup resume "$1" || fail "cannot switch $1 to $3"
+		[ "$3" = up ] || FAULTS=$((FAULTS + 1))
+	else
+		dmsetup create "$1" --table "$_t" || fail "cannot create $1"
+	fi
+	echo "[$(cut -d' ' -f1 /proc/uptime)] $1: $3"
+}

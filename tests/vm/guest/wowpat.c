@@ -20,14 +20,18 @@
  *	of DEV (each block self-describing: magic, block number, generation,
  *	crc32c), every fourth operation a read of a random written block that
  *	must hold its last acknowledged generation, or the generation of a
- *	later write that failed (it may or may not have reached the media).
+ *	later write that failed (it may or may not have reached the media);
+ *	a block never acknowledged is not checked (its old content is unknown).
  *	A block holding an older generation is STALE: always a violation.
  *	Without eio-ok a failed write or read is a violation too; with it they
  *	are counted.  At the end (or at SIGTERM) STATE gets the generations
  *	(acknowledged, failed-after) per block.
  *
- *   wowpat verify DEV STATE NBLOCKS BS [eio-ok]
- *	Read every block written by a former load and check it as above.
+ *   wowpat verify DEV STATE NBLOCKS BS [eio-ok|atleast]
+ *	Read every block written by a former load and check it as above;
+ *	with atleast, a block may also hold any newer generation of itself
+ *	(written by a later load with a higher SEED: generations start at
+ *	SEED << 32).
  *
  * Output ends with a summary line; exit 0 ok, 1 violations, 2 usage/setup.
  */
@@ -238,6 +242,7 @@ struct blkhdr {
 };
 
 static uint64_t *acked, *failed;
+static int atleast;	/* verify: any gen >= the acknowledged one will do */
 static volatile sig_atomic_t stop;
 
 static void on_term(int sig)
@@ -296,9 +301,14 @@ static int judge(uint8_t *p, uint64_t bs, uint64_t b, struct counts *c,
 	uint64_t gen = 0;
 	int k = parse_block(p, bs, b, &gen);
 
-	if (!acked[b] && !failed[b])
+	/* never acknowledged: its old content is unknown */
+	if (!acked[b])
 		return 0;
-	if (k == 0 && (gen == acked[b] || (failed[b] && gen == failed[b])))
+	/* failed[b]: the first failed write since the last acknowledged one;
+	 * every later write of b failed too, any of them may be on the media */
+	if (k == 0 && (gen == acked[b] || (failed[b] && gen >= failed[b])))
+		return 0;
+	if (k == 0 && atleast && gen >= acked[b])
 		return 0;
 	if (k == 0 && gen < acked[b])
 		c->stale++;
@@ -360,6 +370,7 @@ static int load(int argc, char **argv)
 	eio_ok = argc == 9 && !strcmp(argv[8], "eio-ok");
 	if (!nb || bs < 512 || (bs & (bs - 1)))
 		return -1;
+	gen = seed << 32;	/* a later load with a higher SEED writes newer gens */
 	acked = calloc(nb, 8);
 	failed = calloc(nb, 8);
 	buf = xalloc(bs);
@@ -395,7 +406,8 @@ static int load(int argc, char **argv)
 			failed[b] = 0;
 		} else {
 			c.write_errs++;
-			failed[b] = gen;
+			if (!failed[b])
+				failed[b] = gen;
 			if (!eio_ok && c.write_errs <= 5)
 				printf("write error at block %" PRIu64 ": %s\n",
 				       b, strerror(errno));
@@ -421,6 +433,7 @@ static int verify(int argc, char **argv)
 	nb = strtoull(argv[4], NULL, 0);
 	bs = strtoull(argv[5], NULL, 0);
 	eio_ok = argc == 7 && !strcmp(argv[6], "eio-ok");
+	atleast = argc == 7 && !strcmp(argv[6], "atleast");
 	if (!nb || bs < 512 || (bs & (bs - 1)))
 		return -1;
 	acked = calloc(nb, 8);
@@ -468,7 +481,7 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"usage: wowpat geo write|check DEV BS SEED\n"
 			"       wowpat load DEV STATE SECONDS SEED NBLOCKS BS [eio-ok]\n"
-			"       wowpat verify DEV STATE NBLOCKS BS [eio-ok]\n");
+			"       wowpat verify DEV STATE NBLOCKS BS [eio-ok|atleast]\n");
 		return 2;
 	}
 	return r;
