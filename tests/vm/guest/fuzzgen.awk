@@ -39,7 +39,7 @@ BEGIN {
 			if (r < 0.52) { print "R " o; continue }
 			if (r < 0.59) { print "R " o " " goodval(o) " " goodval(o); continue }
 			if (r < 0.66) { print "R " pick("frobnicate block_size erase_block_size write_group_size policy format cleaner_on commitx CLEAR_STATS") " " goodval(o); continue }
-			if (r < 0.72) { print "R cleaner " pick("yes 1 0 onn offf ON " badval()); continue }
+			if (r < 0.72) { print "R cleaner " pick("yes 1 0 onn offf on_ of " badval()); continue }
 			if (r < 0.76) { print "R " pick("commit clear_stats") " extra"; continue }
 			if (r < 0.80) { print "R " longtok(); continue }
 			if (r < 0.84) { print "A " pick("commit clear_stats"); continue }
@@ -64,7 +64,7 @@ BEGIN {
 		else if (r < 0.45) cnt += pick("1 2 -1 4294967296 -4294967295") + 0
 		else if (r < 0.5) { print "R " pick("-1 x 4294967297 18446744073709551617 0x2") w; continue }
 		else if (r < 0.6) { o = TUN[int(rand() * 6) + 1]; w = w " " o " " badval(); cnt += 2 }
-		else if (r < 0.65) { o = pick("block_size erase_block_size write_group_size"); w = w " " o " " pick("0 1 3 511 1000 12288 131072 536870912 4294967296"); cnt += 2 }
+		else if (r < 0.65) { o = pick("block_size erase_block_size write_group_size"); w = w " " o " " pick("0 1 3 511 1000 12288 536870912 4294967296 -512"); cnt += 2 }
 		else if (r < 0.72) { w = w " " pick("frobnicate BLOCK_SIZE block-size blocksize cleanerx formatted policy=wow wow 0 4096") " 1"; cnt += 2 }
 		else if (r < 0.78) { o = OPTS[int(rand() * 12) + 1]; v = goodval(o); w = w " " o (v == "" ? "" : " " v) " " o (v == "" ? "" : " " v); cnt += (v == "" ? 2 : 4) }
 		else if (r < 0.84) { o = TUN[int(rand() * 6) + 1]; w = w " " o; cnt += 1 }
