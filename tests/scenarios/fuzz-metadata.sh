@@ -36,10 +36,6 @@ D=$(dm_node fz)
 run wowpat load "$D" /tmp/md.state 4 1 $NB 4096
 wow_message fz commit
 wow_remove fz
-# the log of that load fits in the first 16 MiB (checked below); so do the
-# crafted records (in the first free segment)
-dd if="$CACHE" of=/tmp/md.cache bs=1M count=16 iflag=direct 2> /dev/null || fail "cannot copy the cache"
-dd if="$ORIGIN" of=/tmp/md.origin bs=1M count=16 iflag=direct 2> /dev/null
 wowforge scan "$CACHE" > /tmp/md.scan
 echo "log of the snapshot (segment wp seg_seq last_seq):"
 sed 's/^/    /' /tmp/md.scan | tail -n 4
@@ -47,16 +43,21 @@ MAXSEQ=$(sed -n 's/^max_seq //p' /tmp/md.scan)
 LAST=$(grep -v max_seq /tmp/md.scan | sort -n -k4 | tail -n 1 | cut -d' ' -f1)
 FREE=$(( $(grep -v max_seq /tmp/md.scan | sort -n | tail -n 1 | cut -d' ' -f1) + 1 ))
 echo "last segment $LAST, first free segment $FREE, max seq $MAXSEQ"
-[ "$FREE" -le 14 ] || fail "the log outgrew the 16 MiB snapshot"
+# the snapshot: the superblock's erase block, the log and the first free
+# segment (where the crafted records go)
+SNAP=$((FREE + 2))
+[ "$FREE" -le 40 ] || fail "the log is too long: $FREE segments"
+dd if="$CACHE" of=/tmp/md.cache bs=1M count=$SNAP iflag=direct 2> /dev/null || fail "cannot copy the cache"
+dd if="$ORIGIN" of=/tmp/md.origin bs=1M count=16 iflag=direct 2> /dev/null
 SLOTS=$(( ($(size_sectors "$CACHE") / 2048 - 1) * 256 ))
 
-# restore: the snapshot's 16 MiB back, and the first block of every
+# restore: the snapshot back, and the first block of every
 # segment past them that holds records now (new writes of a case) zeroed
 restore() {
 	dd if=/tmp/md.cache of="$CACHE" bs=1M oflag=direct conv=notrunc 2> /dev/null &&
 		dd if=/tmp/md.origin of="$ORIGIN" bs=1M oflag=direct conv=notrunc 2> /dev/null ||
 		fail "cannot restore the snapshot"
-	for _s in $(wowforge scan "$CACHE" | awk '$1 != "max_seq" && $1 >= 15 { print $1 }'); do
+	for _s in $(wowforge scan "$CACHE" | awk -v f=$FREE '$1 != "max_seq" && $1 > f { print $1 }'); do
 		dd if=/dev/zero of="$CACHE" bs=4096 seek=$(( (_s + 1) * 256 )) count=1 \
 			oflag=direct conv=notrunc 2> /dev/null
 	done
