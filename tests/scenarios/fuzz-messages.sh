@@ -22,7 +22,8 @@ wow_create fm "$ORIGIN" "$CACHE"
 D=$(dm_node fm)
 awk -v seed=$SEED -v n=$N -v mode=message -f /wow/guest/fuzzgen.awk > /tmp/fm.cases
 if [ "$WOW_BREAK" = fuzz-messages ]; then
-	echo "A low_watermark 100" > /tmp/fm.all
+	# self-test: a good message marked must-refuse must be caught
+	echo "R low_watermark 50" > /tmp/fm.all
 	cat /tmp/fm.cases >> /tmp/fm.all && mv /tmp/fm.all /tmp/fm.cases
 fi
 wowpat load "$D" /tmp/fm.state 100000 7 4096 4096 > /tmp/fm.load 2>&1 &
