@@ -27,7 +27,8 @@
 #
 # Environment: WOW_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/dm-wow),
 # WOW_SRC (module sources, default this repo's dm-wow/), WOW_DEBUG_JOBS
-# (make -j, default 2).
+# (make -j, default 2), WOW_KERNEL_DIR (use this built kernel dir instead of
+# the one debug.config maps to; `module` only).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -51,6 +52,14 @@ cfghash=$( { echo "$RECIPE"; cat "$FRAGMENT"; } | sha256sum | cut -c1-12)
 top=$WOW_CACHE/debug-kernel
 src=$top/src-$pkgver
 dir=$top/$pkgver-$cfghash
+if [ -n "${WOW_KERNEL_DIR:-}" ]; then
+	# a kernel dir named by the caller (wowvm.py --kernel-dir): use it as
+	# it is, never build or prune
+	dir=$(cd "$WOW_KERNEL_DIR" && pwd)
+	[ -f "$dir/done" ] || [ -f "$dir/kernelrelease" ] ||
+		die "$dir is not a built kernel dir"
+	[ -d "$dir/obj" ] || die "$dir has no obj/ to build dm-wow against"
+fi
 
 cmd=${1:-kernel}
 case $cmd in
@@ -105,6 +114,7 @@ check_config() {
 
 build_kernel() {
 	[ -f "$dir/done" ] && return 0
+	[ -n "${WOW_KERNEL_DIR:-}" ] && return 0
 	extract
 	mkdir -p "$dir/obj"
 	rm -f "$dir/done"
