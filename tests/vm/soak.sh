@@ -113,8 +113,18 @@ WPID=$!
 
 POLICIES="wow cscan lrw"
 susp=0 reloads=0 cleaner=0 errwin=0 errsusp=0 cl=off
-end=$(( $(now) + SECS ))
+start=$(now)
+end=$((start + SECS))
+next=$((start + 60))
 while [ "$(now)" -lt $end ] && [ ! -e $W/failed ]; do
+	if [ "$(now)" -ge $next ]; then
+		next=$((next + 60))
+		echo "soak: $(( $(now) - start )) s: $(wc -l < $W/jobs) fio jobs" \
+			"started, $susp suspends, $reloads reloads, $cleaner" \
+			"cleaner switches, $errwin error windows;" \
+			"dirty $(wow_stat soak dirty_blocks)," \
+			"origin_errors $(wow_stat soak origin_errors)"
+	fi
 	sleep $((2 + $(rnd 7)))
 	[ -e $W/failed ] && break
 	case $(rnd 4) in
@@ -158,7 +168,6 @@ if [ -e $W/failed ]; then
 fi
 jobs=$(cat $W/worker.done)
 echo "status: $(wow_status soak)"
-wow_no_errors soak 2> /dev/null || true
 oerr=$(wow_stat soak origin_errors)
 cerr=$(wow_stat soak cache_errors)
 [ "$cerr" = 0 ] || fail "cache errors counted: $(wow_status soak)"

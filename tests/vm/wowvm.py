@@ -401,7 +401,11 @@ def base_inputs(kv):
         die("/bin/busybox is not static (install busybox-static)")
     mods = module_paths(kv)
     h = hashlib.sha256()
-    for part in ([BASE_FORMAT, kv, vmlinuz, moddir_of(kv)] + BINARIES + KMOD_LINKS + MODULES +
+    # Debian's kernel keeps the key it always had (other checkouts share
+    # the cache); another kernel adds where it lives
+    where = [] if vmlinuz == "/boot/vmlinuz-%s" % kv else [vmlinuz,
+                                                            moddir_of(kv)]
+    for part in ([BASE_FORMAT, kv] + where + BINARIES + KMOD_LINKS + MODULES +
                  MODULE_INDEX_FILES + BASE_DIRS +
                  package_versions(BINARIES + libs + ["/bin/busybox",
                                                      vmlinuz])):
@@ -411,12 +415,13 @@ def base_inputs(kv):
 
 def build_base(kv, force=False):
     inp = base_inputs(kv)
-    d = os.path.join(cache_root(), "initramfs")
-    os.makedirs(d, exist_ok=True)
-    # one base per kernel flavour: the Debian and debug bases are both kept
+    # one base per kernel flavour, each in a directory of its own (a build
+    # drops the other bases in its directory)
     flav = KERNEL.flavour if KERNEL and KERNEL.kv == kv else "debian"
-    prefix = "base-" if flav == "debian" else "base-%s-" % flav
-    path = os.path.join(d, "%s%s.cpio.gz" % (prefix, inp["key"]))
+    d = os.path.join(cache_root(), "initramfs" if flav == "debian" else
+                     "initramfs-" + flav)
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "base-%s.cpio.gz" % inp["key"])
     if os.path.exists(path) and not force:
         return path
     t0 = time.time()
@@ -472,10 +477,8 @@ def build_base(kv, force=False):
         shutil.rmtree(root, ignore_errors=True)
     # drop stale bases
     for f in os.listdir(d):
-        rest = f[len(prefix):] if f.startswith(prefix) else ""
-        if rest and not re.match(r"[0-9a-f]{16}\.", rest):
-            continue        # another flavour's base
-        if rest and not f.startswith(os.path.basename(path)):
+        if f.startswith("base-") and not f.startswith(
+                os.path.basename(path)):
             try:
                 os.unlink(os.path.join(d, f))
             except OSError:
@@ -918,6 +921,9 @@ def qemu_command(kv, initrd, disks, results, interactive=False,
 
 def make_initrd(kv, base, run_dir, tag, plan, scenarios, module,
                 extra_files=()):
+    if not os.path.exists(base):
+        # another checkout sharing the cache replaced it since
+        base = build_base(kv)
     ov = os.path.join(run_dir, "overlay-%s.cpio.gz" % tag)
     build_overlay(kv, ov, plan, scenarios, module, extra_files, base)
     initrd = os.path.join(run_dir, "initrd-%s.img" % tag)
