@@ -143,6 +143,12 @@ while [ "$(now)" -lt $end ] && [ ! -e $W/failed ]; do
 		cleaner=$((cleaner + 1)) ;;
 	3)	w=$((2 + $(rnd 4)))
 		origin_set down
+		if [ $cl = off ] && [ "$(rnd 2)" = 0 ]; then
+			# make destage write to the failing origin now
+			cl=on
+			dmsetup message soak 0 cleaner on || fail "cleaner on refused"
+			cleaner=$((cleaner + 1))
+		fi
 		spid=""
 		if [ "$(rnd 2)" = 0 ]; then
 			# suspend/resume the wow device while destage fails
