@@ -41,6 +41,7 @@ HARMLESS = [
     "[    0.200000] kmemleak: Kernel memory leak detector initialized (mem pool available: 39000)",
     "[    0.300000] Lock dependency validator: Copyright (c) 2006 Red Hat, Inc., Ingo Molnar",
     "[    0.300000] ... MAX_LOCKDEP_SUBCLASSES:  8",
+    "[    1.384130] rcu: \tRCU lockdep checking is enabled.",
     "[   99.000000] kmemleak: 3 new suspected memory leaks (see /sys/kernel/debug/kmemleak)",
     "[   99.000000] wowvm: kmemleak is not available (disabled at boot?)",
     "[   99.000000] device-mapper: wow: cache full, waiting for destage",
