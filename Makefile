@@ -10,8 +10,9 @@ PYTHON  ?= /usr/bin/python3
 export KV KDIR WOW_CACHE PYTHON
 
 .PHONY: all module userspace clean setup check demo kunit vmtest shell \
-	checkpatch bench bench-quick \
-	test-userspace test-bench-tools test-kunit test-vm test-style
+	checkpatch bench bench-quick check-debug debug-kernel soak \
+	test-userspace test-bench-tools test-kunit test-vm test-style \
+	test-vm-debug
 
 all: module userspace
 
@@ -39,6 +40,26 @@ demo: setup
 
 kunit: setup test-kunit
 
+# Every VM scenario on the debug kernel (KASAN, lockdep, KFENCE, kmemleak, ...;
+# tests/vm/debug.config), built once into $(WOW_CACHE)/debug-kernel, with
+# WOW_PROFILE=full.  Not part of `make check`: the cold kernel build alone
+# takes longer than the whole check.  Same summary line as `make check`.
+check-debug: setup
+	@$(MAKE) --no-print-directory all KV=$$(scripts/kver.sh) KDIR=/lib/modules/$$(scripts/kver.sh)/build
+	@scripts/check.sh vm-debug
+
+# Build (or find) the debug kernel and dm-wow.ko for it; print their paths.
+debug-kernel:
+	@tests/vm/debug-kernel.sh kernel
+	@tests/vm/debug-kernel.sh module
+
+# make soak [DURATION=10m] [KERNEL=debian|debug] [SOAK_SEED=N]
+#           [SOAK_CORRUPT=device|origin]  (scripts/soak.sh, tests/vm/soak.sh)
+DURATION ?= 10m
+KERNEL   ?= debian
+soak: all
+	@DURATION=$(DURATION) KERNEL=$(KERNEL) scripts/soak.sh
+
 vmtest: setup all test-vm
 
 # Boot a VM with the module and tools and give a shell on the console.
@@ -61,6 +82,10 @@ test-kunit:
 
 test-vm: all
 	@tests/vm/wowvm.py run tests/scenarios/*.sh
+
+test-vm-debug: userspace
+	@tests/vm/debug-kernel.sh module >/dev/null
+	@tests/vm/wowvm.py run --flavour debug --profile full tests/scenarios/*.sh
 
 bench:
 	@scripts/bench.py --full

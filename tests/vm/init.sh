@@ -8,6 +8,14 @@
 #   WOW_BOOT       1, 2, ... (multi-boot scenarios)
 #   WOW_SCENARIOS  names to run, in order (/wow/scenarios/NAME.sh)
 #   WOW_ECHO       non-empty: copy scenario output to the console too
+#   WOW_PROFILE    quick | full, exported to the scenarios
+#   WOW_HUNG_TASK_SECS  hung task timeout (default 90)
+#   WOW_KMEMLEAK   non-empty: kmemleak scan after each scenario; leaks whose
+#                  record mentions wow go to the console as
+#                  "wowvm: kmemleak: ..." (a failure), all of them to
+#                  /results/NAME.kmemleak
+#   WOW_FLAVOUR    debian | debug | custom (information)
+#   WOW_EXPORT     names of further plan variables to export (wowvm --env)
 #
 # Markers written to /dev/kmsg (so they sit in order among kernel messages
 # on the console) tell the host what runs when:
@@ -40,9 +48,13 @@ halt_now() {
 
 . /wow/plan
 KV=${WOW_KV:-$(uname -r)}
+export WOW_PROFILE=${WOW_PROFILE:-quick}
+for v in $WOW_EXPORT; do
+	export "$v"
+done
 
 echo 1 > /proc/sys/kernel/sysrq
-echo 90 > /proc/sys/kernel/hung_task_timeout_secs 2>/dev/null
+echo "${WOW_HUNG_TASK_SECS:-90}" > /proc/sys/kernel/hung_task_timeout_secs 2>/dev/null
 echo 7 > /proc/sys/kernel/printk 2>/dev/null
 
 boot_errors=""
@@ -85,6 +97,38 @@ export WOW_MODULE
 
 kmsg "=== wowvm: ready (boot $WOW_BOOT, dm-wow $WOW_MODULE)"
 
+KMEMLEAK=/sys/kernel/debug/kmemleak
+kmemleak_start() {
+	[ -n "$WOW_KMEMLEAK" ] || return 0
+	# what leaked before this scenario is not its fault
+	echo clear > $KMEMLEAK 2>/dev/null
+}
+
+kmemleak_check() {
+	[ -n "$WOW_KMEMLEAK" ] || return 0
+	if ! [ -w $KMEMLEAK ]; then
+		kmsg "wowvm: kmemleak is not available (disabled at boot?)"
+		return 0
+	fi
+	name=$1
+	# kmemleak does not report objects younger than 5 s
+	sleep 6
+	echo scan > $KMEMLEAK
+	cat $KMEMLEAK > /tmp/kmemleak.txt
+	[ -s /tmp/kmemleak.txt ] || return 0
+	cp /tmp/kmemleak.txt "/results/$name.kmemleak"
+	# One record per "unreferenced object" line; print (at most 40 lines
+	# of) the records that mention wow.
+	awk '/^unreferenced object/ { if (rec ~ /wow/) print rec; rec = "" }
+	     { rec = rec $0 "\n" }
+	     END { if (rec ~ /wow/) print rec }' /tmp/kmemleak.txt |
+		grep -v '^$' | head -n 40 |
+		while IFS= read -r l; do
+			kmsg "wowvm: kmemleak: $l"
+		done
+	echo clear > $KMEMLEAK
+}
+
 run_one() {
 	name=$1
 	out=/results/$name.out
@@ -92,10 +136,12 @@ run_one() {
 	[ "${WOW_BOOT:-1}" -gt 1 ] && echo "--- boot $WOW_BOOT" >> "$out"
 	kmsg "=== scenario: $name"
 	dmesg -c > /dev/null
+	kmemleak_start
 	mkdir -p "/tmp/wow-$name"
 	cd "/tmp/wow-$name" || exit 1
 	set -- env RESULTS=/results WOW_NAME="$name" WOW_BOOT="$WOW_BOOT" \
 		WOW_LIB=/wow/lib.sh ORIGIN=/dev/vda CACHE=/dev/vdb \
+		WOW_PROFILE="$WOW_PROFILE" \
 		sh "$script"
 	if [ -n "$boot_errors" ]; then
 		echo "FAILED: VM setup: $boot_errors" >> "$out"
@@ -125,6 +171,7 @@ run_one() {
 		dmsetup ls >> "$out" 2>&1
 		dmsetup remove_all >> "$out" 2>&1
 	fi
+	kmemleak_check "$name"
 	echo "$rc" > "/results/$name.rc"
 	sync
 	kmsg "=== end: $name rc=$rc"

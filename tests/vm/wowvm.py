@@ -105,17 +105,29 @@ BASE_DIRS = ["bin", "sbin", "usr/bin", "usr/sbin", "lib", "lib64", "usr/lib",
              "mnt", "var/tmp", "wow", "wow/scenarios"]
 
 DEFAULT_HEADER = {"origin": 2 << 30, "cache": 256 << 20, "extra": (),
-                  "timeout": 120, "boots": 1}
+                  "timeout": 120, "boots": 1, "timeout_full": 0}
 BOOT_TIMEOUT = 240          # seconds from QEMU start to the first marker
 POWEROFF_GRACE = 60         # seconds after the last scenario ended
 KEEP_RUN_DIRS = 10
 
 # Kernel problems in the console.  Lines the guest tagged as scenario output
 # (USER_TAG) are never scanned.
+# KASAN ("BUG: KASAN: ..."), KFENCE ("BUG: KFENCE: ..."), lockdep ("WARNING:
+# possible circular locking ...", "inconsistent lock state", ...), sleeping in
+# atomic context ("BUG: sleeping function ..."), DEBUG_LIST ("list_add
+# corruption"), SLUB ("BUG kmalloc-64 (Not tainted): ..."), hung tasks ("INFO:
+# task X blocked for more than N seconds") and kmemleak records that mention
+# wow (init.sh prints them as "wowvm: kmemleak: ...").  The kernel's own
+# "kmemleak: N new suspected memory leaks" is not one: leaks elsewhere in the
+# kernel are not dm-wow's.
 PROBLEM_RE = re.compile(
-    r"BUG:|WARNING:|Oops|hung_task|blocked for more than|KASAN|lockdep|"
-    r"possible circular locking|Kernel panic|general protection fault|"
-    r"UBSAN:|kernel BUG")
+    r"BUG:|WARNING:|Oops|hung_task|blocked for more than|KASAN|KFENCE|"
+    r"lockdep|possible circular locking|possible recursive locking|"
+    r"inconsistent lock state|Kernel panic|general protection fault|"
+    r"UBSAN:|kernel BUG|list_(add|del) corruption|"
+    r"BUG \S+ \((Not t|T)ainted|wowvm: kmemleak:")
+# Lines PROBLEM_RE would match that are not problems (debug kernel boot).
+NOT_PROBLEM_RE = re.compile(r"RCU lockdep checking is enabled")
 MARK_START_RE = re.compile(r"=== scenario: (\S+)")
 MARK_END_RE = re.compile(r"=== end: (\S+) rc=(\d+)")
 MARK_REBOOT_RE = re.compile(r"=== reboot: (\S+)")
@@ -132,7 +144,103 @@ def die(msg):
     sys.exit(2)
 
 
+@dataclasses.dataclass
+class Kernel:
+    """The kernel the VMs boot: Debian's (default) or one from a kernel dir
+    (tests/vm/debug-kernel.sh: vmlinuz, kernelrelease, root/lib/modules/KV)."""
+    flavour: str
+    kv: str
+    vmlinuz: str
+    modroot: str = "/"           # modules are in MODROOT/lib/modules/KV
+    timeout_scale: float = 1.0
+    hung_task_secs: int = 90     # /proc/sys/kernel/hung_task_timeout_secs
+    kmemleak: bool = False       # scan /sys/kernel/debug/kmemleak per scenario
+    append: str = ""             # extra kernel command line
+
+    def moddir(self):
+        return os.path.join(self.modroot, "lib/modules", self.kv)
+
+
+KERNEL = None   # set by select_kernel(); None: Debian's, found by kver()
+
+
+def select_kernel(flavour=None, kernel_dir=None, timeout_scale=None):
+    """Pick the kernel for this run.  flavour "debug" builds (or reuses) the
+    debug kernel; kernel_dir names a built one.  Returns the Kernel."""
+    global KERNEL
+    flavour = flavour or os.environ.get("WOW_FLAVOUR") or "debian"
+    kernel_dir = kernel_dir or os.environ.get("WOW_KERNEL_DIR")
+    if flavour == "debug" and not kernel_dir:
+        r = subprocess.run([os.path.join(HERE, "debug-kernel.sh"), "kernel"],
+                           stdout=subprocess.PIPE, text=True)
+        if r.returncode != 0 or not r.stdout.strip():
+            die("the debug kernel did not build (tests/vm/debug-kernel.sh)")
+        kernel_dir = r.stdout.strip().splitlines()[-1]
+    if kernel_dir:
+        kd = os.path.abspath(kernel_dir)
+        try:
+            with open(os.path.join(kd, "kernelrelease")) as f:
+                kv = f.read().strip()
+        except OSError:
+            die("%s: no kernelrelease (not a built kernel dir; see "
+                "tests/vm/debug-kernel.sh)" % kd)
+        if flavour == "debian":
+            flavour = "custom"
+        k = Kernel(flavour=flavour, kv=kv,
+                   vmlinuz=os.path.join(kd, "vmlinuz"),
+                   modroot=os.path.join(kd, "root"))
+        cfg = os.path.join(kd, "obj", ".config")
+        opts = ""
+        if os.path.exists(cfg):
+            with open(cfg) as f:
+                opts = f.read()
+        if "CONFIG_KASAN=y" in opts or "CONFIG_PROVE_LOCKING=y" in opts:
+            # KASAN + lockdep under TCG: a few times slower than Debian's
+            k.timeout_scale = 4.0
+            k.hung_task_secs = 60
+        k.kmemleak = "CONFIG_DEBUG_KMEMLEAK=y" in opts
+        if "CONFIG_KASAN=y" in opts and "CONFIG_X86_5LEVEL=y" in opts:
+            # QEMU's -cpu max has LA57; 6.1's KASAN reports a wild access
+            # in its own early boot with 5-level paging (seen under TCG)
+            k.append = "no5lvl"
+        if not os.path.exists(k.vmlinuz) or not os.path.isdir(k.moddir()):
+            die("%s: no vmlinuz or root/lib/modules/%s" % (kd, kv))
+    else:
+        kv = kver()
+        k = Kernel(flavour="debian", kv=kv, vmlinuz="/boot/vmlinuz-%s" % kv)
+    if timeout_scale is None and os.environ.get("WOW_TIMEOUT_SCALE"):
+        timeout_scale = float(os.environ["WOW_TIMEOUT_SCALE"])
+    if timeout_scale:
+        k.timeout_scale = timeout_scale
+    KERNEL = k
+    return k
+
+
+def vmlinuz_of(kv):
+    if KERNEL and KERNEL.kv == kv:
+        return KERNEL.vmlinuz
+    return "/boot/vmlinuz-%s" % kv
+
+
+def moddir_of(kv):
+    if KERNEL and KERNEL.kv == kv:
+        return KERNEL.moddir()
+    return "/lib/modules/%s" % kv
+
+
+def modroot_args(kv):
+    if KERNEL and KERNEL.kv == kv and KERNEL.modroot != "/":
+        return ["-d", KERNEL.modroot]
+    return []
+
+
+def timeout_scale():
+    return KERNEL.timeout_scale if KERNEL else 1.0
+
+
 def kver():
+    if KERNEL:
+        return KERNEL.kv
     kv = os.environ.get("KV")
     if kv:
         return kv
@@ -192,7 +300,8 @@ def ldd_libs(path):
 def module_paths(kv):
     paths = []
     for mod in MODULES:
-        out = subprocess.run(["modprobe", "-S", kv, "--show-depends", mod],
+        out = subprocess.run(["modprobe"] + modroot_args(kv) +
+                             ["-S", kv, "--show-depends", mod],
                              capture_output=True, text=True)
         if out.returncode != 0:
             raise RuntimeError("modprobe --show-depends %s: %s" %
@@ -279,7 +388,7 @@ def copy_file(src, root, dest):
 
 def base_inputs(kv):
     """Everything the base image is made of, and its cache key."""
-    vmlinuz = "/boot/vmlinuz-%s" % kv
+    vmlinuz = vmlinuz_of(kv)
     if not os.path.exists(vmlinuz):
         die("no %s; install linux-image-%s" % (vmlinuz, kv))
     if not os.access(vmlinuz, os.R_OK):
@@ -298,7 +407,11 @@ def base_inputs(kv):
         die("/bin/busybox is not static (install busybox-static)")
     mods = module_paths(kv)
     h = hashlib.sha256()
-    for part in ([BASE_FORMAT, kv] + BINARIES + KMOD_LINKS + MODULES +
+    # Debian's kernel keeps the key it always had (other checkouts share
+    # the cache); another kernel adds where it lives
+    where = [] if vmlinuz == "/boot/vmlinuz-%s" % kv else [vmlinuz,
+                                                            moddir_of(kv)]
+    for part in ([BASE_FORMAT, kv] + where + BINARIES + KMOD_LINKS + MODULES +
                  MODULE_INDEX_FILES + BASE_DIRS +
                  package_versions(BINARIES + libs + ["/bin/busybox",
                                                      vmlinuz])):
@@ -308,7 +421,11 @@ def base_inputs(kv):
 
 def build_base(kv, force=False):
     inp = base_inputs(kv)
-    d = os.path.join(cache_root(), "initramfs")
+    # one base per kernel flavour, each in a directory of its own (a build
+    # drops the other bases in its directory)
+    flav = KERNEL.flavour if KERNEL and KERNEL.kv == kv else "debian"
+    d = os.path.join(cache_root(), "initramfs" if flav == "debian" else
+                     "initramfs-" + flav)
     os.makedirs(d, exist_ok=True)
     path = os.path.join(d, "base-%s.cpio.gz" % inp["key"])
     if os.path.exists(path) and not force:
@@ -339,12 +456,13 @@ def build_base(kv, force=False):
                 os.unlink(dst)
             os.symlink("/usr/bin/kmod", dst)
         mdir = "/lib/modules/%s" % kv
+        hdir = moddir_of(kv)
         for m in inp["modules"]:
             rel = os.path.relpath(os.path.realpath(m),
-                                  os.path.realpath(mdir))
+                                  os.path.realpath(hdir))
             copy_file(m, root, os.path.join(mdir, rel))
         for f in MODULE_INDEX_FILES:
-            src = os.path.join(mdir, f)
+            src = os.path.join(hdir, f)
             if os.path.exists(src):
                 copy_file(src, root, os.path.join(mdir, f))
         subprocess.run(["depmod", "-b", root, kv], check=True)
@@ -389,6 +507,7 @@ class Scenario:
     extra: tuple
     timeout: int
     boots: int
+    timeout_full: int = 0       # timeout under --profile full (0: timeout)
     error: str = ""
 
     def disk_key(self):
@@ -420,7 +539,7 @@ def parse_scenario(path):
                     hdr[k] = int(v)
         if not re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
             raise ValueError("scenario name %r has odd characters" % name)
-        if hdr["boots"] < 1 or hdr["timeout"] < 1:
+        if hdr["boots"] < 1 or hdr["timeout"] < 1 or hdr["timeout_full"] < 0:
             raise ValueError("boots and timeout must be >= 1")
         if len(hdr["extra"]) > 20:
             raise ValueError("too many extra disks")
@@ -496,7 +615,7 @@ class Console:
         elif MARK_READY_RE.search(text):
             self.ready = True
             self.last_event = time.time()
-        elif PROBLEM_RE.search(text):
+        elif PROBLEM_RE.search(text) and not NOT_PROBLEM_RE.search(text):
             self.problems.setdefault(self.current, []).append(
                 len(self.lines))
             if self.echo == "user":
@@ -606,6 +725,31 @@ class RunDir:
             return
         for d in self.disk_dirs:
             shutil.rmtree(d, ignore_errors=True)
+
+
+def setup_kernel(args):
+    """Select the kernel from the options and, for a kernel of our own, build
+    dm-wow.ko for it (tests/vm/debug-kernel.sh module) unless --module."""
+    k = select_kernel(getattr(args, "flavour", None),
+                      getattr(args, "kernel_dir", None),
+                      getattr(args, "timeout_scale", None))
+    PLAN_EXTRA.clear()
+    PLAN_EXTRA.update(plan_extra(getattr(args, "profile", None) or
+                                 os.environ.get("WOW_PROFILE") or "quick",
+                                 getattr(args, "env", None) or ()))
+    if k.flavour != "debian" and not getattr(args, "module", None) and \
+            not getattr(args, "no_module", False):
+        env = dict(os.environ)
+        env["WOW_KERNEL_DIR"] = os.path.dirname(k.modroot)
+        r = subprocess.run([os.path.join(HERE, "debug-kernel.sh"), "module"],
+                           stdout=subprocess.PIPE, text=True, env=env)
+        if r.returncode != 0 or not r.stdout.strip():
+            die("cannot build dm-wow.ko for %s" % k.kv)
+        args.module = r.stdout.strip().splitlines()[-1]
+    if k.flavour != "debian":
+        log("kernel %s (%s), timeout scale %g, profile %s" % (
+            k.kv, k.flavour, k.timeout_scale, PLAN_EXTRA["WOW_PROFILE"]))
+    return k
 
 
 def module_path(args):
@@ -754,9 +898,11 @@ def qemu_command(kv, initrd, disks, results, interactive=False,
                  console_log=None):
     qemu = os.environ.get("WOW_QEMU", "qemu-system-x86_64")
     append = "console=ttyS0 panic=-1 oops=panic printk.devkmsg=on"
+    if KERNEL and KERNEL.kv == kv and KERNEL.append:
+        append += " " + KERNEL.append
     cmd = [qemu, "-accel", "tcg,thread=multi", "-cpu", "max",
            "-smp", "2", "-m", "2G",
-           "-kernel", "/boot/vmlinuz-%s" % kv, "-initrd", initrd,
+           "-kernel", vmlinuz_of(kv), "-initrd", initrd,
            "-append", append, "-no-reboot", "-nic", "none"]
     if interactive and console_log:
         cmd += ["-display", "none",
@@ -781,6 +927,9 @@ def qemu_command(kv, initrd, disks, results, interactive=False,
 
 def make_initrd(kv, base, run_dir, tag, plan, scenarios, module,
                 extra_files=()):
+    if not os.path.exists(base):
+        # another checkout sharing the cache replaced it since
+        base = build_base(kv)
     ov = os.path.join(run_dir, "overlay-%s.cpio.gz" % tag)
     build_overlay(kv, ov, plan, scenarios, module, extra_files, base)
     initrd = os.path.join(run_dir, "initrd-%s.img" % tag)
@@ -801,8 +950,15 @@ def boot(kv, base, rd, tag, plan, scenarios, disks, results, module,
     initrd = make_initrd(kv, base, rd.path, tag, plan, scenarios, module,
                          extra_files)
     cmd = qemu_command(kv, initrd, disks, results)
-    timeouts = {s.name: s.timeout for s in scenarios}
-    total = BOOT_TIMEOUT + sum(timeouts.values()) + POWEROFF_GRACE
+    sc = timeout_scale()
+    full = PLAN_EXTRA.get("WOW_PROFILE") == "full"
+    timeouts = {s.name: ((s.timeout_full if full and getattr(
+        s, "timeout_full", 0) else s.timeout) * sc) for s in scenarios}
+    boot_timeout, grace = BOOT_TIMEOUT * sc, POWEROFF_GRACE * sc
+    if PLAN_EXTRA.get("WOW_KMEMLEAK"):
+        grace += 120 * sc       # the kmemleak scan after each scenario
+    total = boot_timeout + sum(timeouts.values()) + grace * (1 + len(
+        scenarios))
     logpath = os.path.join(rd.path, "console-%s.log" % tag)
     rd.last_log = logpath
     t0 = time.time()
@@ -825,12 +981,12 @@ def boot(kv, base, rd, tag, plan, scenarios, disks, results, module,
                 now = time.time()
                 cur = con.current
                 if cur and cur not in con.ended:
-                    if now - con.last_event > timeouts.get(cur, 120):
+                    if now - con.last_event > timeouts.get(cur, 120 * sc):
                         status, timed_out = "timeout", cur
                 elif not con.started and not con.ready and \
-                        now - t0 > BOOT_TIMEOUT:
+                        now - t0 > boot_timeout:
                     status = "boot-timeout"
-                elif con.started and now - con.last_event > POWEROFF_GRACE:
+                elif con.started and now - con.last_event > grace:
                     # between scenarios or after the last one
                     status = "stuck-after-" + cur
                 if now - t0 > total:
@@ -936,6 +1092,29 @@ def judge(s, br, results, boot_no):
     return Outcome(True)
 
 
+# Set by cmd_run/cmd_shell from the options: extra plan entries every boot
+# carries (WOW_PROFILE, hung task timeout, kmemleak, --env variables).
+PLAN_EXTRA = {}
+
+
+def plan_extra(profile="quick", env=()):
+    """Plan entries for the kernel and options of this run."""
+    k = KERNEL
+    extra = {"WOW_PROFILE": profile,
+             "WOW_HUNG_TASK_SECS": k.hung_task_secs if k else 90,
+             "WOW_KMEMLEAK": "1" if k and k.kmemleak else "",
+             "WOW_FLAVOUR": k.flavour if k else "debian"}
+    names = []
+    for e in env:
+        n, eq, v = e.partition("=")
+        if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n):
+            die("--env wants NAME=VALUE, not %r" % e)
+        extra[n] = v
+        names.append(n)
+    extra["WOW_EXPORT"] = " ".join(names)
+    return extra
+
+
 def run_group(kv, base, rd, gi, group, module, results, echo=None):
     """Run a group of scenarios; yield (scenario, Outcome)."""
     pending = list(group)
@@ -956,6 +1135,7 @@ def run_group(kv, base, rd, gi, group, module, results, echo=None):
             plan = {"WOW_MODE": "run", "WOW_KV": kv, "WOW_BOOT": boot_no,
                     "WOW_SCENARIOS": " ".join(s.name for s in pending),
                     "WOW_ECHO": "1" if echo else ""}
+            plan.update(PLAN_EXTRA)
             btag = tag if boot_no == 1 else "%s.boot%d" % (tag, boot_no)
             br = boot(kv, base, rd, btag, plan, pending, disks, results,
                       module, echo)
@@ -1004,8 +1184,12 @@ def run_group(kv, base, rd, gi, group, module, results, echo=None):
 
 
 def cmd_run(args):
+    setup_kernel(args)
     kv = kver()
     scens = [parse_scenario(p) for p in args.scenarios]
+    if args.timeout:
+        for s in scens:
+            s.timeout = s.timeout_full = args.timeout
     if not scens:
         die("no scenarios given")
     names = [s.name for s in scens]
@@ -1062,6 +1246,7 @@ def cmd_run(args):
 
 
 def cmd_demo(args):
+    setup_kernel(args)
     kv = kver()
     module = module_path(args)
     if module is None:
@@ -1083,6 +1268,7 @@ def cmd_demo(args):
     try:
         plan = {"WOW_MODE": "run", "WOW_KV": kv, "WOW_BOOT": 1,
                 "WOW_SCENARIOS": s.name, "WOW_ECHO": "1"}
+        plan.update(PLAN_EXTRA)
         br = boot(kv, base, rd, "demo", plan, [s], [hdd.url] + disks,
                   results, module, echo="user")
         oc = judge(s, br, results, 1) or Outcome(False, "asked for a reboot")
@@ -1099,6 +1285,7 @@ def cmd_demo(args):
 
 
 def cmd_shell(args):
+    setup_kernel(args)
     kv = kver()
     module = module_path(args)
     if module is None and not args.no_module:
@@ -1115,6 +1302,7 @@ def cmd_shell(args):
     disks = rd.new_disks("shell", sizes)
     plan = {"WOW_MODE": "shell", "WOW_KV": kv, "WOW_BOOT": 1,
             "WOW_SCENARIOS": "", "WOW_ECHO": ""}
+    plan.update(PLAN_EXTRA)
     initrd = make_initrd(kv, base, rd.path, "shell", plan, scens, module)
     logp = os.path.join(rd.path, "console-shell.log")
     cmd = qemu_command(kv, initrd, disks, results, interactive=True,
@@ -1132,6 +1320,7 @@ def cmd_shell(args):
 
 
 def cmd_initramfs(args):
+    setup_kernel(args)
     kv = kver()
     t0 = time.time()
     p = build_base(kv, force=args.force)
@@ -1147,7 +1336,27 @@ def main():
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
 
+    def kernel_opts(p):
+        p.add_argument("--flavour", "--kernel", dest="flavour",
+                       choices=["debian", "debug"],
+                       help="debian: Debian's 6.1 (default); debug: the "
+                       "KASAN/lockdep/kmemleak kernel from "
+                       "tests/vm/debug-kernel.sh (built if missing, with "
+                       "dm-wow.ko built for it)")
+        p.add_argument("--kernel-dir", metavar="DIR",
+                       help="boot a kernel built into DIR (vmlinuz, "
+                       "kernelrelease, root/lib/modules/KV, obj/)")
+        p.add_argument("--timeout-scale", type=float, metavar="X",
+                       help="multiply every timeout by X (default 1; 4 for "
+                       "a KASAN/lockdep kernel)")
+
     def common(p):
+        kernel_opts(p)
+        p.add_argument("--profile", choices=["quick", "full"],
+                       help="exported to scenarios as WOW_PROFILE "
+                       "(default quick, or $WOW_PROFILE)")
+        p.add_argument("--env", action="append", metavar="NAME=VALUE",
+                       help="export NAME=VALUE to the scenarios (repeatable)")
         p.add_argument("--keep", action="store_true",
                        help="keep the disk images (and the run dir) for "
                        "debugging")
@@ -1163,6 +1372,9 @@ def main():
                    help="show scenario output and dm-wow kernel lines live")
     p.add_argument("--console", action="store_true",
                    help="show the whole guest console live")
+    p.add_argument("--timeout", type=int, metavar="SECONDS",
+                   help="override the scenarios' timeout headers (before "
+                   "--timeout-scale)")
     p.add_argument("scenarios", nargs="+", metavar="SCENARIO.sh")
     p.set_defaults(func=cmd_run)
 
@@ -1183,6 +1395,7 @@ def main():
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("initramfs", help="build the cached base initramfs")
+    kernel_opts(p)
     p.add_argument("--force", action="store_true", help="rebuild it")
     p.set_defaults(func=cmd_initramfs)
 

@@ -1,0 +1,149 @@
+"""wowvm's console scan and kernel selection, without booting: the reports a
+debug kernel prints (KASAN, KFENCE, lockdep, kmemleak, ...) fail the scenario
+they are charged to; harmless boot lines do not."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import SCRIPTS
+
+REPO = os.path.dirname(SCRIPTS)
+sys.path.insert(0, os.path.join(REPO, "tests", "vm"))
+
+import wowvm  # noqa: E402
+
+WOWVM = os.path.join(REPO, "tests", "vm", "wowvm.py")
+
+# Lines a debug kernel prints for real problems (one report each).
+REPORTS = [
+    "[   12.345678] BUG: KASAN: slab-out-of-bounds in wow_map+0x12/0x340 [dm_wow]",
+    "[   12.345678] BUG: KFENCE: use-after-free read in wow_destage+0x1/0x2 [dm_wow]",
+    "[   12.345678] WARNING: possible circular locking dependency detected",
+    "[   12.345678] WARNING: possible recursive locking detected",
+    "[   12.345678] WARNING: inconsistent lock state",
+    "[   12.345678] BUG: sleeping function called from invalid context at mm/slab.h:1",
+    "[   12.345678] list_add corruption. prev->next should be next (ffff), but was ffff.",
+    "[   12.345678] BUG kmalloc-64 (Not tainted): Poison overwritten",
+    "[   12.345678] INFO: task kworker/0:1:42 blocked for more than 60 seconds.",
+    "[   12.345678] WARNING: CPU: 1 PID: 42 at drivers/md/dm-wow/x.c:1 f+0x1/0x2",
+    "[   12.345678] wowvm: kmemleak: unreferenced object 0xffff888004a1b200 (size 64):",
+    "[   12.345678] wowvm: kmemleak:     [<ffffffffc0012345>] wow_ctr+0x1/0x2 [dm_wow]",
+    "[   12.345678] Kernel panic - not syncing: KASAN: panic_on_warn set ...",
+]
+
+# Lines a debug kernel prints at boot or in normal operation.
+HARMLESS = [
+    "[    0.000000] kasan: KernelAddressSanitizer initialized (generic)",
+    "[    0.100000] kfence: initialized - using 2097152 bytes for 255 objects",
+    "[    0.200000] kmemleak: Kernel memory leak detector initialized (mem pool available: 39000)",
+    "[    0.300000] Lock dependency validator: Copyright (c) 2006 Red Hat, Inc., Ingo Molnar",
+    "[    0.300000] ... MAX_LOCKDEP_SUBCLASSES:  8",
+    "[    1.384130] rcu: \tRCU lockdep checking is enabled.",
+    "[   99.000000] kmemleak: 3 new suspected memory leaks (see /sys/kernel/debug/kmemleak)",
+    "[   99.000000] wowvm: kmemleak is not available (disabled at boot?)",
+    "[   99.000000] device-mapper: wow: cache full, waiting for destage",
+]
+
+
+def console(lines_in_scenario, name="s1"):
+    c = wowvm.Console()
+    text = "\n".join(["[    1.0] === wowvm: ready (boot 1, dm-wow loaded)",
+                      "[    2.0] === scenario: %s" % name] +
+                     lines_in_scenario +
+                     ["[    3.0] === end: %s rc=0" % name, ""])
+    c.feed(text.encode())
+    c.flush()
+    return c
+
+
+@pytest.mark.parametrize("line", REPORTS)
+def test_debug_kernel_reports_are_problems(line):
+    c = console(["[    2.5] some line", line, "[    2.6] Call Trace:"])
+    assert c.first_problem("s1") == line
+
+
+@pytest.mark.parametrize("line", HARMLESS)
+def test_harmless_lines_are_not_problems(line):
+    c = console([line])
+    assert c.problems == {}
+
+
+def test_user_tagged_output_is_not_scanned():
+    c = console([wowvm.USER_TAG + "BUG: KASAN: this is scenario output"])
+    assert c.problems == {}
+
+
+def test_fake_kasan_fails_the_scenario(tmp_path):
+    c = console(["[    2.5] BUG: KASAN: use-after-free in wow_end_io+0x1/0x2"])
+    (tmp_path / "s1.rc").write_text("0\n")
+    s = wowvm.Scenario(name="s1", path="s1.sh", origin=1, cache=1, extra=(),
+                       timeout=10, boots=1)
+    br = wowvm.BootResult(console=c, status="poweroff")
+    oc = wowvm.judge(s, br, str(tmp_path), 1)
+    assert not oc.ok
+    assert "BUG: KASAN: use-after-free" in oc.reason
+    # the same scenario without the report passes
+    oc = wowvm.judge(s, wowvm.BootResult(console=console([]),
+                                         status="poweroff"),
+                     str(tmp_path), 1)
+    assert oc.ok
+
+
+def test_scan_console_command_flags_fake_kasan(tmp_path):
+    log = tmp_path / "console.log"
+    log.write_text("\n".join([
+        "=== scenario: fake",
+        "[ 5.0] BUG: KASAN: slab-out-of-bounds in wow_map+0x1/0x2 [dm_wow]",
+        "=== end: fake rc=0", ""]))
+    r = subprocess.run([sys.executable, WOWVM, "scan-console", str(log)],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "fake: [ 5.0] BUG: KASAN" in r.stdout
+    log.write_text("\n".join(HARMLESS) + "\n")
+    r = subprocess.run([sys.executable, WOWVM, "scan-console", str(log)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout
+
+
+def fake_kernel_dir(tmp_path, config):
+    kd = tmp_path / "k"
+    (kd / "root/lib/modules/6.1.0-wowtest").mkdir(parents=True)
+    (kd / "obj").mkdir()
+    (kd / "obj/.config").write_text(config)
+    (kd / "vmlinuz").write_text("x")
+    (kd / "kernelrelease").write_text("6.1.0-wowtest\n")
+    return kd
+
+
+def test_kernel_dir_selects_its_kernel_and_scales_timeouts(tmp_path):
+    kd = fake_kernel_dir(tmp_path, "CONFIG_KASAN=y\nCONFIG_DEBUG_KMEMLEAK=y\n")
+    try:
+        k = wowvm.select_kernel("debug", str(kd))
+        assert k.kv == "6.1.0-wowtest" and wowvm.kver() == k.kv
+        assert k.timeout_scale > 1 and k.kmemleak
+        cmd = wowvm.qemu_command(k.kv, "/tmp/initrd", ["/tmp/a.img"],
+                                 "/tmp/results")
+        assert cmd[cmd.index("-kernel") + 1] == str(kd / "vmlinuz")
+        assert wowvm.modroot_args(k.kv) == ["-d", str(kd / "root")]
+        # another kernel version (what bench passes) is Debian's
+        cmd = wowvm.qemu_command("6.1.0-x", "/tmp/initrd", [], "/tmp/r")
+        assert cmd[cmd.index("-kernel") + 1] == "/boot/vmlinuz-6.1.0-x"
+        k = wowvm.select_kernel("debug", str(kd), timeout_scale=2.5)
+        assert k.timeout_scale == 2.5
+        extra = wowvm.plan_extra("full", ["WOW_SOAK_SECONDS=60"])
+        assert extra["WOW_PROFILE"] == "full"
+        assert extra["WOW_KMEMLEAK"] == "1"
+        assert extra["WOW_SOAK_SECONDS"] == "60"
+        assert extra["WOW_EXPORT"] == "WOW_SOAK_SECONDS"
+    finally:
+        wowvm.KERNEL = None
+
+
+def test_full_profile_timeout_header(tmp_path):
+    p = tmp_path / "x.sh"
+    p.write_text("#!/bin/sh\n# vm: timeout=100 timeout_full=900\n")
+    s = wowvm.parse_scenario(str(p))
+    assert not s.error and s.timeout == 100 and s.timeout_full == 900
