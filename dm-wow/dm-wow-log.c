@@ -953,6 +953,7 @@ int wow_log_format(struct wow_cache *wc)
 #define MSG_DURABLE_CORRUPT "%s: log record %llu (segment %u) was durable (record %llu of segment %u says so) but is corrupt; not loading"
 #define MSG_DURABLE_HARMLESS "%s: log record %llu (segment %u) was durable but is corrupt; every block it held has a newer version: dropped"
 #define MSG_DROPPED "%s: segment %u: dropped a torn or corrupt log record at block %u"
+#define MSG_BROKEN "%s: segment %u: the log breaks at block %u and goes on at block %u (record %llu): the records between are lost"
 #define MSG_DROPPED_FIRST "%s: segment %u: dropped a torn or corrupt log record at block 0: the first of the segment, so all of its records"
 
 static int cmp_u64(const void *a, const void *b)
@@ -1179,6 +1180,47 @@ static int scan_proof(struct wow_cache *wc, struct wow_scan *sc, u32 s,
 }
 
 /*
+ * The chain of segment @s's life (@seg_seq, last record @last) ended at
+ * block @off: at a header that is not the life's next record (torn,
+ * corrupt, zeroed, never written, or an older life's).  If a record of the
+ * same life follows further on, the chain broke rather than ended, and the
+ * records between are lost: note a suspect for the first of them (unless
+ * one is noted already; its blocks are unknown) and the claims of what
+ * follows, so that losing a durable record this way refuses the load
+ * instead of passing in silence.
+ */
+static int find_continuation(struct wow_cache *wc, struct wow_scan *sc, u32 s,
+			     u32 off, u64 last, u64 seg_seq, bool noted)
+{
+	u32 bs = wc->args.block_size, bps = wc->blocks_per_seg, k, n, i;
+	struct wow_record_info ri;
+	int r;
+
+	for (k = off + 1; k + 1 < bps; k += n) {
+		n = min(bps - k, sc->chunk_blocks);
+		r = wow_sync_io(wc->cache_dev->bdev,
+				wow_slot_sector(wc, slot_of(wc, s, k)),
+				sc->buf, n * bs, REQ_OP_READ);
+		if (r)
+			return r;
+		for (i = 0; i < n; i++) {
+			if (wow_record_check(sc->buf + i * bs, bs, wc->sb.uuid,
+					     &ri) != WOW_REC_OK ||
+			    ri.seg_seq != seg_seq || ri.seq <= last ||
+			    ri.nr_data > bps - (k + i) - 1)
+				continue;
+			if (!noted)
+				note_suspect(sc, s, last + 1, NULL, 0);
+			DMWARN(MSG_BROKEN, wow_name(wc), s, off, k + i, ri.seq);
+			note_claim(sc, s, ri.seq, ri.durable_seq);
+			return scan_proof(wc, sc, s, k + i + 1 + ri.nr_data,
+					  ri.seq, seg_seq, NULL);
+		}
+	}
+	return 0;
+}
+
+/*
  * Scan one segment's records from its start.  A record is taken when its
  * header and data checksums hold, it carries our uuid and it continues the
  * segment's life (seg_seq, consecutive seq).  The scan stops at the first
@@ -1191,7 +1233,9 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 	u32 bs = wc->args.block_size, bps = wc->blocks_per_seg, off = 0;
 	u64 nr_oblocks = wc->ti->len >> wc->block_shift;
 	struct block_device *bdev = wc->cache_dev->bdev;
+	struct wow_suspect *su = NULL;
 	u64 seg_seq = 0, last = 0;
+	bool followed = false;
 	int r;
 
 	while (off + 1 < bps) {
@@ -1255,15 +1299,25 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 		}
 		ok &= csum == ri.data_csum;
 		if (!ok) {
-			/* its seq: from an intact header, else the next one */
-			u64 sseq = kind == WOW_REC_OK ? ri.seq : off ? last + 1 : 0;
-			struct wow_suspect *su = NULL;
+			/*
+			 * Which record is missing: the one this intact header
+			 * describes if it is the life's next, else (a torn or
+			 * corrupt header, or a gap in the seqs) the next one.
+			 * An intact header's claim holds even when its data
+			 * does not: it can prove the missing record durable.
+			 */
+			bool own = kind == WOW_REC_OK &&
+				   (!off || ri.seq == last + 1);
+			u64 sseq = own ? ri.seq : off ? last + 1 : 0;
 
+			if (kind == WOW_REC_OK)
+				note_claim(sc, s, ri.seq, ri.durable_seq);
 			sc->nr_dropped++;
 			/* its origin blocks are known if its header held */
 			if (sseq)
 				su = note_suspect(sc, s, sseq,
-						  decoded ? sc->oblocks : NULL,
+						  own && decoded ?
+						  sc->oblocks : NULL,
 						  ri.nr_data);
 			if (off)
 				DMWARN(MSG_DROPPED, wow_name(wc), s, off);
@@ -1274,6 +1328,7 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 					       ri.seq, ri.seg_seq, su);
 				if (r)
 					return r;
+				followed = true;
 			}
 			break;
 		}
@@ -1297,6 +1352,11 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 		sc->nr_records++;
 		sc->max_seq = max(sc->max_seq, ri.seq);
 		off += 1 + ri.nr_data;
+	}
+	if (seg_seq && !followed && off + 1 < bps) {
+		r = find_continuation(wc, sc, s, off, last, seg_seq, !!su);
+		if (r)
+			return r;
 	}
 	seg->seq = seg_seq;
 	seg->max_seq = last;

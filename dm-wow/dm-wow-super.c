@@ -190,6 +190,8 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
 				   struct wow_record_info *ri)
 {
 	const struct wow_record *r = hdr;
+	const struct wow_tomb *t = hdr + sizeof(*r);
+	u32 i;
 
 	if (le32_to_cpu(r->magic) != WOW_REC_MAGIC ||
 	    memcmp(r->uuid, uuid, sizeof(r->uuid)))
@@ -205,6 +207,14 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
 	    ri->nr_data > wow_record_capacity(block_size, ri->nr_tombs) ||
 	    ri->seq < ri->seg_seq || !ri->seq)
 		return WOW_REC_BAD;
+	/*
+	 * A tombstone or clean mark speaks of records written before its
+	 * own: one that reaches past it (crafted, or corrupt behind a
+	 * matching checksum) would kill or clean writes not yet made.
+	 */
+	for (i = 0; i < ri->nr_tombs; i++)
+		if (le64_to_cpu(t[i].t) > ri->seq)
+			return WOW_REC_BAD;
 	return WOW_REC_OK;
 }
 

@@ -327,6 +327,19 @@ static void wow_format_record_foreign_and_bad(struct kunit *test)
 	wow_record_seal(b, TEST_BLOCK, test_uuid, &ri);
 	KUNIT_EXPECT_EQ(test, wow_record_check(b, TEST_BLOCK, test_uuid, &out),
 			WOW_REC_BAD);
+	/* a tombstone may speak of its own record (a discard), not later */
+	ri.seq = 42;
+	wow_record_seal(b, TEST_BLOCK, test_uuid, &ri);
+	KUNIT_EXPECT_EQ(test, wow_record_check(b, TEST_BLOCK, test_uuid, &out),
+			WOW_REC_OK);
+	wow_record_tombs(b)[1].t = cpu_to_le64(43);
+	wow_record_seal(b, TEST_BLOCK, test_uuid, &ri);
+	KUNIT_EXPECT_EQ(test, wow_record_check(b, TEST_BLOCK, test_uuid, &out),
+			WOW_REC_BAD);
+	wow_record_tombs(b)[1].t = cpu_to_le64(U64_MAX);
+	wow_record_seal(b, TEST_BLOCK, test_uuid, &ri);
+	KUNIT_EXPECT_EQ(test, wow_record_check(b, TEST_BLOCK, test_uuid, &out),
+			WOW_REC_BAD);
 }
 
 /* Every load starts a fresh epoch above anything it saw. */

@@ -33,7 +33,7 @@
 # (give wowvm.py a longer timeout).  WOW_FP_BUDGET overrides the number
 # of points.
 #
-# vm: origin=2G cache=512M timeout=1800
+# vm: origin=2G cache=512M timeout=1800 timeout_full=21600
 . "${WOW_LIB:-/wow/lib.sh}"
 
 command -v wowcrash > /dev/null || fail "no wowcrash in the guest"

@@ -65,7 +65,7 @@ restore() {
 		fail "restore did not bring the snapshot's log back"
 }
 
-cases=0 refused=0 loaded=0 FAILED=""
+cases=0 refused=0 loaded=0 limits=0 FAILED=""
 nok() { echo "NOT OK: $*"; FAILED="$FAILED; $*"; }
 
 # try DESC EXPECT: create the device on the damaged cache.  EXPECT: refuse
@@ -99,7 +99,17 @@ try() {
 	[ "$2" != refuse ] || nok "$1: loaded, but must be refused"
 	st=$(wow_status fz)
 	case "$st" in ok\ * | cleaning\ * | read_only\ *) ;; *) nok "$1: state ${st%% *} after load" ;; esac
-	if [ "$2" = intact ] || [ "$2" = strict ]; then
+	if [ "$2" = first ]; then
+		bounded $LT /tmp/md.v wowpat verify "$D" /tmp/md.state $NB 4096 && return 0
+		# format 1 cannot find a segment's records without its first
+		# header (design.rst, Known limits): the segment is dropped
+		if [ "$3" = zeroed ] || dmesg_since | grep -q "at block 0: the first of the segment"; then
+			limits=$((limits + 1))
+			echo "known limit (format 1): $1: the segment is dropped: $(tail -n 1 /tmp/md.v)"
+		else
+			nok "$1: the data does not verify, and no message says the segment was dropped: $(tail -n 2 /tmp/md.v | tr '\n' ' ')"
+		fi
+	elif [ "$2" = intact ] || [ "$2" = strict ]; then
 		bounded $LT /tmp/md.v wowpat verify "$D" /tmp/md.state $NB 4096 ||
 			nok "$1: the data does not verify: $(tail -n 2 /tmp/md.v | tr '\n' ' ')"
 	else
@@ -137,9 +147,15 @@ fi
 done_case
 wowforge rec "$CACHE" $LAST durable=$U64MAX > /dev/null && wowforge rec "$CACHE" $LAST badcsum=1 > /dev/null
 try "durable_seq 2^64-1, then a corrupt record" any; done_case
-wowforge rec "$CACHE" $LAST nr_data=1 ob=1 durable=$((MAXSEQ + 1)) > /dev/null && wowforge rec "$CACHE" $LAST nr_data=1 ob=2 badcsum=1 > /dev/null &&
-	wowforge rec "$CACHE" $LAST seq=$((MAXSEQ + 3)) durable=$((MAXSEQ + 2)) > /dev/null
+wowforge rec "$CACHE" $LAST nr_data=1 ob=1 durable=$((MAXSEQ + 1)) > /dev/null &&
+	AT=$(wowforge rec "$CACHE" $LAST nr_data=1 ob=2 badcsum=1 | sed -n 's/.* at \([0-9]*\) .*/\1/p') &&
+	wowforge rec "$CACHE" $LAST at=$((AT + 2)) seq=$((MAXSEQ + 3)) durable=$((MAXSEQ + 2)) > /dev/null
 try "a corrupt record proven durable by the next" refuse; done_case
+# the same, with the corrupt record overwritten by the next: a gap in the
+# seqs that a valid header proves was durable
+wowforge rec "$CACHE" $LAST nr_data=1 ob=1 durable=$((MAXSEQ + 1)) > /dev/null &&
+	wowforge rec "$CACHE" $LAST seq=$((MAXSEQ + 3)) durable=$((MAXSEQ + 2)) > /dev/null
+try "a missing record proven durable by the next" refuse; done_case
 wowforge rec "$CACHE" $LAST seg_seq=12345 nr_data=1 ob=7 > /dev/null
 try "seg_seq lie (record taken as another life)" intact; done_case
 wowforge rec "$CACHE" $LAST hdr_nr_data=65535 > /dev/null
@@ -191,7 +207,11 @@ while [ $r -lt $NR ]; do
 	# everything in the snapshot was committed: a load must be refused or
 	# give it all back (a record dropped as "torn" that later records
 	# prove durable, or a segment taken as empty, loses committed data)
-	try "$what" strict
+	case $what in
+	header*) try "$what" first ;;
+	zeroed*) if [ $((R % 256)) -eq 0 ]; then try "$what" first zeroed; else try "$what" strict; fi ;;
+	*) try "$what" strict ;;
+	esac
 	done_case
 done
 info "load time: many tombstones, a clean mark over everything (known suspect: unbounded)"

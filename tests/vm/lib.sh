@@ -27,6 +27,13 @@ fail() {
 	exit 1
 }
 
+# skip MSG: this scenario cannot run on this kernel or machine: print
+# "SKIPPED: MSG" and exit 77 (the runner prints SKIP: vm/NAME (MSG))
+skip() {
+	echo "SKIPPED: $*"
+	exit 77
+}
+
 info() {
 	echo "--- $*"
 }

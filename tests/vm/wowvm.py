@@ -8,7 +8,7 @@ Commands (run from anywhere; paths are relative to the current directory):
       Boot VMs and run the scenarios.  Scenarios with the same disk layout
       share one boot and run one after another; scenarios that declare
       boots>1 get boots of their own.  Prints exactly one line per scenario,
-          PASS: vm/<name>      or      FAIL: vm/<name> (<reason>)
+          PASS: vm/<name>,  FAIL: vm/<name> (<reason>)  or  SKIP: vm/<name> (<why>)
       followed, on failure, by an indented tail of the scenario's output and
       the relevant console lines.  Exits 1 if any scenario failed.
 
@@ -548,10 +548,15 @@ def parse_scenario(path):
     return Scenario(name=name, path=path, error=error, **hdr)
 
 
+# A scenario that exits with this (lib.sh: skip) cannot run here.
+SKIP_RC = 77
+
+
 @dataclasses.dataclass
 class Outcome:
     ok: bool
     reason: str = ""
+    skipped: bool = False
     console: list = dataclasses.field(default_factory=list)
     log: str = ""
 
@@ -1038,6 +1043,9 @@ def tail_file(path, n=30):
 
 
 def report(s, oc, results):
+    if oc.ok and oc.skipped:
+        print("SKIP: vm/%s (%s)" % (s.name, oc.reason), flush=True)
+        return
     if oc.ok:
         print("PASS: vm/%s" % s.name, flush=True)
         return
@@ -1081,6 +1089,14 @@ def judge(s, br, results, boot_no):
         if s.name in con.started and s.name not in con.ended:
             why += " while it ran"
         return Outcome(False, why + ")", con.relevant(s.name))
+    if rc == SKIP_RC:
+        reason = "skipped"
+        for line in reversed(tail_file(os.path.join(results,
+                                                    s.name + ".out"), 400)):
+            if line.startswith("SKIPPED: "):
+                reason = line[len("SKIPPED: "):]
+                break
+        return Outcome(True, reason, skipped=True)
     if rc != 0:
         reason = "exit status %d" % rc
         for line in reversed(tail_file(os.path.join(results,
