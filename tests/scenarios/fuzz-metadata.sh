@@ -208,7 +208,9 @@ while [ $r -lt $NR ]; do
 	# give it all back (a record dropped as "torn" that later records
 	# prove durable, or a segment taken as empty, loses committed data)
 	case $what in
-	header*) try "$what" first ;;
+	# magic (bytes 4-7) or uuid (32-47) damaged: not our header at all
+	header*) if [ "$R" -ge 4 ] && [ "$R" -le 7 ] || { [ "$R" -ge 32 ] && [ "$R" -le 47 ]; }; then
+		try "$what" first zeroed; else try "$what" first; fi ;;
 	zeroed*) if [ $((R % 256)) -eq 0 ]; then try "$what" first zeroed; else try "$what" strict; fi ;;
 	*) try "$what" strict ;;
 	esac

@@ -6,7 +6,9 @@
 # reloaded (policy switched), cleaner mode switched on/off, and the origin
 # made to fail writes for a few seconds (dm-flakey under the origin,
 # reloaded between an always-up table and error_writes; invariant 8: origin
-# errors keep the data dirty and destage retries).  It stops by itself after
+# errors keep the data dirty and destage retries; cleaner mode is off in an
+# error window, where it would send writes to the failing origin, and the
+# watermarks are 2/5 % so destage runs into every window).  It stops after
 # WOW_SOAK_SECONDS, then verifies every region through the device, drains
 # the cache (cleaner) and verifies them again from the origin alone.
 # Fails on any fio error or verify mismatch (the runner adds kernel reports).
@@ -50,7 +52,9 @@ origin_set() {	# up|down
 wow_reset_disks
 run dmsetup create so --table "$(flakey_up)"
 OF=$(dm_node so)
-wow_create soak "$OF" "$CACHE"
+# low watermarks: destage runs all the time, so error windows meet it
+WM="low_watermark 2 high_watermark 5"
+wow_create soak "$OF" "$CACHE" $WM
 D=$(dm_node soak)
 TABLE=$(dmsetup table soak)
 BASE=${TABLE%% wow *}
@@ -135,7 +139,7 @@ while [ "$(now)" -lt $end ] && [ ! -e $W/failed ]; do
 		dmsetup resume soak || fail "resume failed"
 		susp=$((susp + 1)) ;;
 	1)	p=$(echo $POLICIES | cut -d' ' -f$(($(rnd 3) + 1)))
-		t="$BASE wow $OF $CACHE 2 policy $p"
+		t="$BASE wow $OF $CACHE 6 policy $p $WM"
 		[ "$(rnd 3)" = 0 ] && t=$TABLE
 		dmsetup reload soak --table "$t" || fail "reload refused: $t"
 		dmsetup resume soak || fail "resume after reload failed: $t"
@@ -144,13 +148,16 @@ while [ "$(now)" -lt $end ] && [ ! -e $W/failed ]; do
 		dmsetup message soak 0 cleaner $cl || fail "cleaner $cl refused"
 		cleaner=$((cleaner + 1)) ;;
 	3)	w=$((2 + $(rnd 4)))
-		origin_set down
-		if [ $cl = off ] && [ "$(rnd 2)" = 0 ]; then
-			# make destage write to the failing origin now
-			cl=on
-			dmsetup message soak 0 cleaner on || fail "cleaner on refused"
+		# Cleaner mode sends writes to uncached blocks straight to the
+		# origin, where an origin error fails them as the origin would:
+		# windows run with it off (destage meets the failing origin at
+		# these watermarks; cleaner mode drains the backlog after).
+		if [ $cl = on ]; then
+			cl=off
+			dmsetup message soak 0 cleaner off || fail "cleaner off refused"
 			cleaner=$((cleaner + 1))
 		fi
+		origin_set down
 		spid=""
 		if [ "$(rnd 2)" = 0 ]; then
 			# suspend/resume the wow device while destage fails
