@@ -219,12 +219,20 @@ done
 info "load time: many tombstones, a clean mark over everything (known suspect: unbounded)"
 i=0
 while [ $i -lt 40 ]; do
-	wowforge rec "$CACHE" $FREE "tombs=168:0:$SLOTS:$U64MAX:0:$SLOTS" > /dev/null || fail "wowforge"
+	# t = MAXSEQ: every record on the device, and not past the forged
+	# record's own seq (a header whose tombstones reach past it is bad)
+	wowforge rec "$CACHE" $FREE "tombs=168:0:$SLOTS:$MAXSEQ:0:$SLOTS" > /dev/null || fail "wowforge"
 	i=$((i + 1))
 done
-try "40 records of 168 tombstones of $SLOTS blocks each" any; done_case
-wowforge rec "$CACHE" $FREE "tomb=0:4294967295:$U64MAX:1" > /dev/null
-try "one clean mark over 2^32-1 blocks" any; done_case
+applied() {	# the forged records were taken, not dropped: their cost counted
+	! dmesg_since | grep -q "dropped a torn or corrupt" ||
+		nok "$1: the forged records were dropped, so their load time was not measured"
+}
+try "40 records of 168 tombstones of $SLOTS blocks each" any
+applied "40 records of 168 tombstones"; done_case
+wowforge rec "$CACHE" $FREE "tomb=0:4294967295:$MAXSEQ:1" > /dev/null
+try "one clean mark over 2^32-1 blocks" any
+applied "one clean mark over 2^32-1 blocks"; done_case
 
-echo "fuzz-metadata: $cases cases ($PROFILE): $refused refused with a message (devices unchanged), $loaded loaded; every load bounded by $LT s"
+echo "fuzz-metadata: $cases cases ($PROFILE): $refused refused with a message (devices unchanged), $loaded loaded ($limits of them the known format-1 limit); every load bounded by $LT s"
 [ -z "$FAILED" ] || fail "${FAILED#; }"
