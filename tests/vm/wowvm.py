@@ -767,9 +767,18 @@ def module_path(args):
 GUEST_DIR = os.path.join(HERE, "guest")
 
 
+def guest_headers():
+    """Headers a guest tool may include: tests/vm/guest/*.h and
+    dm-wow/dm-wow-format.h."""
+    hs = [os.path.join(GUEST_DIR, f) for f in sorted(os.listdir(GUEST_DIR))
+          if f.endswith(".h")]
+    fmt = os.path.join(REPO, "dm-wow", "dm-wow-format.h")
+    return hs + ([fmt] if os.path.exists(fmt) else [])
+
+
 def guest_files():
     """Guest-side tools from tests/vm/guest: each NAME.c is built static
-    (into $WOW_CACHE/guest, rebuilt when the source changes) and goes to
+    (into $WOW_CACHE/guest, rebuilt when it or a header changes) and goes to
     /usr/bin/NAME; other files go to /wow/guest/.  [(src, guest path)]"""
     out = []
     if not os.path.isdir(GUEST_DIR):
@@ -780,12 +789,19 @@ def guest_files():
         src = os.path.join(GUEST_DIR, f)
         if f.startswith(".") or f.endswith(".md") or not os.path.isfile(src):
             continue
+        if f.endswith(".h"):
+            continue
         if not f.endswith(".c"):
             out.append((src, "/wow/guest/" + f))
             continue
         name = f[:-2]
-        with open(src, "rb") as fh:
-            key = hashlib.sha256(fh.read()).hexdigest()[:16]
+        h = hashlib.sha256()
+        # the source and what it may include: the guest headers and the
+        # module's on-disk format
+        for dep in [src] + guest_headers():
+            with open(dep, "rb") as fh:
+                h.update(fh.read())
+        key = h.hexdigest()[:16]
         exe = os.path.join(bdir, "%s-%s" % (name, key))
         if not os.path.exists(exe):
             tmp = "%s.tmp.%d" % (exe, os.getpid())

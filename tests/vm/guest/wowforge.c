@@ -37,29 +37,7 @@
 #define __packed __attribute__((packed))
 #include "../../../dm-wow/dm-wow-format.h"
 
-static uint32_t tab[256];
-
-static void crc_init(void)
-{
-	uint32_t i, j, c;
-
-	for (i = 0; i < 256; i++) {
-		c = i;
-		for (j = 0; j < 8; j++)
-			c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-		tab[i] = c;
-	}
-}
-
-/* the kernel's crc32c(): no inversion in or out */
-static uint32_t crc(uint32_t c, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len--)
-		c = tab[(c ^ *p++) & 0xff] ^ (c >> 8);
-	return c;
-}
+#include "crc32c.h"
 
 static int fd;
 static struct wow_superblock sb;
@@ -98,7 +76,7 @@ static uint32_t rec_csum(void *hdr)
 {
 	static const uint8_t zero[4];
 
-	return crc(crc(WOW_CSUM_SEED, zero, 4), (uint8_t *)hdr + 4, bs - 4);
+	return crc32c_raw(crc32c_raw(WOW_CSUM_SEED, zero, 4), (uint8_t *)hdr + 4, bs - 4);
 }
 
 static void open_dev(const char *dev)
@@ -194,7 +172,7 @@ static int cmd_sb(const char *field, const char *val)
 		return 2;
 	}
 #undef F
-	p->csum = crc(WOW_CSUM_SEED, (uint8_t *)b + 4, WOW_SB_CSUM_BYTES - 4);
+	p->csum = crc32c_raw(WOW_CSUM_SEED, (uint8_t *)b + 4, WOW_SB_CSUM_BYTES - 4);
 	io(1, b, 4096, 0);
 	return fsync(fd) ? 2 : 0;
 }
@@ -260,7 +238,7 @@ static int cmd_rec(uint64_t s, int argc, char **argv)
 	data = xalloc(nr_data * bs + 1);
 	for (i = 0; i < nr_data * bs; i++)
 		((uint8_t *)data)[i] = (uint8_t)(i * 7 + seq);
-	dcsum = crc(~0U, data, nr_data * bs);
+	dcsum = crc32c_raw(~0U, data, nr_data * bs);
 	memset(buf, 0, bs);
 	memcpy((uint8_t *)buf + sizeof(*r), tombs, nt * sizeof(*tombs));
 	obl = (__le64 *)((uint8_t *)buf + sizeof(*r) + nt * sizeof(*tombs));

@@ -51,29 +51,7 @@
 #define MAXW 16
 #define BLK_MAGIC 0x54415057574f57ULL	/* "WOWWPAT" */
 
-static uint32_t crc_table[256];
-
-static void crc_init(void)
-{
-	uint32_t i, j, c;
-
-	for (i = 0; i < 256; i++) {
-		c = i;
-		for (j = 0; j < 8; j++)
-			c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-		crc_table[i] = c;
-	}
-}
-
-static uint32_t crc32c(const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-	uint32_t c = ~0u;
-
-	while (len--)
-		c = crc_table[(c ^ *p++) & 0xff] ^ (c >> 8);
-	return ~c;
-}
+#include "crc32c.h"
 
 static uint64_t mix(uint64_t x)
 {
