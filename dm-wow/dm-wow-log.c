@@ -1154,7 +1154,7 @@ static int scan_proof(struct wow_cache *wc, struct wow_scan *sc, u32 s,
 	struct wow_record_info ri;
 	int r;
 
-	while (off + 1 < bps) {
+	while (off < bps) {
 		r = wow_sync_io(wc->cache_dev->bdev,
 				wow_slot_sector(wc, slot_of(wc, s, off)),
 				sc->buf, bs, REQ_OP_READ);
@@ -1196,7 +1196,7 @@ static int find_continuation(struct wow_cache *wc, struct wow_scan *sc, u32 s,
 	struct wow_record_info ri;
 	int r;
 
-	for (k = off + 1; k + 1 < bps; k += n) {
+	for (k = off + 1; k < bps; k += n) {
 		n = min(bps - k, sc->chunk_blocks);
 		r = wow_sync_io(wc->cache_dev->bdev,
 				wow_slot_sector(wc, slot_of(wc, s, k)),
@@ -1238,7 +1238,7 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 	bool followed = false;
 	int r;
 
-	while (off + 1 < bps) {
+	while (off < bps) {
 		struct wow_record_info ri;
 		enum wow_rec_kind kind;
 		u32 i, done, csum, nt = 0;
@@ -1341,7 +1341,8 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 
 			sc->slot_seq[slot] = ri.seq;
 			wow_slot_set_oblock(&wc->index.slots[slot], b);
-			if (cur == WOW_NO_SLOT || sc->slot_seq[cur] < ri.seq)
+			/* of two copies in one record the later is current */
+			if (cur == WOW_NO_SLOT || sc->slot_seq[cur] <= ri.seq)
 				wow_index_insert(&wc->index, b, slot,
 						 WOW_SLOT_DIRTY);
 		}
@@ -1353,7 +1354,7 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 		sc->max_seq = max(sc->max_seq, ri.seq);
 		off += 1 + ri.nr_data;
 	}
-	if (seg_seq && !followed && off + 1 < bps) {
+	if (seg_seq && !followed && off < bps) {
 		r = find_continuation(wc, sc, s, off, last, seg_seq, !!su);
 		if (r)
 			return r;

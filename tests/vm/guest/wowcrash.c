@@ -373,12 +373,23 @@ static void journal(struct wctx *c, int jfd, const uint64_t *blk,
 		    strerror(errno));
 }
 
+/* Is block @b among the @n blocks of @list? */
+static int pending(const uint64_t *list, unsigned int n, uint64_t b)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (list[i] == b)
+			return 1;
+	return 0;
+}
+
 static void *writer(void *arg)
 {
 	struct wctx *c = arg;
 	uint64_t s = c->seed * 1000 + c->t, counter = 0;
-	uint64_t pblk[64], pgen[64];
-	unsigned int np = 0, flush_every = 8;
+	uint64_t pblk[64], pgen[64], dblk[64];
+	unsigned int np = 0, nd = 0, flush_every = 8;
 	char path[4096];
 	void *buf;
 	int fd, dfd, jfd;
@@ -422,7 +433,26 @@ static void *writer(void *arg)
 				die("discard block %" PRIu64 ": %s", b,
 				    strerror(errno));
 			c->nr_discards++;
+			if (nd < 64)
+				dblk[nd++] = b;
 			continue;
+		}
+		/*
+		 * dm-log-writes logs a FUA write when it completes but an
+		 * unflushed write or discard only at the next flush: a FUA
+		 * write over an unflushed one of the same block would land
+		 * before it in the log, a state no disk shows (the later write
+		 * wins on a disk).  So the unflushed ones are flushed first.
+		 */
+		if (fua && (pending(pblk, np, b) || pending(dblk, nd, b) ||
+			    nd >= 64)) {
+			if (fdatasync(fd))
+				die("fdatasync: %s", strerror(errno));
+			c->flushes++;
+			if (np)
+				journal(c, jfd, pblk, pgen, np);
+			np = 0;
+			nd = 0;
 		}
 		fill_block(buf, b, gen, c->t);
 		if (pwrite(fua ? dfd : fd, buf, BS, b * BS) != BS)
@@ -443,6 +473,7 @@ static void *writer(void *arg)
 			c->flushes++;
 			journal(c, jfd, pblk, pgen, np);
 			np = 0;
+			nd = 0;
 			flush_every = 2 + (r >> 48) % 14;
 		}
 	}
