@@ -22,11 +22,14 @@
  * A segment holds log records appended back to back from its start:
  *
  *   segment:  | rec hdr | data ... data | rec hdr | data ... | rec hdr | ...
- *   rec hdr:  | struct wow_record | __le64 oblock[nr_data] |
- *             | struct wow_tomb tomb[nr_tombs] | zeros to the block end |
+ *   rec hdr:  | struct wow_record | struct wow_tomb tomb[nr_tombs] |
+ *             | __le64 oblock[nr_data] | zeros to the block end |
  *
  * Each record is one block of header followed by nr_data blocks of data,
- * written with one I/O at the segment's write pointer.  Its csum covers the
+ * written with one I/O at the segment's write pointer.  A record of
+ * tombstones only (nr_data 0) may take a segment's last block.  Of two
+ * data blocks of one record for the same origin block, the later is the
+ * current copy.  Its csum covers the
  * whole header block (csum zeroed) and, through data_csum, the data blocks.
  * seq grows by one per record across the device; seg_seq is the seq of the
  * first record of the segment's current life, so records left from an

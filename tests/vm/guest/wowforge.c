@@ -19,7 +19,9 @@
  *	Defaults: seq = the segment's last + 1 (empty segment: max_seq + 1),
  *	seg_seq = the segment's (empty: seq), durable = seq - 1, no data.
  *	Keys: seq seg_seq durable at nr_data (data blocks, origin blocks
- *	ob, ob+1, ...) ob, tomb=START:NR:T:FLAGS (repeatable),
+ *	ob, ob+S, ob+2S, ... with S = ob_stride, default 1; 0 gives every
+ *	data block the same origin block) ob ob_stride,
+ *	tomb=START:NR:T:FLAGS (repeatable),
  *	tombs=K:START:NR:T:FLAGS:STRIDE (K tombstones, START += STRIDE),
  *	hdr_nr_data / hdr_nr_tombs (lie in the header), badcsum=1.
  *	Prints "rec SEG at BLOCK seq N".
@@ -180,6 +182,7 @@ static int cmd_sb(const char *field, const char *val)
 static int cmd_rec(uint64_t s, int argc, char **argv)
 {
 	uint64_t seq = 0, seg_seq = 0, durable = 0, at = 0, nr_data = 0, ob = 0;
+	uint64_t ob_stride = 1;
 	int has_seq = 0, has_segseq = 0, has_dur = 0, has_at = 0, badcsum = 0;
 	long hdr_nd = -1, hdr_nt = -1;
 	uint32_t nt = 0, maxt = (bs - sizeof(struct wow_record)) /
@@ -205,6 +208,7 @@ static int cmd_rec(uint64_t s, int argc, char **argv)
 		else if (!strcmp(k, "at")) { at = strtoull(v, NULL, 0); has_at = 1; }
 		else if (!strcmp(k, "nr_data")) nr_data = strtoull(v, NULL, 0);
 		else if (!strcmp(k, "ob")) ob = strtoull(v, NULL, 0);
+		else if (!strcmp(k, "ob_stride")) ob_stride = strtoull(v, NULL, 0);
 		else if (!strcmp(k, "hdr_nr_data")) hdr_nd = strtol(v, NULL, 0);
 		else if (!strcmp(k, "hdr_nr_tombs")) hdr_nt = strtol(v, NULL, 0);
 		else if (!strcmp(k, "badcsum")) badcsum = 1;
@@ -237,13 +241,13 @@ static int cmd_rec(uint64_t s, int argc, char **argv)
 	}
 	data = xalloc(nr_data * bs + 1);
 	for (i = 0; i < nr_data * bs; i++)
-		((uint8_t *)data)[i] = (uint8_t)(i * 7 + seq);
+		((uint8_t *)data)[i] = (uint8_t)(i * 7 + seq + i / bs * 13);
 	dcsum = crc32c_raw(~0U, data, nr_data * bs);
 	memset(buf, 0, bs);
 	memcpy((uint8_t *)buf + sizeof(*r), tombs, nt * sizeof(*tombs));
 	obl = (__le64 *)((uint8_t *)buf + sizeof(*r) + nt * sizeof(*tombs));
 	for (i = 0; i < nr_data; i++)
-		obl[i] = ob + i;
+		obl[i] = ob + i * ob_stride;
 	r->magic = WOW_REC_MAGIC;
 	r->seq = seq;
 	r->seg_seq = seg_seq;
