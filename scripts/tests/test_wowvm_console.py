@@ -32,6 +32,8 @@ REPORTS = [
     "[   12.345678] wowvm: kmemleak: unreferenced object 0xffff888004a1b200 (size 64):",
     "[   12.345678] wowvm: kmemleak:     [<ffffffffc0012345>] wow_ctr+0x1/0x2 [dm_wow]",
     "[   12.345678] Kernel panic - not syncing: KASAN: panic_on_warn set ...",
+    "[   12.345678] INFO: lockdep is turned off.",
+    "[   12.345678] DEBUG_LOCKS_WARN_ON(1)",
 ]
 
 # Lines a debug kernel prints at boot or in normal operation.
@@ -45,6 +47,11 @@ HARMLESS = [
     "[   99.000000] kmemleak: 3 new suspected memory leaks (see /sys/kernel/debug/kmemleak)",
     "[   99.000000] wowvm: kmemleak is not available (disabled at boot?)",
     "[   99.000000] device-mapper: wow: cache full, waiting for destage",
+    # the stack dump of an allocation failure injected on purpose
+    # (cache-load-failnth): its frames name lockdep and kasan functions
+    "[  644.601000] failnth: vmalloc error: size 522240, vm_struct allocation failed, mode:0xdc0(GFP_KERNEL|__GFP_ZERO), nodemask=(null)",
+    "[  644.604873]  ? lockdep_hardirqs_on_prepare+0x3f0/0x3f0",
+    "[  644.604873]  ? __kasan_kmalloc+0x89/0xb0",
 ]
 
 

@@ -122,7 +122,8 @@ KEEP_RUN_DIRS = 10
 # kernel are not dm-wow's.
 PROBLEM_RE = re.compile(
     r"BUG:|WARNING:|Oops|hung_task|blocked for more than|KASAN|KFENCE|"
-    r"lockdep|possible circular locking|possible recursive locking|"
+    r"lockdep is turned off|DEBUG_LOCKS_WARN_ON|"
+    r"possible circular locking|possible recursive locking|"
     r"inconsistent lock state|Kernel panic|general protection fault|"
     r"UBSAN:|kernel BUG|list_(add|del) corruption|"
     r"BUG \S+ \((Not t|T)ainted|wowvm: kmemleak:")
