@@ -21,6 +21,7 @@
  * replayed over newer data.
  */
 #include <linux/blkdev.h>
+#include <linux/bsearch.h>
 #include <linux/crc32c.h>
 #include <linux/highmem.h>
 #include <linux/jiffies.h>
@@ -1108,14 +1109,30 @@ static bool suspect_harmless(struct wow_cache *wc, struct wow_scan *sc,
 static int judge_suspects(struct wow_cache *wc, struct wow_scan *sc)
 {
 	struct wow_suspect *su;
-	u32 s, j;
-	int i;
+	u64 *starts = NULL;
+	u32 s, j, nr_starts = 0;
+	int i, r = 0;
 
+	if (!sc->nr_suspects)
+		return 0;
 	/* seq first in struct wow_suspect: cmp_u64 sorts by it */
 	sort(sc->sus, sc->nr_suspects, sizeof(*sc->sus), cmp_u64, NULL);
 	for (j = 0; j < sc->nr_suspects; j++)
 		sc->suspects[j] = sc->sus[j].seq;
-	for (s = 0; s < wc->nr_segments && sc->nr_suspects; s++) {
+	/*
+	 * A life's records run on in another segment's life: the record
+	 * after a segment's last may be the first of another segment, found
+	 * intact there.  What the scan took for missing (a bad block after the
+	 * life's end, such as a header torn in an earlier life) is not.
+	 */
+	starts = kvmalloc_array(wc->nr_segments, sizeof(u64), GFP_KERNEL);
+	if (!starts)
+		return -ENOMEM;
+	for (s = 0; s < wc->nr_segments; s++)
+		if (wc->segs[s].seq)
+			starts[nr_starts++] = wc->segs[s].seq;
+	sort(starts, nr_starts, sizeof(u64), cmp_u64, NULL);
+	for (s = 0; s < wc->nr_segments; s++) {
 		struct wow_claim *c = &sc->claims[s];
 
 		if (!c->seq)
@@ -1129,6 +1146,9 @@ static int judge_suspects(struct wow_cache *wc, struct wow_scan *sc)
 			if (su->judged)
 				continue;
 			su->judged = true;
+			if (bsearch(&su->seq, starts, nr_starts, sizeof(u64),
+				    cmp_u64))
+				continue;
 			if (suspect_harmless(wc, sc, su)) {
 				DMWARN(MSG_DURABLE_HARMLESS, wow_name(wc),
 				       su->seq, su->seg);
@@ -1136,10 +1156,13 @@ static int judge_suspects(struct wow_cache *wc, struct wow_scan *sc)
 			}
 			DMERR(MSG_DURABLE_CORRUPT, wow_name(wc), su->seq,
 			      su->seg, c->seq, s);
-			return -EUCLEAN;
+			r = -EUCLEAN;
+			goto out;
 		}
 	}
-	return 0;
+out:
+	kvfree(starts);
+	return r;
 }
 
 /*
