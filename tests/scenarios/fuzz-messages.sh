@@ -33,11 +33,6 @@ tunables() {	# the tunables in the status, and the table line
 	dmsetup table fm
 }
 cases=0 refused=0 accepted=0 FAILED=""
-nok() {
-	echo "NOT OK case $cases: $*"
-	FAILED="$FAILED; case $cases: $*"
-	[ $(echo "$FAILED" | tr ';' '\n' | wc -l) -le 10 ] || fail "${FAILED#; }"
-}
 while read -r cls msg; do
 	cases=$((cases + 1))
 	before=$(tunables)
@@ -48,27 +43,27 @@ while read -r cls msg; do
 	rc=$?
 	[ $rc -ne 124 ] || fail "case $cases: message did not finish in 30 s: $msg"
 	set -- $(wow_status fm)
-	case "$1" in ok | cleaning) ;; *) nok "state '$1' after message: $msg" ;; esac
-	[ "$5" -le "$4" ] 2> /dev/null || nok "insane status after message: $*"
+	case "$1" in ok | cleaning) ;; *) fuzz_nok "state '$1' after message: $msg" ;; esac
+	[ "$5" -le "$4" ] 2> /dev/null || fuzz_nok "insane status after message: $*"
 	if [ $rc -ne 0 ]; then
 		refused=$((refused + 1))
 		dmesg_since | grep -q 'wow' ||
-			nok "refused without a kernel message: $msg ($(cat /tmp/fm.out))"
+			fuzz_nok "refused without a kernel message: $msg ($(cat /tmp/fm.out))"
 		[ "$(tunables)" = "$before" ] ||
-			nok "refused message changed the device: $msg: '$before' -> '$(tunables)'"
+			fuzz_nok "refused message changed the device: $msg: '$before' -> '$(tunables)'"
 		[ $((cases % 10)) -ne 1 ] ||
 			echo "refused [$cls] $(echo "$msg" | cut -c1-60) -> $(dmesg_since | grep wow | head -n 1 | cut -c1-100)"
 		continue
 	fi
 	accepted=$((accepted + 1))
-	[ "$cls" = A ] || nok "accepted a message that must be refused: $msg"
+	[ "$cls" = A ] || fuzz_nok "accepted a message that must be refused: $msg"
 	[ "$(dmsetup table fm)" = "$before_t" ] ||
-		nok "message changed the table line: $msg"
+		fuzz_nok "message changed the table line: $msg"
 done < /tmp/fm.cases
 kill -TERM $LOAD
 wait $LOAD
 cat /tmp/fm.load
-grep -q ' 0 stale, 0 bad' /tmp/fm.load || nok "the load saw wrong data"
+grep -q ' 0 stale, 0 bad' /tmp/fm.load || fuzz_nok "the load saw wrong data"
 run wowpat verify "$D" /tmp/fm.state 4096 4096
 wow_no_errors fm
 wow_remove fm

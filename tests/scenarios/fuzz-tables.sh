@@ -30,11 +30,6 @@ if [ "$WOW_BREAK" = fuzz-tables ]; then
 fi
 o_sum=$(sum_head "$ORIGIN") c_sum=$(sum_head "$CACHE")
 cases=0 refused=0 accepted=0 FAILED=""
-nok() {
-	echo "NOT OK case $cases: $*"
-	FAILED="$FAILED; case $cases: $*"
-	[ $(echo "$FAILED" | tr ';' '\n' | wc -l) -le 10 ] || fail "${FAILED#; }"
-}
 while read -r cls rest; do
 	cases=$((cases + 1))
 	line="$T $rest"
@@ -45,17 +40,17 @@ while read -r cls rest; do
 	if [ $rc -ne 0 ]; then
 		refused=$((refused + 1))
 		if dm_exists fz; then
-			nok "refused but a device is left: $rest"
+			fuzz_nok "refused but a device is left: $rest"
 			dmsetup remove fz > /dev/null 2>&1
 		fi
 		msg=$(dmesg_since | grep -E 'device-mapper: ' | head -n 1)
-		[ -n "$msg" ] || nok "refused without a kernel message: $rest"
+		[ -n "$msg" ] || fuzz_nok "refused without a kernel message: $rest"
 		if [ $((cases % 10)) -eq 1 ] || [ "$cls" = A ]; then
 			echo "refused [$cls] $(echo "$rest" | cut -c1-90) -> ${msg#device-mapper: table: *: }" | cut -c1-200
 		fi
 		if [ "$(sum_head "$ORIGIN")" != "$o_sum" ] ||
 			[ "$(sum_head "$CACHE")" != "$c_sum" ]; then
-			nok "refused, but a device changed: $rest"
+			fuzz_nok "refused, but a device changed: $rest"
 			wow_reset_disks
 			o_sum=$(sum_head "$ORIGIN") c_sum=$(sum_head "$CACHE")
 		fi
@@ -63,17 +58,17 @@ while read -r cls rest; do
 	fi
 	accepted=$((accepted + 1))
 	echo "accepted [$cls] $(echo "$rest" | cut -c1-120)"
-	[ "$cls" = A ] || nok "accepted a table that must be refused: $rest"
+	[ "$cls" = A ] || fuzz_nok "accepted a table that must be refused: $rest"
 	set -- $(wow_status fz)
 	want_bs=$(echo " $rest " | sed -n 's/.* block_size \([0-9]*\) .*/\1/p')
-	case "$1" in ok | cleaning) ;; *) nok "state '$1' after create: $rest" ;; esac
-	[ "$3" = "${want_bs:-4096}" ] || nok "block_size $3 in status, want ${want_bs:-4096}: $rest"
+	case "$1" in ok | cleaning) ;; *) fuzz_nok "state '$1' after create: $rest" ;; esac
+	[ "$3" = "${want_bs:-4096}" ] || fuzz_nok "block_size $3 in status, want ${want_bs:-4096}: $rest"
 	[ "$4" -gt 0 ] 2> /dev/null && [ "$5" -le "$4" ] 2> /dev/null &&
-		[ "$6" = 0 ] || nok "insane status '$*': $rest"
+		[ "$6" = 0 ] || fuzz_nok "insane status '$*': $rest"
 	tl=$(dmsetup table fz)
-	bounded 30 /tmp/ft.out dmsetup remove fz || nok "cannot remove: $rest"
+	bounded 30 /tmp/ft.out dmsetup remove fz || fuzz_nok "cannot remove: $rest"
 	bounded 30 /tmp/ft.out dmsetup create fz --table "$tl" ||
-		nok "its own table line does not re-create it: $tl"
+		fuzz_nok "its own table line does not re-create it: $tl"
 	bounded 30 /tmp/ft.out dmsetup remove fz > /dev/null 2>&1
 	# back to a blank cache for the next case
 	zero_dev "$CACHE" 1

@@ -44,6 +44,14 @@ run() {
 	"$@" || fail "command failed (exit $?): $*"
 }
 
+# fuzz_nok MSG: a fuzz case ($cases) went wrong: print it, add it to
+# $FAILED, and fail the scenario once more than ten have
+fuzz_nok() {
+	echo "NOT OK case $cases: $*"
+	FAILED="$FAILED; case $cases: $*"
+	[ $(echo "$FAILED" | tr ';' '\n' | wc -l) -le 10 ] || fail "${FAILED#; }"
+}
+
 # ---- kernel log ----
 
 # dmesg_clear: forget the kernel messages so far (dmesg_since shows new ones)

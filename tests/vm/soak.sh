@@ -205,26 +205,24 @@ final_verify() {	# DEV LABEL
 	done
 }
 
-[ "$cl" = on ] && dmsetup message soak 0 cleaner off
-if [ "$CORRUPT" = device ]; then
+# self_corrupt DEV WHERE: the self-test: flip a byte of the first written
+# region on DEV, so the final verification must fail
+self_corrupt() {
 	r=$(ls $W/region.* | head -n 1)
 	r=${r##*.}
 	off=$(echo $REGION_OFF | cut -d' ' -f$((r + 1)))
 	off=$(( $(echo "$off" | sed 's/M$//') * 1048576 + 4096 * 37 + 100 ))
-	echo "self-test: flipping byte $off of region $r through the device: $(flip_byte "$D" $off)"
-fi
+	echo "self-test: flipping byte $off of region $r $2: $(flip_byte "$1" $off)"
+}
+
+[ "$cl" = on ] && dmsetup message soak 0 cleaner off
+[ "$CORRUPT" != device ] || self_corrupt "$D" "through the device"
 final_verify "$D" "through the device"
 run dmsetup message soak 0 cleaner on
 wow_wait_clean soak 1800
 echo "clean: $(wow_status soak)"
 wow_remove soak
-if [ "$CORRUPT" = origin ]; then
-	r=$(ls $W/region.* | head -n 1)
-	r=${r##*.}
-	off=$(echo $REGION_OFF | cut -d' ' -f$((r + 1)))
-	off=$(( $(echo "$off" | sed 's/M$//') * 1048576 + 4096 * 37 + 100 ))
-	echo "self-test: flipping byte $off of region $r on the origin: $(flip_byte "$OF" $off)"
-fi
+[ "$CORRUPT" != origin ] || self_corrupt "$OF" "on the origin"
 final_verify "$OF" "from the origin alone"
 run dmsetup remove so
 

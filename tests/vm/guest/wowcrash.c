@@ -133,6 +133,7 @@ static void die(const char *fmt, ...)
 /* ---- crc32c (Castagnoli), table driven ---- */
 
 #include "crc32c.h"
+#include "mix64.h"
 
 /* ---- ownership ---- */
 
@@ -155,16 +156,6 @@ static int owner_of(uint64_t b)
 }
 
 /* ---- block contents ---- */
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
 
 static void fill_block(void *buf, uint64_t b, uint64_t gen, unsigned int t)
 {

@@ -52,16 +52,7 @@
 #define BLK_MAGIC 0x54415057574f57ULL	/* "WOWWPAT" */
 
 #include "crc32c.h"
-
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
+#include "mix64.h"
 
 static void *xalloc(size_t n)
 {
@@ -93,14 +84,14 @@ struct wr {
 
 static void fill_sector(uint8_t *p, uint64_t off, uint64_t seed)
 {
-	uint64_t *q = (uint64_t *)p, s = mix(off ^ mix(seed));
+	uint64_t *q = (uint64_t *)p, s = mix64(off ^ mix64(seed));
 	unsigned int i;
 
 	q[0] = BLK_MAGIC;
 	q[1] = off;
 	q[2] = seed;
 	for (i = 3; i < SECTOR / 8; i++)
-		q[i] = s = mix(s + i);
+		q[i] = s = mix64(s + i);
 }
 
 static void add(struct wr *w, int *n, uint64_t off, uint64_t len,
@@ -232,11 +223,11 @@ static void on_term(int sig)
 static void make_block(uint8_t *p, uint64_t bs, uint64_t b, uint64_t gen)
 {
 	struct blkhdr *h = (struct blkhdr *)p;
-	uint64_t *q = (uint64_t *)p, s = mix(b * 1000003 + gen);
+	uint64_t *q = (uint64_t *)p, s = mix64(b * 1000003 + gen);
 	uint64_t i;
 
 	for (i = sizeof(*h) / 8; i < bs / 8; i++)
-		q[i] = s = mix(s + i);
+		q[i] = s = mix64(s + i);
 	h->magic = BLK_MAGIC;
 	h->block = b;
 	h->gen = gen;
@@ -359,7 +350,7 @@ static int load(int argc, char **argv)
 	fd = open_dev(argv[2], O_RDWR);
 	end = time(NULL) + secs;
 	while (!stop && time(NULL) < end) {
-		uint64_t r = mix(seed * 7919 + op++);
+		uint64_t r = mix64(seed * 7919 + op++);
 
 		b = r % nb;
 		if ((op & 3) == 0) {
