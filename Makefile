@@ -85,7 +85,7 @@ test-vm: all
 
 test-vm-debug: userspace
 	@tests/vm/debug-kernel.sh module >/dev/null
-	@tests/vm/wowvm.py run --flavour debug --profile full tests/scenarios/*.sh
+	@tests/vm/wowvm.py run --flavour debug --profile full --jobs $${WOW_VM_JOBS:-2} tests/scenarios/*.sh
 
 bench:
 	@scripts/bench.py --full

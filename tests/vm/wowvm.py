@@ -74,6 +74,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -682,6 +683,7 @@ class BootResult:
     status: str          # "poweroff", "timeout", "boot-timeout", "exit N"
     timed_out: str = ""  # scenario that ran out of time
     elapsed: float = 0.0
+    log: str = ""        # the console log
 
 
 class RunDir:
@@ -692,7 +694,6 @@ class RunDir:
         self.path = tempfile.mkdtemp(prefix=stamp + ".", dir=root)
         self.keep = keep
         self.disk_dirs = []
-        self.last_log = ""
         self.prune(root)
 
     @staticmethod
@@ -982,7 +983,6 @@ def boot(kv, base, rd, tag, plan, scenarios, disks, results, module,
     total = boot_timeout + sum(timeouts.values()) + grace * (1 + len(
         scenarios))
     logpath = os.path.join(rd.path, "console-%s.log" % tag)
-    rd.last_log = logpath
     t0 = time.time()
     with open(logpath, "wb") as logf:
         logf.write(("# " + " ".join(cmd) + "\n").encode())
@@ -1034,7 +1034,7 @@ def boot(kv, base, rd, tag, plan, scenarios, disks, results, module,
                     (status, time.time() - t0)).encode())
     os.unlink(initrd)
     return BootResult(console=con, status=status, timed_out=timed_out,
-                      elapsed=time.time() - t0)
+                      elapsed=time.time() - t0, log=logpath)
 
 
 def kill(p):
@@ -1148,6 +1148,13 @@ def plan_extra(profile="quick", env=()):
     return extra
 
 
+def with_log(oc, br):
+    """Name the boot's console log in a failed outcome."""
+    if not oc.ok and not oc.log:
+        oc.log = br.log
+    return oc
+
+
 def run_group(kv, base, rd, gi, group, module, results, echo=None):
     """Run a group of scenarios; yield (scenario, Outcome)."""
     pending = list(group)
@@ -1180,15 +1187,16 @@ def run_group(kv, base, rd, gi, group, module, results, echo=None):
             oc = judge(s, br, results, boot_no)
             if oc is not None:
                 rd.drop_disks(disks)
-                yield s, oc
+                yield s, with_log(oc, br)
                 return
             marker = os.path.join(results, s.name + ".reboot")
             os.rename(marker, marker + "-%d" % boot_no)
             if boot_no >= s.boots:
                 rd.drop_disks(disks)
-                yield s, Outcome(False, "asked for boot %d but declares "
-                                 "boots=%d" % (boot_no + 1, s.boots),
-                                 br.console.relevant(s.name))
+                yield s, with_log(Outcome(
+                    False, "asked for boot %d but declares boots=%d" % (
+                        boot_no + 1, s.boots), br.console.relevant(s.name)),
+                    br)
                 return
             boot_no += 1
         started = br.console.started
@@ -1200,7 +1208,7 @@ def run_group(kv, base, rd, gi, group, module, results, echo=None):
                     oc = Outcome(False, "asked for a reboot but declares "
                                  "boots=1 (needs its own boots>1 header)",
                                  br.console.relevant(s.name))
-                yield s, oc
+                yield s, with_log(oc, br)
             else:
                 rest.append(s)
         if rest and not started:
@@ -1208,12 +1216,71 @@ def run_group(kv, base, rd, gi, group, module, results, echo=None):
             why = ("kernel problem at boot: " + prob.strip()) if prob else \
                 "never started (qemu %s)" % br.status
             for s in rest:
-                yield s, Outcome(False, why, br.console.relevant(None))
+                yield s, with_log(Outcome(False, why,
+                                          br.console.relevant(None)), br)
             return
         rd.drop_disks(disks)
         if rest:
             log("rerunning in a new boot: " + " ".join(s.name for s in rest))
         pending = rest
+
+
+def group_cost(group):
+    """Rough length of a boot group: its scenarios' timeouts."""
+    full = PLAN_EXTRA.get("WOW_PROFILE") == "full"
+    return sum((s.timeout_full if full and getattr(s, "timeout_full", 0)
+                else s.timeout) * max(s.boots, 1) for s in group)
+
+
+def run_groups(kv, base, rd, groups, module, results, echo, jobs):
+    """Run boot groups, @jobs VMs at a time; yield (scenario, Outcome)."""
+    if jobs <= 1:
+        for gi, g in enumerate(groups, 1):
+            yield from run_group(kv, base, rd, gi, g, module, results, echo)
+        return
+    # longest first, so the long poles start at once; report as they end
+    todo = sorted(enumerate(groups, 1), key=lambda x: -group_cost(x[1]))
+    done = []
+    cond = threading.Condition()
+
+    def worker():
+        while True:
+            with cond:
+                if not todo:
+                    return
+                gi, g = todo.pop(0)
+            try:
+                for s, oc in run_group(kv, base, rd, gi, g, module,
+                                       results, None):
+                    with cond:
+                        done.append((s, oc))
+                        cond.notify()
+            except Exception as e:  # report, do not hang the others
+                with cond:
+                    for s in g:
+                        done.append((s, Outcome(False, "runner: %r" % e)))
+                    cond.notify()
+
+    threads = [threading.Thread(target=worker, daemon=True)
+               for _ in range(jobs)]
+    for t in threads:
+        t.start()
+    total = sum(len(g) for g in groups)
+    seen = 0
+    while seen < total:
+        with cond:
+            while not done:
+                cond.wait(5)
+                if not done and not any(t.is_alive() for t in threads):
+                    break
+            batch, done[:] = list(done), []
+        if not batch:
+            break
+        for item in batch:
+            seen += 1
+            yield item
+    for t in threads:
+        t.join()
 
 
 def cmd_run(args):
@@ -1260,16 +1327,15 @@ def cmd_run(args):
                 break
         else:
             groups.append([s])
+    echo = "all" if args.console else "user" if args.verbose else None
+    jobs = max(1, args.jobs)
+    if jobs > 1 and echo:
+        log("--jobs %d: no live output (-v, --console)" % jobs)
     try:
-        for gi, g in enumerate(groups, 1):
-            echo = "all" if args.console else \
-                "user" if args.verbose else None
-            for s, oc in run_group(kv, base, rd, gi, g, module, results,
-                                   echo):
-                if not oc.ok and not oc.log and rd.last_log:
-                    oc.log = rd.last_log
-                report(s, oc, results)
-                failed += not oc.ok
+        for s, oc in run_groups(kv, base, rd, groups, module, results,
+                                echo, jobs):
+            report(s, oc, results)
+            failed += not oc.ok
     finally:
         rd.cleanup()
     log("%d scenario(s), %d failed, %.0fs; logs in %s%s" % (
@@ -1408,6 +1474,10 @@ def main():
     p.add_argument("--timeout", type=int, metavar="SECONDS",
                    help="override the scenarios' timeout headers (before "
                    "--timeout-scale)")
+    p.add_argument("-j", "--jobs", type=int, metavar="N",
+                   default=int(os.environ.get("WOW_VM_JOBS") or 1),
+                   help="boot up to N VMs at once, longest boot groups "
+                   "first (default 1, or $WOW_VM_JOBS)")
     p.add_argument("scenarios", nargs="+", metavar="SCENARIO.sh")
     p.set_defaults(func=cmd_run)
 
