@@ -301,6 +301,45 @@ u32 wow_tomb_envelope(struct wow_tomb_range *r, u32 n,
 const struct wow_tomb_range *wow_tomb_find(const struct wow_tomb_range *env,
 					   u32 n, u64 b);
 
+/* dm-wow-victim.c: which closed segment cleaning frees next */
+
+/* What cleaning knows of one closed segment. */
+struct wow_seg_usage {
+	u32 nr_dirty;		/* blocks to copy forward */
+	u64 age;		/* records appended since its newest one */
+};
+
+/* The best victim offered so far. */
+struct wow_victim_pick {
+	u32 seg;		/* WOW_NO_SEG: none */
+	u32 nr_dirty;
+	u64 score;
+};
+
+bool wow_victim_eligible(const struct wow_seg_usage *u, u32 blocks,
+			 u32 min_free_pct, bool urgent);
+u64 wow_victim_score(const struct wow_seg_usage *u, u32 blocks);
+void wow_victim_pick_init(struct wow_victim_pick *p);
+void wow_victim_consider(struct wow_victim_pick *p, u32 seg,
+			 const struct wow_seg_usage *u, u32 blocks,
+			 u32 min_free_pct, bool urgent);
+
+/* dm-wow-pace.c: how fast the log admits data when space runs short */
+
+#define WOW_PACE_UNLIMITED	U64_MAX
+
+struct wow_pace {
+	u64 freed_rate;		/* blocks per second coming free (EWMA) */
+	u64 tokens;		/* in 1/1024 of a block */
+	u64 last_ns;		/* when tokens last accrued */
+};
+
+u64 wow_pace_rate(u64 free, u64 reserve, u64 start, u64 freed_rate);
+void wow_pace_init(struct wow_pace *p);
+void wow_pace_sample(struct wow_pace *p, u64 freed, u64 elapsed_ns);
+bool wow_pace_admit(struct wow_pace *p, u32 n, u64 rate, u64 now_ns,
+		    u64 *wait_ns);
+
 struct wow_segment {
 	u64 seq;		/* open seq of the life on disk; 0: none */
 	/*

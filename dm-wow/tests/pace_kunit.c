@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for write pacing (dm-wow-pace.c), with plain numbers: the
+ * admitted rate against free space, the freed-rate average, and the token
+ * bucket over simulated time.
+ */
+#include <kunit/test.h>
+
+#include "../dm-wow.h"
+
+#define MS	1000000ULL	/* ns */
+
+static void wow_pace_rate_levels(struct kunit *test)
+{
+	/* reserve 100 blocks, pacing starts at 1100, space frees at 1000/s */
+	KUNIT_EXPECT_EQ(test, wow_pace_rate(1100, 100, 1100, 1000),
+			WOW_PACE_UNLIMITED);
+	KUNIT_EXPECT_EQ(test, wow_pace_rate(5000, 100, 1100, 1000),
+			WOW_PACE_UNLIMITED);
+	KUNIT_EXPECT_EQ(test, wow_pace_rate(100, 100, 1100, 1000), 0ULL);
+	KUNIT_EXPECT_EQ(test, wow_pace_rate(0, 100, 1100, 1000), 0ULL);
+	/* just under the start: four times the freed rate */
+	KUNIT_EXPECT_EQ(test, wow_pace_rate(1099, 100, 1100, 1000), 3994ULL);
+	/* half way: 2.5 times */
+	KUNIT_EXPECT_EQ(test, wow_pace_rate(600, 100, 1100, 1000), 2500ULL);
+	/* one block above the reserve: the freed rate */
+	KUNIT_EXPECT_EQ(test, wow_pace_rate(101, 100, 1100, 1000), 1002ULL);
+	/* nothing freed yet: the margin, scaled, and never zero */
+	KUNIT_EXPECT_EQ(test, wow_pace_rate(600, 100, 1100, 0), 250ULL);
+	KUNIT_EXPECT_EQ(test, wow_pace_rate(101, 100, 1100, 0), 1ULL);
+	/* absurd freed rates saturate */
+	KUNIT_EXPECT_GT(test, wow_pace_rate(600, 100, 1100, U64_MAX), 1ULL << 60);
+}
+
+/* More free space never admits less. */
+static void wow_pace_rate_monotone(struct kunit *test)
+{
+	u64 f, prev, r, least;
+	u64 rates[] = { 0, 1, 37, 1000, 1ULL << 40 };
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(rates); i++) {
+		least = rates[i] ? rates[i] : 1;
+		prev = 0;
+		for (f = 0; f <= 5000; f++) {
+			r = wow_pace_rate(f, 1000, 4000, rates[i]);
+			KUNIT_ASSERT_GE_MSG(test, r, prev, "free %llu rate %llu",
+					    f, rates[i]);
+			if (f > 1000 && f < 4000)
+				KUNIT_ASSERT_GE(test, r, least);
+			prev = r;
+		}
+	}
+}
+
+static void wow_pace_sampling(struct kunit *test)
+{
+	struct wow_pace p;
+
+	wow_pace_init(&p);
+	/* no time, no sample */
+	wow_pace_sample(&p, 500, 0);
+	KUNIT_EXPECT_EQ(test, p.freed_rate, 0ULL);
+	/* the first sample sets the rate: 256 blocks in 100 ms */
+	wow_pace_sample(&p, 256, 100 * MS);
+	KUNIT_EXPECT_EQ(test, p.freed_rate, 2560ULL);
+	/* then each weighs a quarter */
+	wow_pace_sample(&p, 0, 100 * MS);
+	KUNIT_EXPECT_EQ(test, p.freed_rate, 1920ULL);
+	wow_pace_sample(&p, 512, 100 * MS);
+	KUNIT_EXPECT_EQ(test, p.freed_rate, (3 * 1920ULL + 5120) / 4);
+	/* huge counts over tiny times do not overflow */
+	wow_pace_sample(&p, U64_MAX, 1);
+	KUNIT_EXPECT_GT(test, p.freed_rate, 1ULL << 40);
+}
+
+static void wow_pace_bucket(struct kunit *test)
+{
+	struct wow_pace p;
+	u64 wait, now = 5000 * MS;
+
+	wow_pace_init(&p);
+	/* unlimited: always, and the bucket stays empty */
+	KUNIT_EXPECT_TRUE(test, wow_pace_admit(&p, 1000, WOW_PACE_UNLIMITED,
+					       now, &wait));
+	KUNIT_EXPECT_EQ(test, p.tokens, 0ULL);
+	/* rate 0: wait for space, no time to name */
+	KUNIT_EXPECT_FALSE(test, wow_pace_admit(&p, 1, 0, now, &wait));
+	KUNIT_EXPECT_EQ(test, wait, 0ULL);
+
+	/* 1000 blocks/s, bucket empty: 8 blocks wait about 8 ms */
+	KUNIT_EXPECT_FALSE(test, wow_pace_admit(&p, 8, 1000, now, &wait));
+	KUNIT_EXPECT_GE(test, wait, 7 * MS);
+	KUNIT_EXPECT_LE(test, wait, 9 * MS);
+	now += wait;
+	KUNIT_EXPECT_TRUE(test, wow_pace_admit(&p, 8, 1000, now, &wait));
+	KUNIT_EXPECT_FALSE(test, wow_pace_admit(&p, 8, 1000, now, &wait));
+
+	/* a long idle fills only a burst of 1/16 s: 62 blocks */
+	now += 10000 * MS;
+	KUNIT_EXPECT_TRUE(test, wow_pace_admit(&p, 62, 1000, now, &wait));
+	KUNIT_EXPECT_FALSE(test, wow_pace_admit(&p, 1, 1000, now, &wait));
+
+	/* a write larger than the burst still gets in, after its time */
+	KUNIT_EXPECT_FALSE(test, wow_pace_admit(&p, 256, 1000, now, &wait));
+	KUNIT_EXPECT_GE(test, wait, 255 * MS);
+	now += wait;
+	KUNIT_EXPECT_TRUE(test, wow_pace_admit(&p, 256, 1000, now, &wait));
+
+	/* a clock that steps back adds nothing */
+	KUNIT_EXPECT_FALSE(test, wow_pace_admit(&p, 1, 1000, now - 500 * MS,
+						&wait));
+}
+
+/* Over simulated seconds the bucket admits the rate, give or take a burst. */
+static void wow_pace_long_run(struct kunit *test)
+{
+	struct wow_pace p;
+	u64 now = 0, admitted = 0, wait;
+	u32 step;
+
+	wow_pace_init(&p);
+	for (step = 0; step < 100000 && now < 10000 * MS; step++) {
+		if (wow_pace_admit(&p, 8, 3000, now, &wait)) {
+			admitted += 8;
+			continue;
+		}
+		KUNIT_ASSERT_GT(test, wait, 0ULL);
+		now += wait;
+	}
+	KUNIT_EXPECT_GE(test, admitted, 29900ULL);
+	KUNIT_EXPECT_LE(test, admitted, 30000ULL + 3000 / 16 + 8);
+}
+
+static struct kunit_case wow_pace_cases[] = {
+	KUNIT_CASE(wow_pace_rate_levels),
+	KUNIT_CASE(wow_pace_rate_monotone),
+	KUNIT_CASE(wow_pace_sampling),
+	KUNIT_CASE(wow_pace_bucket),
+	KUNIT_CASE(wow_pace_long_run),
+	{}
+};
+
+static struct kunit_suite wow_pace_suite = {
+	.name = "dm_wow_pace",
+	.test_cases = wow_pace_cases,
+};
+
+kunit_test_suite(wow_pace_suite);
