@@ -20,7 +20,8 @@
 command -v failnth > /dev/null || fail "no failnth in the guest"
 [ -e /proc/self/fail-nth ] || skip "no /proc/self/fail-nth (kernel without fault injection)"
 FS=/sys/kernel/debug/failslab FP=/sys/kernel/debug/fail_page_alloc
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+grep -q ' /sys/kernel/debug debugfs ' /proc/mounts ||
+	mount -t debugfs none /sys/kernel/debug
 [ -d $FS ] || skip "no failslab"
 for f in $FS $FP; do
 	[ -d $f ] || continue

@@ -105,7 +105,8 @@ grep -q "write back" /sys/block/nullb0/queue/write_cache ||
 	fail "/dev/nullb0 has no volatile cache: flushes would not reach dm-log-writes"
 CPUS_OFF=""
 PREEMPT=/sys/kernel/debug/sched/preempt PREEMPT_WAS=""
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+grep -q ' /sys/kernel/debug debugfs ' /proc/mounts ||
+	mount -t debugfs none /sys/kernel/debug
 if [ -w $PREEMPT ]; then
 	PREEMPT_WAS=$(sed 's/.*(\([a-z]*\)).*/\1/' $PREEMPT)
 	echo none > $PREEMPT || fail "cannot set preempt=none"

@@ -118,6 +118,17 @@ build_kernel() {
 	extract
 	mkdir -p "$dir/obj"
 	rm -f "$dir/done"
+	# another build of the same source (an older fragment): start from
+	# its objects, so that make redoes only what the change touches
+	local prev
+	if [ ! -f "$dir/obj/.config" ]; then
+		prev=$(ls -dt "$top/$pkgver"-*/ 2>/dev/null | grep -v "^$dir/\$" |
+			while read -r d; do [ -f "$d/done" ] && echo "$d" && break; done)
+		if [ -n "$prev" ]; then
+			say "starting from the objects of ${prev%/}"
+			cp -a "${prev%/}/obj/." "$dir/obj/"
+		fi
+	fi
 	local log=$dir/build.log t0=$SECONDS
 	say "building $dir (log: $log) ..."
 	{
