@@ -166,16 +166,26 @@ build_kernel() {
 
 build_module() {
 	# A copy of the sources, so kbuild's output never lands in dm-wow/
-	# (where the Debian 6.1 build lives).  rsync keeps unchanged files'
-	# mtimes, so make rebuilds only what changed.
-	local m=$dir/dm-wow
+	# (where the Debian 6.1 build lives).  Checkouts share this copy, and
+	# an older mtime from another checkout can hide a changed file from
+	# make: when the sources' hash differs from the last build's, every
+	# object is rebuilt (a few seconds).
+	local m=$dir/dm-wow hash
 	mkdir -p "$m"
+	hash=$(cd "$WOW_SRC" && find . -type f \( -name '*.[ch]' -o -name Kbuild \
+		-o -name Makefile -o -name Kconfig \) -print0 | sort -z |
+		xargs -0 sha256sum | sha256sum | cut -c1-16)
+	if [ "$(cat "$m/src-hash" 2>/dev/null)" != "$hash" ]; then
+		find "$m/src" \( -name '*.o' -o -name '*.ko' \) -delete 2>/dev/null
+		rm -f "$m/src-hash"
+	fi
 	rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='*.mod*' \
 		--exclude='.*.cmd' --exclude='Module.symvers' --exclude='modules.order' \
 		--exclude='.tmp*' "$WOW_SRC/" "$m/src/" ||
 		die "cannot copy $WOW_SRC"
 	make -C "$dir/obj" M="$m/src" -j"$JOBS" modules >"$m/build.log" 2>&1 ||
 		die "dm-wow build failed:$(echo; tail -n 30 "$m/build.log")"
+	echo "$hash" >"$m/src-hash"
 	echo "$m/src/dm-wow.ko"
 }
 

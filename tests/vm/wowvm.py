@@ -108,6 +108,8 @@ BASE_DIRS = ["bin", "sbin", "usr/bin", "usr/sbin", "lib", "lib64", "usr/lib",
 DEFAULT_HEADER = {"origin": 2 << 30, "cache": 256 << 20, "extra": (),
                   "timeout": 120, "boots": 1, "timeout_full": 0}
 BOOT_TIMEOUT = 240          # seconds from QEMU start to the first marker
+BOOT_STALL = 60             # seconds without console output before it
+BOOT_TRIES = 3              # boots of a group that stalled before it ran
 POWEROFF_GRACE = 60         # seconds after the last scenario ended
 KEEP_RUN_DIRS = 10
 
@@ -582,8 +584,10 @@ class Console:
         self.problems = {}          # name or None (boot) -> [line index]
         self.lines = []             # (scenario, text)
         self.last_event = time.time()
+        self.last_output = time.time()
 
     def feed(self, data):
+        self.last_output = time.time()
         if self.logf:
             self.logf.write(data)
             self.logf.flush()
@@ -1008,6 +1012,11 @@ def boot(kv, base, rd, tag, plan, scenarios, disks, results, module,
                 elif not con.started and not con.ready and \
                         now - t0 > boot_timeout:
                     status = "boot-timeout"
+                elif not con.started and not con.ready and \
+                        now - con.last_output > BOOT_STALL * sc:
+                    # seen under TCG: an early boot that never goes on
+                    # (after "Running RCU-tasks wait API self tests")
+                    status = "boot-stall"
                 elif con.started and now - con.last_event > grace:
                     # between scenarios or after the last one
                     status = "stuck-after-" + cur
@@ -1159,6 +1168,7 @@ def run_group(kv, base, rd, gi, group, module, results, echo=None):
     """Run a group of scenarios; yield (scenario, Outcome)."""
     pending = list(group)
     attempt = 0
+    stalls = 0
     while pending:
         attempt += 1
         s0 = pending[0]
@@ -1211,6 +1221,15 @@ def run_group(kv, base, rd, gi, group, module, results, echo=None):
                 yield s, with_log(oc, br)
             else:
                 rest.append(s)
+        if rest and not started and br.status in (
+                "boot-stall", "boot-timeout") and stalls + 1 < BOOT_TRIES \
+                and not br.console.first_problem(None):
+            stalls += 1
+            rd.drop_disks(disks)
+            log("boot %s: the kernel stalled before the scenarios began "
+                "(qemu %s); booting again (%d of %d)" % (
+                    tag, br.status, stalls + 1, BOOT_TRIES))
+            continue
         if rest and not started:
             prob = br.console.first_problem(None)
             why = ("kernel problem at boot: " + prob.strip()) if prob else \
