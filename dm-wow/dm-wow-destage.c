@@ -1,22 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dm-wow destage and reclaim.
+ * dm-wow destage: the rate, runs, merging and the origin writes.
  *
- * Destage takes runs of contiguous dirty blocks from the policy (or, for
- * reclaim, from the victim segment), and for each: reads the blocks from
- * the cache, writes them to the origin as one write, and once a batch of
- * origin writes completed, flushes the origin and only then records the
- * blocks clean.  Before the first cache read of new runs the cache device
+ * Destage takes runs of contiguous dirty blocks from the policy, and for
+ * each: reads the blocks from the cache, writes them to the origin as one
+ * write, and once a batch of origin writes completed, flushes the origin
+ * and only then records the blocks clean.  Before the first cache read of new runs the cache device
  * is flushed if records completed since its last flush, so nothing is
  * destaged whose log record could still be lost.
  *
- * Reclaim frees one victim segment at a time: the closed segment with the
- * fewest dirty blocks.  While the policy's destage runs, reclaim waits (a
- * while) for a victim without dirty blocks; past that wait the victim's
- * dirty blocks are destaged out of order.  Then a
- * durable record carries tombstones for the copies it still holds (and
- * the tombstones it held that are still needed); then, once reads from it
- * finished, it joins the free list.
+ * Cleaning (dm-wow-clean.c) frees the log's segments; destage only makes
+ * their blocks clean.
  */
 #include <linux/blkdev.h>
 #include <linux/jiffies.h>
@@ -61,8 +55,7 @@ u32 wow_destage_target(struct wow_cache *wc, bool idle)
 	if (wc->stopped || !wc->dirty_blocks ||
 	    time_before(jiffies, wc->origin_retry_at))
 		return 0;
-	if (wc->cleaner || idle || wc->state != WOW_STATE_OK ||
-	    wc->reclaim_wait)
+	if (wc->cleaner || idle || wc->state != WOW_STATE_OK)
 		return max;
 	if (wc->args.max_age_s &&
 	    time_after(jiffies, wc->oldest_dirty +
@@ -271,7 +264,7 @@ static void complete_run(struct wow_cache *wc, struct wow_run *run, bool ok)
 	u32 i;
 
 	for (i = 0; i < run->nr; i++) {
-		struct wow_slot *sl = &wc->index.slots[run->slots[i]];
+		struct wow_slot *sl = wow_slot_at(&wc->index, run->slots[i]);
 		bool current_copy = (sl->flags & WOW_SLOT_VALID) &&
 				    (sl->flags & WOW_SLOT_DIRTY) &&
 				    from_oblock(wow_slot_oblock(sl)) ==
@@ -435,35 +428,9 @@ static void fill_run(struct wow_cache *wc, struct wow_run *run, u64 start,
 		if (WARN_ON_ONCE(s == WOW_NO_SLOT))
 			s = 0;
 		run->slots[i] = s;
-		wc->index.slots[s].flags |= WOW_SLOT_DESTAGING;
+		wow_slot_at(&wc->index, s)->flags |= WOW_SLOT_DESTAGING;
 	}
 	wc->runs_inflight++;
-}
-
-/* A run of the victim's dirty blocks, out of policy order (lock held). */
-static u32 claim_victim_run(struct wow_cache *wc, u32 max, u64 *start)
-{
-	u32 first = wc->victim * wc->blocks_per_seg, i;
-
-	for (i = 0; i < wc->blocks_per_seg; i++) {
-		struct wow_slot *sl = &wc->index.slots[first + i];
-		u32 n;
-
-		if ((sl->flags & (WOW_SLOT_VALID | WOW_SLOT_DIRTY |
-				  WOW_SLOT_DESTAGING)) !=
-		    (WOW_SLOT_VALID | WOW_SLOT_DIRTY))
-			continue;
-		*start = from_oblock(wow_slot_oblock(sl));
-		n = wow_policy_claim(&wc->policy, *start, max);
-		if (n)
-			return n;
-	}
-	return 0;
-}
-
-static bool victim_has_dirty(struct wow_cache *wc)
-{
-	return wc->victim != WOW_NO_SEG && wc->segs[wc->victim].nr_dirty;
 }
 
 /*
@@ -491,8 +458,6 @@ static void start_runs(struct wow_cache *wc)
 		spin_lock_irq(&wc->lock);
 		max_blocks = wc->args.max_destage_size / wc->args.block_size;
 		target = wow_destage_target(wc, idle);
-		if (victim_has_dirty(wc) && !wc->stopped)
-			target = wc->args.max_destage_ios;
 		target = max(target, WOW_SEQ_QUEUE);
 		busy = runs_busy(wc);
 		spin_unlock_irq(&wc->lock);
@@ -503,13 +468,9 @@ static void start_runs(struct wow_cache *wc)
 		if (!run)
 			break;
 		spin_lock_irq(&wc->lock);
-		if (victim_has_dirty(wc))
-			n = claim_victim_run(wc, max_blocks, &start);
-		if (!n && wow_destage_target(wc, idle) > runs_busy(wc)) {
-			wc->policy.short_of_space = wow_log_short(wc);
+		if (wow_destage_target(wc, idle) > runs_busy(wc))
 			n = wow_policy_next_run(&wc->policy, &start,
 						max_blocks);
-		}
 		if (!n && runs_busy(wc) < WOW_SEQ_QUEUE && !wc->stopped &&
 		    time_after_eq(jiffies, wc->origin_retry_at)) {
 			/* the last destage continues: keep a small queue */
@@ -554,208 +515,6 @@ static void start_runs(struct wow_cache *wc)
 	wow_kick(wc);
 }
 
-/*
- * Drop held tombstones that no record on the device can need any more
- * (lock held).  Returns how many are still held.
- */
-static u64 prune_held_tombs(struct wow_cache *wc)
-{
-	u64 min = wow_min_disk_seq(wc), total = 0;
-	u32 s, i, n;
-
-	for (s = 0; s < wc->nr_segments; s++) {
-		struct wow_segment *seg = &wc->segs[s];
-
-		if (seg->state == WOW_SEG_FREEING)
-			continue;	/* its meta is being written */
-		for (i = 0, n = 0; i < seg->nr_tombs; i++)
-			if (seg->tombs[i].t >= min)
-				seg->tombs[n++] = seg->tombs[i];
-		seg->nr_tombs = n;
-		total += n;
-	}
-	return total;
-}
-
-/*
- * The victim: usually the closed segment with the fewest dirty, then
- * fewest valid blocks (cheapest to free).  But tombstones must be kept
- * while any older segment life is on the device, so every fourth victim,
- * and every victim while many tombstones are held, is the oldest closed
- * segment: that keeps the oldest life young and the tombstones few.
- * Lock held.
- */
-static u32 pick_victim(struct wow_cache *wc)
-{
-	u32 best = WOW_NO_SEG, oldest = WOW_NO_SEG, s;
-	u64 tombs = prune_held_tombs(wc);
-	bool oldest_turn = (wc->nr_victims + 1) % 4 == 0 ||
-			   tombs > wc->nr_slots / 16;
-
-	for (s = 0; s < wc->nr_segments; s++) {
-		struct wow_segment *seg = &wc->segs[s];
-
-		if (seg->state != WOW_SEG_CLOSED)
-			continue;
-		if (oldest == WOW_NO_SEG || seg->seq < wc->segs[oldest].seq)
-			oldest = s;
-		if (best == WOW_NO_SEG ||
-		    seg->nr_dirty < wc->segs[best].nr_dirty ||
-		    (seg->nr_dirty == wc->segs[best].nr_dirty &&
-		     seg->nr_valid < wc->segs[best].nr_valid))
-			best = s;
-	}
-	return oldest_turn ? oldest : best;
-}
-
-/*
- * Should reclaim destage @v's dirty blocks now, out of the policy's
- * order?  Not while the policy's destage is running: its sweep cleans
- * segments in the order they were written, and waiting for it keeps the
- * origin's writes in order (the log then holds about twice the dirty data,
- * and the destage rate runs at its maximum meanwhile).  After
- * WOW_RECLAIM_WAIT_MS without a clean segment it forces the victim (after
- * WOW_RECLAIM_WAIT_DIRTY times that if more than a quarter of the victim
- * is dirty and the sweep is running).  Lock held.
- */
-static bool reclaim_force(struct wow_cache *wc, u32 v)
-{
-	u32 dirty = wc->segs[v].nr_dirty, wait = WOW_RECLAIM_WAIT_MS;
-
-	if (!dirty)
-		return true;
-	if (!wc->reclaim_wait)
-		wc->reclaim_wait = jiffies | 1;
-	/*
-	 * Forcing a mostly dirty victim is nearly all random origin writes
-	 * for one segment of space: wait longer for it while the sweep runs.
-	 */
-	if (dirty > wc->blocks_per_seg / 4 && wc->runs_inflight)
-		wait *= WOW_RECLAIM_WAIT_DIRTY;
-	return time_after(jiffies, wc->reclaim_wait + msecs_to_jiffies(wait));
-}
-
-/* Tombstones for a clean victim: its copies, and what it still holds. */
-static struct wow_meta *build_meta(struct wow_cache *wc)
-{
-	u32 v = wc->victim, first = v * wc->blocks_per_seg, i, n, cap;
-	struct wow_segment *seg = &wc->segs[v];
-	struct wow_meta *m;
-	u64 min_seq;
-
-	spin_lock_irq(&wc->lock);
-	cap = seg->nr_valid + seg->nr_tombs;
-	spin_unlock_irq(&wc->lock);
-
-	m = kzalloc(sizeof(*m), GFP_NOIO);
-	if (!m)
-		return NULL;
-	m->tombs = kvmalloc_array(max(cap, 1U), sizeof(*m->tombs), GFP_NOIO);
-	if (!m->tombs) {
-		kfree(m);
-		return NULL;
-	}
-	m->victim = v;
-
-	spin_lock_irq(&wc->lock);
-	min_seq = wow_min_disk_seq(wc);
-	n = 0;
-	for (i = 0; i < wc->blocks_per_seg; i++) {
-		struct wow_slot *sl = &wc->index.slots[first + i];
-		u64 b = from_oblock(wow_slot_oblock(sl));
-
-		if (!(sl->flags & WOW_SLOT_VALID))
-			continue;
-		if (n && m->tombs[n - 1].start + m->tombs[n - 1].nr == b) {
-			m->tombs[n - 1].nr++;
-			continue;
-		}
-		m->tombs[n].start = b;
-		m->tombs[n].nr = 1;
-		m->tombs[n].t = seg->max_seq;
-		m->tombs[n].flags = 0;
-		n++;
-	}
-	for (i = 0; i < seg->nr_tombs; i++)
-		if (seg->tombs[i].t >= min_seq)
-			m->tombs[n++] = seg->tombs[i];
-	m->nr_tombs = n;
-	seg->state = WOW_SEG_FREEING;
-	wc->meta_inflight = true;
-	spin_unlock_irq(&wc->lock);
-	return m;
-}
-
-/* One step of reclaim: pick a victim, finish it, or hand it back. */
-static void reclaim(struct wow_cache *wc)
-{
-	struct wow_segment *seg;
-	struct wow_meta *m;
-	bool want;
-
-	spin_lock_irq(&wc->lock);
-	if (wc->victim != WOW_NO_SEG) {
-		seg = &wc->segs[wc->victim];
-		if (seg->state == WOW_SEG_DRAINING &&
-		    !atomic_read(&seg->pins)) {
-			list_add_tail(&seg->list, &wc->free_segs);
-			seg->state = WOW_SEG_FREE;
-			wc->nr_free_segs++;
-			wc->victim = WOW_NO_SEG;
-			atomic64_inc(&wc->stats.reclaimed_segments);
-			spin_unlock_irq(&wc->lock);
-			/* writers may be waiting for the space */
-			queue_work(wc->wq, &wc->commit_work);
-			wow_kick(wc);
-			return;
-		}
-	}
-	want = !wc->stopped && wc->state == WOW_STATE_OK && wow_log_short(wc);
-	/*
-	 * While reclaim waits, destage work runs at every bio completion:
-	 * scan the segments again only when one became clean, or once a
-	 * tick (for the wait's deadline).
-	 */
-	if (wc->victim == WOW_NO_SEG && want &&
-	    (!wc->reclaim_wait || wc->nr_dirty_segs < wc->reclaim_dirty_segs ||
-	     time_after(jiffies, wc->reclaim_pick_at +
-			msecs_to_jiffies(WOW_TICK_MS)))) {
-		u32 v = pick_victim(wc);
-
-		wc->reclaim_dirty_segs = wc->nr_dirty_segs;
-		wc->reclaim_pick_at = jiffies;
-
-		if (v != WOW_NO_SEG && reclaim_force(wc, v)) {
-			wc->victim = v;
-			wc->nr_victims++;
-			wc->reclaim_wait = 0;
-		}
-	}
-	if (!want)
-		wc->reclaim_wait = 0;
-	if (wc->victim == WOW_NO_SEG || wc->meta_inflight) {
-		spin_unlock_irq(&wc->lock);
-		return;
-	}
-	seg = &wc->segs[wc->victim];
-	if (seg->state != WOW_SEG_CLOSED || seg->nr_dirty) {
-		spin_unlock_irq(&wc->lock);
-		return;
-	}
-	if (!seg->nr_valid && !seg->nr_tombs) {
-		/* nothing current in it: no record needed */
-		seg->state = WOW_SEG_DRAINING;
-		spin_unlock_irq(&wc->lock);
-		wow_kick(wc);
-		return;
-	}
-	spin_unlock_irq(&wc->lock);
-
-	m = build_meta(wc);
-	if (m)
-		wow_log_queue_meta(wc, m);
-}
-
 void wow_destage_work(struct work_struct *ws)
 {
 	struct wow_cache *wc = container_of(ws, struct wow_cache,
@@ -763,7 +522,7 @@ void wow_destage_work(struct work_struct *ws)
 
 	process_reads(wc);
 	process_writes(wc);
-	reclaim(wc);
+	wow_clean(wc);
 	start_runs(wc);
 }
 
@@ -796,6 +555,7 @@ void wow_tick(struct work_struct *ws)
 	}
 	wow_policy_trim_spares(&wc->policy, 256, &extra);
 	spin_unlock_irq(&wc->lock);
+	wow_log_pace_sample(wc);
 	list_for_each_entry_safe(g, tmp, &extra, lru)
 		kfree(g);
 	wow_kick(wc);
@@ -804,7 +564,7 @@ void wow_tick(struct work_struct *ws)
 				   msecs_to_jiffies(WOW_TICK_MS));
 }
 
-/* Stop starting destage and reclaim; wait for what is in flight. */
+/* Stop starting destage and cleaning; wait for what is in flight. */
 void wow_destage_stop(struct wow_cache *wc)
 {
 	spin_lock_irq(&wc->lock);
@@ -813,12 +573,15 @@ void wow_destage_stop(struct wow_cache *wc)
 	cancel_delayed_work_sync(&wc->tick);
 	while (true) {
 		flush_work(&wc->destage_work);
-		/* a reclaim record that waits for space would wait forever */
+		/* a cleaning record that waits for space would wait forever */
 		wow_log_cancel_metas(wc);
 		flush_work(&wc->commit_work);
+		/* free the copies the log handed back meanwhile */
+		wow_clean_free_done(wc);
 		if (wait_event_timeout(wc->idle_wait,
 				       !READ_ONCE(wc->runs_inflight) &&
-				       !READ_ONCE(wc->meta_inflight),
+				       !READ_ONCE(wc->meta_inflight) &&
+				       !READ_ONCE(wc->copies_inflight),
 				       HZ / 10))
 			break;
 		wow_kick(wc);

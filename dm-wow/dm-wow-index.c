@@ -3,10 +3,14 @@
  * dm-wow index: origin block -> cache slot.
  *
  * One struct wow_slot per cache block of the log area (12 bytes) and one
- * 32-bit hash bucket head per slot (4 bytes): 16 bytes of RAM per cached
- * block.  A slot holding the current copy of an origin block is VALID and
- * sits on the chain of its bucket; a slot holding a stale copy, a record
- * header or nothing is not on any chain.
+ * 32-bit hash bucket head per two to four slots (a power of two buckets,
+ * at most half as many as slots): at most 14 bytes of RAM per cache block,
+ * chains of two to four at a full cache.  Both arrays are cut into chunks
+ * of at most 2 MiB, so no allocation is large however big the cache (a
+ * 4 TiB cache of 4 KiB blocks has 2^30 slots).  A slot holding the current
+ * copy of an origin block is VALID and sits on the chain of its bucket; a
+ * slot holding a stale copy, a record header or nothing is not on any
+ * chain.
  *
  * The index is pure bookkeeping: no locking (the caller holds the cache's
  * lock), no allocation after init, no I/O.  KUnit drives it directly.
@@ -15,51 +19,90 @@
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
-#include <linux/vmalloc.h>
 
 #include "dm-wow.h"
 
-/* kvmalloc refuses more than INT_MAX bytes; a 1 TiB cache needs more. */
-static void *alloc_array(size_t n, size_t size)
+static void free_chunks(void **chunks, u32 n)
 {
-	size_t bytes = array_size(n, size);
+	u32 i;
 
-	return bytes > INT_MAX ? vmalloc(bytes) : kvmalloc(bytes, GFP_KERNEL);
+	if (!chunks)
+		return;
+	for (i = 0; i < n; i++)
+		kvfree(chunks[i]);
+	kvfree(chunks);
+}
+
+/* @n elements of @size bytes in chunks of 2^@shift elements. */
+static void **alloc_chunks(u64 n, size_t size, u32 shift, u32 *nr_chunks)
+{
+	u32 nc = DIV_ROUND_UP_ULL(n, 1ULL << shift), i;
+	void **chunks = kvcalloc(nc, sizeof(*chunks), GFP_KERNEL);
+
+	*nr_chunks = nc;
+	if (!chunks)
+		return NULL;
+	for (i = 0; i < nc; i++) {
+		u64 left = n - ((u64)i << shift);
+
+		chunks[i] = kvmalloc_array(min(left, 1ULL << shift), size,
+					   GFP_KERNEL);
+		if (!chunks[i]) {
+			free_chunks(chunks, nc);
+			return NULL;
+		}
+	}
+	return chunks;
 }
 
 int wow_index_init(struct wow_index *ix, u32 nr_slots)
 {
-	u32 i;
+	u32 nb, i;
 
+	ix->slot_chunks = NULL;
+	ix->head_chunks = NULL;
 	if (!nr_slots || nr_slots > WOW_MAX_SLOTS)
 		return -EINVAL;
 	ix->nr_slots = nr_slots;
-	ix->hash_bits = ilog2(roundup_pow_of_two(nr_slots));
-	ix->heads = alloc_array(1U << ix->hash_bits, sizeof(u32));
-	ix->slots = alloc_array(nr_slots, sizeof(struct wow_slot));
-	if (!ix->heads || !ix->slots) {
+	ix->hash_bits = nr_slots < 4 ? 0 : ilog2(nr_slots / 2);
+	nb = 1U << ix->hash_bits;
+	ix->slot_chunks = (struct wow_slot **)alloc_chunks(nr_slots,
+				sizeof(struct wow_slot), WOW_SLOT_CHUNK_SHIFT,
+				&ix->nr_slot_chunks);
+	ix->head_chunks = (u32 **)alloc_chunks(nb, sizeof(u32),
+				WOW_HEAD_CHUNK_SHIFT, &ix->nr_head_chunks);
+	if (!ix->slot_chunks || !ix->head_chunks) {
 		wow_index_exit(ix);
 		return -ENOMEM;
 	}
-	for (i = 0; i < (1U << ix->hash_bits); i++)
-		ix->heads[i] = WOW_NO_SLOT;
+	for (i = 0; i < nb; i++)
+		*wow_index_head(ix, i) = WOW_NO_SLOT;
 	for (i = 0; i < nr_slots; i++)
-		wow_slot_clear(&ix->slots[i]);
+		wow_slot_clear(wow_slot_at(ix, i));
 	ix->nr_valid = 0;
 	return 0;
 }
 
 void wow_index_exit(struct wow_index *ix)
 {
-	kvfree(ix->heads);
-	kvfree(ix->slots);
-	ix->heads = NULL;
-	ix->slots = NULL;
+	free_chunks((void **)ix->slot_chunks, ix->nr_slot_chunks);
+	free_chunks((void **)ix->head_chunks, ix->nr_head_chunks);
+	ix->slot_chunks = NULL;
+	ix->head_chunks = NULL;
+}
+
+/* Bytes of RAM the index holds (for the status line and the tests). */
+u64 wow_index_bytes(const struct wow_index *ix)
+{
+	return (u64)ix->nr_slots * sizeof(struct wow_slot) +
+	       (4ULL << ix->hash_bits) +
+	       ((u64)ix->nr_slot_chunks + ix->nr_head_chunks) * sizeof(void *);
 }
 
 static u32 *bucket(struct wow_index *ix, oblock_t b)
 {
-	return &ix->heads[hash_64(from_oblock(b), ix->hash_bits)];
+	return wow_index_head(ix, ix->hash_bits ?
+			      hash_64(from_oblock(b), ix->hash_bits) : 0);
 }
 
 /* The slot holding the current copy of @b, or WOW_NO_SLOT. */
@@ -68,7 +111,7 @@ u32 wow_index_lookup(struct wow_index *ix, oblock_t b)
 	u32 s = *bucket(ix, b);
 
 	while (s != WOW_NO_SLOT) {
-		struct wow_slot *sl = &ix->slots[s];
+		struct wow_slot *sl = wow_slot_at(ix, s);
 
 		if (wow_slot_oblock(sl).v == b.v)
 			return s;
@@ -80,7 +123,7 @@ u32 wow_index_lookup(struct wow_index *ix, oblock_t b)
 /* Unlink @slot from its chain; it keeps its origin block, loses VALID. */
 void wow_index_remove(struct wow_index *ix, u32 slot)
 {
-	struct wow_slot *sl = &ix->slots[slot];
+	struct wow_slot *sl = wow_slot_at(ix, slot);
 	u32 *p = bucket(ix, wow_slot_oblock(sl));
 
 	if (WARN_ON_ONCE(!(sl->flags & WOW_SLOT_VALID)))
@@ -88,7 +131,7 @@ void wow_index_remove(struct wow_index *ix, u32 slot)
 	while (*p != slot) {
 		if (WARN_ON_ONCE(*p == WOW_NO_SLOT))
 			return;
-		p = &ix->slots[*p].next;
+		p = &wow_slot_at(ix, *p)->next;
 	}
 	*p = sl->next;
 	sl->next = WOW_NO_SLOT;
@@ -102,7 +145,7 @@ void wow_index_remove(struct wow_index *ix, u32 slot)
  */
 u32 wow_index_insert(struct wow_index *ix, oblock_t b, u32 slot, u16 flags)
 {
-	struct wow_slot *sl = &ix->slots[slot];
+	struct wow_slot *sl = wow_slot_at(ix, slot);
 	u32 old = wow_index_lookup(ix, b);
 	u32 *head;
 

@@ -36,6 +36,40 @@ static u32 slot_of(struct wow_cache *wc, u32 seg, u32 block)
 	return seg * wc->blocks_per_seg + block;
 }
 
+/* A paced write's turn has come. */
+static void pace_work(struct work_struct *ws)
+{
+	struct wow_cache *wc = container_of(to_delayed_work(ws),
+					    struct wow_cache, pace_work);
+
+	queue_work(wc->wq, &wc->commit_work);
+}
+
+/*
+ * Sample the rate cleaning frees log space (segments freed less the
+ * blocks copied to free them); the housekeeping tick calls this.
+ */
+void wow_log_pace_sample(struct wow_cache *wc)
+{
+	u64 now = ktime_get_ns();
+	u64 rec = atomic64_read(&wc->stats.reclaimed_segments);
+	u64 copied = atomic64_read(&wc->stats.copied_blocks);
+	u64 freed, used;
+
+	spin_lock_irq(&wc->lock);
+	/* clear_stats restarts the counters: start the sample over */
+	if (rec >= wc->pace_reclaimed && copied >= wc->pace_copied) {
+		freed = (rec - wc->pace_reclaimed) * wc->blocks_per_seg;
+		used = copied - wc->pace_copied;
+		wow_pace_sample(&wc->pace, freed > used ? freed - used : 0,
+				now - wc->pace_sample_ns);
+	}
+	wc->pace_reclaimed = rec;
+	wc->pace_copied = copied;
+	wc->pace_sample_ns = now;
+	spin_unlock_irq(&wc->lock);
+}
+
 int wow_log_alloc(struct wow_cache *wc)
 {
 	const struct wow_policy_ops *ops[WOW_NR_POLICIES] = {
@@ -90,9 +124,21 @@ int wow_log_alloc(struct wow_cache *wc)
 	bio_list_init(&wc->pending_flushes);
 	bio_list_init(&wc->pending_discards);
 	INIT_LIST_HEAD(&wc->pending_metas);
+	INIT_LIST_HEAD(&wc->pending_copies);
+	INIT_LIST_HEAD(&wc->copies_done);
 	INIT_LIST_HEAD(&wc->batch.metas);
+	INIT_LIST_HEAD(&wc->batch.copies);
 	INIT_WORK(&wc->commit_work, wow_log_commit_work);
+	INIT_DELAYED_WORK(&wc->pace_work, pace_work);
+	wow_pace_init(&wc->pace);
+	wc->pace_sample_ns = ktime_get_ns();
 	return 0;
+}
+
+/* Stop the pacing timer (no user bio is in flight: postsuspend, dtr). */
+void wow_log_stop(struct wow_cache *wc)
+{
+	cancel_delayed_work_sync(&wc->pace_work);
 }
 
 void wow_log_free(struct wow_cache *wc)
@@ -208,7 +254,7 @@ static int refill_spares(struct wow_cache *wc, u32 n)
 /* Forget slot @slot's current copy (lock held). */
 static void drop_slot(struct wow_cache *wc, u32 slot)
 {
-	struct wow_slot *sl = &wc->index.slots[slot];
+	struct wow_slot *sl = wow_slot_at(&wc->index, slot);
 	struct wow_segment *seg = &wc->segs[wow_slot_seg(wc, slot)];
 
 	if (sl->flags & WOW_SLOT_DIRTY) {
@@ -238,7 +284,7 @@ static void drop_range(struct wow_cache *wc, u64 start, u64 nr)
 		return;
 	}
 	for (s = 0; s < wc->nr_slots; s++) {
-		struct wow_slot *sl = &wc->index.slots[s];
+		struct wow_slot *sl = wow_slot_at(&wc->index, s);
 
 		b = from_oblock(wow_slot_oblock(sl));
 		if ((sl->flags & WOW_SLOT_VALID) && b >= start && b < start + nr)
@@ -284,6 +330,72 @@ void wow_log_queue_discard(struct wow_cache *wc, struct bio *bio)
 	queue_bio(wc, &wc->pending_discards, bio);
 }
 
+/* Cleaning's copy, read: append it (from its last read's completion). */
+void wow_log_queue_copy(struct wow_cache *wc, struct wow_copy *c)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&wc->lock, flags);
+	list_add_tail(&c->list, &wc->pending_copies);
+	queue_work(wc->wq, &wc->commit_work);
+	spin_unlock_irqrestore(&wc->lock, flags);
+}
+
+/*
+ * Give copied block @i back to destage with its slot unmoved, and leave it
+ * out of the copy (lock held).
+ */
+static void release_copied(struct wow_cache *wc, struct wow_copy *c, u32 i)
+{
+	u64 ob = c->oblocks[i];
+	u32 src = c->slots[i];
+
+	if (src == WOW_NO_SLOT)
+		return;
+	if (wow_index_lookup(&wc->index, to_oblock(ob)) == src) {
+		wow_slot_at(&wc->index, src)->flags &= ~WOW_SLOT_DESTAGING;
+		/* its group lives while the block is held */
+		WARN_ON_ONCE(wow_policy_mark_dirty(&wc->policy, ob));
+	}
+	wow_policy_run_done(&wc->policy, ob, 1);
+	c->slots[i] = WOW_NO_SLOT;
+}
+
+/* Hand copies back to cleaning, what is left of them released (lock held). */
+static void copies_done(struct wow_cache *wc, struct list_head *copies)
+{
+	struct wow_copy *c, *tmp;
+	u32 i;
+
+	list_for_each_entry_safe(c, tmp, copies, list) {
+		for (i = 0; i < c->nr; i++)
+			release_copied(wc, c, i);
+		list_move_tail(&c->list, &wc->copies_done);
+	}
+}
+
+/*
+ * Leave out the blocks of @c no longer current at the slot they were read
+ * from (written or discarded since); returns how many are left (lock
+ * held).  Their slots cannot change again before the record is finished:
+ * only finishing a record moves or drops a copy.
+ */
+static u32 prune_copy(struct wow_cache *wc, struct wow_copy *c)
+{
+	u32 i, cur, n = 0;
+
+	for (i = 0; i < c->nr; i++) {
+		if (c->slots[i] == WOW_NO_SLOT)
+			continue;
+		cur = wow_index_lookup(&wc->index, to_oblock(c->oblocks[i]));
+		if (c->status || cur != c->slots[i])
+			release_copied(wc, c, i);
+		else
+			n++;
+	}
+	return n;
+}
+
 static void free_metas(struct list_head *metas, int error)
 {
 	struct wow_meta *m, *tmp;
@@ -312,7 +424,10 @@ static void unvictim(struct wow_cache *wc, struct list_head *metas)
 	}
 }
 
-/* Withdraw reclaim records not yet written (suspend): victims stay. */
+/*
+ * Withdraw cleaning's records not yet written (suspend): victims stay,
+ * copied blocks stay where they are.
+ */
 void wow_log_cancel_metas(struct wow_cache *wc)
 {
 	LIST_HEAD(metas);
@@ -320,8 +435,10 @@ void wow_log_cancel_metas(struct wow_cache *wc)
 	spin_lock_irq(&wc->lock);
 	unvictim(wc, &wc->pending_metas);
 	list_splice_init(&wc->pending_metas, &metas);
+	copies_done(wc, &wc->pending_copies);
 	spin_unlock_irq(&wc->lock);
 	free_metas(&metas, -EAGAIN);
+	wow_kick(wc);
 }
 
 void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m)
@@ -425,9 +542,11 @@ static void fail_batch(struct wow_cache *wc, struct list_head *metas)
 	end_bios(&b->discards, BLK_STS_IOERR);
 	spin_lock_irq(&wc->lock);
 	unvictim(wc, metas);
+	copies_done(wc, &b->copies);
 	spin_unlock_irq(&wc->lock);
 	free_metas(metas, -EIO);
 	wake_up(&wc->idle_wait);
+	wow_kick(wc);
 }
 
 /* Record the batch's tombstones as held by its segment (lock held). */
@@ -480,6 +599,47 @@ static void insert_write(struct wow_cache *wc, struct bio *bio, u32 slot)
 }
 
 /*
+ * Insert cleaning's copy of @ob at @slot in place of the one at @src, which
+ * it still is (the copy was pruned when gathered); give it back to destage
+ * (lock held).
+ */
+static void insert_copy(struct wow_cache *wc, u64 ob, u32 src, u32 slot)
+{
+	u32 old = wow_index_lookup(&wc->index, to_oblock(ob));
+
+	WARN_ON_ONCE(old != src);
+	if (old != WOW_NO_SLOT)
+		drop_slot(wc, old);	/* DESTAGING: the policy keeps it */
+	wow_index_insert(&wc->index, to_oblock(ob), slot, WOW_SLOT_DIRTY);
+	wc->segs[wow_slot_seg(wc, slot)].nr_valid++;
+	wow_seg_dirty_inc(wc, wow_slot_seg(wc, slot));
+	wc->valid_blocks++;
+	wc->dirty_blocks++;
+	WARN_ON_ONCE(wow_policy_mark_dirty(&wc->policy, ob));
+	wow_policy_run_done(&wc->policy, ob, 1);
+}
+
+/* Insert the batch's copies, from @slot; returns the slot after (lock held). */
+static u32 insert_copies(struct wow_cache *wc, u32 slot)
+{
+	struct wow_copy *c;
+	u32 i, n = 0;
+
+	list_for_each_entry(c, &wc->batch.copies, list) {
+		for (i = 0; i < c->nr; i++) {
+			if (c->slots[i] == WOW_NO_SLOT)
+				continue;
+			insert_copy(wc, c->oblocks[i], c->slots[i], slot++);
+			c->slots[i] = WOW_NO_SLOT;
+			n++;
+		}
+	}
+	atomic64_add(n, &wc->stats.copied_blocks);
+	copies_done(wc, &wc->batch.copies);
+	return slot;
+}
+
+/*
  * Step 3 of the commit order: the batch's record is written (or failed).
  * Returns -ENOMEM when memory for the bookkeeping could not be had yet.
  */
@@ -516,7 +676,8 @@ static int finish_batch(struct wow_cache *wc)
 	wc->segs[b->seg].max_seq = b->seq;
 	hold_tombs(wc);
 
-	slot = slot_of(wc, b->seg, b->block + 1);
+	/* the copies first: a write of the same block in the record is newer */
+	slot = insert_copies(wc, slot_of(wc, b->seg, b->block + 1));
 	bio_list_for_each(bio, &b->writes) {
 		insert_write(wc, bio, slot);
 		slot += wow_bio_blocks(wc, bio);
@@ -536,7 +697,7 @@ static int finish_batch(struct wow_cache *wc)
 		v = &wc->segs[m->victim];
 		for (i = 0; i < wc->blocks_per_seg; i++) {
 			slot = slot_of(wc, m->victim, i);
-			if (wc->index.slots[slot].flags & WOW_SLOT_VALID)
+			if (wow_slot_at(&wc->index, slot)->flags & WOW_SLOT_VALID)
 				drop_slot(wc, slot);
 		}
 		v->nr_tombs = 0;
@@ -634,6 +795,57 @@ static void add_tomb(struct wow_batch *b, const struct wow_tomb_range *r)
 }
 
 /*
+ * The first copy that still has blocks to write, after handing back the
+ * ones left with none; returns its blocks, 0 if none (lock held).
+ */
+static u32 first_copy(struct wow_cache *wc)
+{
+	struct wow_copy *c, *tmp;
+	u32 n;
+
+	list_for_each_entry_safe(c, tmp, &wc->pending_copies, list) {
+		n = prune_copy(wc, c);
+		if (n)
+			return n;
+		list_move_tail(&c->list, &wc->copies_done);
+		wow_kick(wc);
+	}
+	return 0;
+}
+
+/*
+ * Pacing (dm-wow-pace.c): blocks per second new data may take while free
+ * space is short.  It starts where cleaning starts, and stops at the
+ * reserve (lock held).
+ */
+static u64 pace_rate(struct wow_cache *wc)
+{
+	u64 bps = wc->blocks_per_seg;
+
+	return wow_pace_rate(wow_free_blocks(wc), WOW_RESERVE_SEGMENTS * bps,
+			     wow_reclaim_threshold(wc) * bps,
+			     wc->pace.freed_rate);
+}
+
+/*
+ * May @bio's data go into the log now?  If not, the pacing timer kicks
+ * the commit worker when its turn comes (or cleaning does, when it frees
+ * a segment).  Lock held.
+ */
+static bool pace_admit(struct wow_cache *wc, struct bio *bio, u64 rate)
+{
+	u64 wait;
+
+	if (wow_pace_admit(&wc->pace, wow_bio_blocks(wc, bio), rate,
+			   ktime_get_ns(), &wait))
+		return true;
+	if (wait)
+		mod_delayed_work(wc->wq, &wc->pace_work,
+				 max_t(unsigned long, nsecs_to_jiffies(wait), 1));
+	return false;
+}
+
+/*
  * Gather the next batch (lock held).  Returns false when there is no
  * record to write.  Flush requests go to *flushes unless a record carries
  * them; discards of uncached ranges go to *direct; in a degraded state
@@ -645,10 +857,12 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 {
 	struct wow_batch *b = &wc->batch;
 	struct wow_meta *m, *tmp;
+	struct wow_copy *c, *ctmp;
 	struct bio_list cached;
-	u32 room, data_cap;
-	bool reserve, tombs;
+	u32 room, data_cap, copy_blocks;
+	bool reserve, tombs, first_admitted = false;
 	struct bio *bio;
+	u64 rate;
 
 	bio_list_merge(flushes, &wc->pending_flushes);
 	bio_list_init(&wc->pending_flushes);
@@ -660,6 +874,8 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 		bio_list_init(&wc->pending_discards);
 		unvictim(wc, &wc->pending_metas);
 		list_splice_init(&wc->pending_metas, failed_metas);
+		copies_done(wc, &wc->pending_copies);
+		wow_kick(wc);
 		return false;
 	}
 
@@ -673,20 +889,29 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	}
 	bio_list_merge(&wc->pending_discards, &cached);
 
-	/* only reclaim's records may take the reserve: they free space */
-	reserve = !list_empty(&wc->pending_metas);
-	tombs = reserve || !bio_list_empty(&wc->pending_discards);
+	copy_blocks = first_copy(wc);
+	/* only cleaning's records may take the reserve: they free space */
+	reserve = !list_empty(&wc->pending_metas) || copy_blocks;
+	tombs = !list_empty(&wc->pending_metas) ||
+		!bio_list_empty(&wc->pending_discards);
 	bio = bio_list_peek(&wc->pending_writes);
 	if (wc->open_reserved && wc->nr_free_segs > WOW_RESERVE_SEGMENTS)
 		wc->open_reserved = false;	/* the reserve is back */
-	if (wc->open_seg != WOW_NO_SEG && wc->open_reserved && !tombs)
+	if (wc->open_seg != WOW_NO_SEG && wc->open_reserved)
 		bio = NULL;			/* writes wait for space */
-	if (!tombs && !bio) {
+	rate = pace_rate(wc);
+	if (bio && !tombs && !copy_blocks) {
+		if (!pace_admit(wc, bio, rate))
+			bio = NULL;		/* not its turn yet */
+		first_admitted = true;
+	}
+	if (!tombs && !bio && !copy_blocks) {
 		if (!bio_list_empty(&wc->pending_writes))
 			wow_kick(wc);
 		return false;
 	}
-	close_if_short(wc, 1 + (tombs ? 0 : wow_bio_blocks(wc, bio)));
+	close_if_short(wc, 1 + (tombs ? 0 : copy_blocks ? copy_blocks :
+				wow_bio_blocks(wc, bio)));
 	if (!open_segment(wc, reserve, wc->next_seq)) {
 		wow_kick(wc);
 		return false;
@@ -738,6 +963,25 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	data_cap = min3(room, wow_record_capacity(wc->args.block_size,
 						  b->nr_tombs),
 			WOW_RECORD_DATA_BYTES / wc->args.block_size);
+
+	/*
+	 * cleaning's copies first: they free space, and a write of the same
+	 * block later in the record is the newer copy
+	 */
+	list_for_each_entry_safe(c, ctmp, &wc->pending_copies, list) {
+		u32 n = prune_copy(wc, c);
+
+		if (!n) {
+			list_move_tail(&c->list, &wc->copies_done);
+			wow_kick(wc);
+			continue;
+		}
+		if (b->nr_data + n > data_cap)
+			break;
+		list_move_tail(&c->list, &b->copies);
+		b->nr_data += n;
+	}
+
 	if (wc->open_reserved)
 		data_cap = 0;
 	while ((bio = bio_list_peek(&wc->pending_writes))) {
@@ -745,6 +989,9 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 
 		if (b->nr_data + n > data_cap)
 			break;
+		if (!first_admitted && !pace_admit(wc, bio, rate))
+			break;
+		first_admitted = false;
 		bio_list_add(&b->writes, bio_list_pop(&wc->pending_writes));
 		b->nr_data += n;
 		if (fua_bio(bio))
@@ -781,9 +1028,33 @@ static u32 copy_batch_data(struct wow_cache *wc)
 	__le64 *oblocks = wow_record_oblocks(b->hdr, b->nr_tombs);
 	u32 csum = ~0U, i = 0, off = 0, len;
 	struct bvec_iter iter;
+	struct wow_copy *c;
 	struct bio_vec bv;
 	struct bio *wbio;
+	u32 j, bs = wc->args.block_size;
 
+	/* cleaning's copies first, as finish_batch inserts them */
+	list_for_each_entry(c, &b->copies, list) {
+		for (j = 0; j < c->nr; j++) {
+			u32 from = j * bs, left = bs;
+
+			if (c->slots[j] == WOW_NO_SLOT)
+				continue;
+			oblocks[i++] = cpu_to_le64(c->oblocks[j]);
+			while (left) {
+				u32 in = offset_in_page(from);
+				u32 n = min_t(u32, left, PAGE_SIZE - in);
+
+				void *p = page_address(c->pages[from >>
+								PAGE_SHIFT]);
+
+				copy_to_batch(b, off, p + in, n);
+				from += n;
+				off += n;
+				left -= n;
+			}
+		}
+	}
 	bio_list_for_each(wbio, &b->writes) {
 		u64 ob = wow_bio_oblock(wc, wbio);
 		u32 n = wow_bio_blocks(wc, wbio), j;
@@ -876,6 +1147,7 @@ static void submit_batch(struct wow_cache *wc)
 				min_t(u32, data_bytes - off, PAGE_SIZE), 0, opf);
 	bio->bi_private = wc;
 	bio->bi_end_io = batch_endio;
+	atomic64_add(1 + b->nr_data, &wc->stats.log_blocks);
 	submit_bio(bio);
 }
 
@@ -1363,7 +1635,7 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 			u32 cur = wow_index_lookup(&wc->index, b);
 
 			sc->slot_seq[slot] = ri.seq;
-			wow_slot_set_oblock(&wc->index.slots[slot], b);
+			wow_slot_set_oblock(wow_slot_at(&wc->index, slot), b);
 			/* of two copies in one record the later is current */
 			if (cur == WOW_NO_SLOT || sc->slot_seq[cur] <= ri.seq)
 				wow_index_insert(&wc->index, b, slot,
@@ -1425,7 +1697,7 @@ static int apply_tombs(struct wow_cache *wc, struct wow_scan *sc)
 	nce = wow_tomb_envelope(sc->cleans, sc->nr_cleans, cenv, heap);
 
 	for (s = 0; s < wc->nr_slots; s++) {
-		struct wow_slot *sl = &wc->index.slots[s];
+		struct wow_slot *sl = wow_slot_at(&wc->index, s);
 		u64 b = from_oblock(wow_slot_oblock(sl));
 
 		if (!(sl->flags & WOW_SLOT_VALID))
@@ -1564,7 +1836,7 @@ int wow_log_recover(struct wow_cache *wc)
 	int r = -ENOMEM;
 
 	/* a failed earlier attempt could not rebuild the index */
-	if (!wc->index.slots && wow_index_init(&wc->index, wc->nr_slots))
+	if (!wc->index.slot_chunks && wow_index_init(&wc->index, wc->nr_slots))
 		return -ENOMEM;
 
 	sc.chunk_blocks = max(1U, (1U << 20) / bs);
@@ -1604,7 +1876,7 @@ int wow_log_recover(struct wow_cache *wc)
 
 	/* count what survived; survivors are dirty unless marked clean */
 	for (i = 0; i < wc->nr_slots; i++) {
-		struct wow_slot *sl = &wc->index.slots[i];
+		struct wow_slot *sl = wow_slot_at(&wc->index, i);
 
 		if (!(sl->flags & WOW_SLOT_VALID))
 			continue;
@@ -1705,7 +1977,7 @@ int wow_log_mark_clean(struct wow_cache *wc)
 	spin_lock_irq(&wc->lock);
 	t = wc->completed_seq;
 	for (i = 0; i < wc->nr_slots && n < nr; i++) {
-		struct wow_slot *sl = &wc->index.slots[i];
+		struct wow_slot *sl = wow_slot_at(&wc->index, i);
 
 		if ((sl->flags & (WOW_SLOT_VALID | WOW_SLOT_DIRTY)) ==
 		    WOW_SLOT_VALID)

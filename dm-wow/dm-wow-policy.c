@@ -319,6 +319,28 @@ u32 wow_policy_claim(struct wow_policy *p, u64 start, u32 max)
 	return take_run(p, g, start & (p->blocks_per_group - 1), max);
 }
 
+/*
+ * Take dirty @oblock away from destage while cleaning moves its copy: it
+ * is busy, as in a run, until wow_policy_mark_dirty() and
+ * wow_policy_run_done() give it back.  No run is counted.  False if it
+ * is not dirty or busy already.
+ */
+bool wow_policy_hold(struct wow_policy *p, u64 oblock)
+{
+	struct wow_group *g = find_group(p, oblock >> p->group_shift);
+	u32 bit = oblock & (p->blocks_per_group - 1);
+
+	if (!g || !test_bit(bit, dirty_bits(g)) || test_bit(bit, busy_bits(p, g)))
+		return false;
+	__clear_bit(bit, dirty_bits(g));
+	__set_bit(bit, busy_bits(p, g));
+	g->nr_dirty--;
+	g->nr_busy++;
+	p->nr_dirty--;
+	p->nr_busy++;
+	return true;
+}
+
 /* The destage of [@start, @start + @nr) is over, written or not. */
 void wow_policy_run_done(struct wow_policy *p, u64 start, u32 nr)
 {
@@ -451,14 +473,13 @@ static void wow_note_write(struct wow_policy *p, struct wow_group *g,
 
 /*
  * Sparing a recently written group pays when the write it waits for would
- * have made its destage wasted.  While the log is short of space, though,
- * a spared group also keeps its segments from being freed for another
- * pass, and writes wait on that: the hand then passes no group over (the
- * bits stay, to be honoured once space is back).
+ * have made its destage wasted.  It does so even when the log is short of
+ * space: cleaning copies a spared group's blocks forward, which costs
+ * cache bandwidth, not origin seeks.
  */
 static struct wow_group *wow_pick(struct wow_policy *p)
 {
-	return sweep(p, !p->short_of_space);
+	return sweep(p, true);
 }
 
 static struct wow_group *cscan_pick(struct wow_policy *p)

@@ -66,7 +66,6 @@ struct wow_policy {
 	u64 hand;			/* group number the hand stands at */
 	u64 clock;			/* write clock for lrw */
 	bool drain;			/* destage all: set no recency bits */
-	bool short_of_space;		/* the log wants space: spare nothing */
 	struct wow_policy_stats stats;
 };
 
@@ -108,6 +107,7 @@ void wow_policy_forget(struct wow_policy *p, u64 oblock);
 bool wow_policy_busy(struct wow_policy *p, u64 oblock);
 u32 wow_policy_next_run(struct wow_policy *p, u64 *start, u32 max);
 u32 wow_policy_claim(struct wow_policy *p, u64 start, u32 max);
+bool wow_policy_hold(struct wow_policy *p, u64 oblock);
 void wow_policy_run_done(struct wow_policy *p, u64 start, u32 nr);
 void wow_policy_set_drain(struct wow_policy *p, bool drain);
 

@@ -218,6 +218,7 @@ static void wow_dtr(struct dm_target *ti)
 		wc->stopped = true;
 		spin_unlock_irq(&wc->lock);
 		cancel_delayed_work_sync(&wc->tick);
+		wow_log_stop(wc);
 		destroy_workqueue(wc->wq);
 	}
 	wow_log_free(wc);
@@ -510,6 +511,7 @@ static void wow_postsuspend(struct dm_target *ti)
 
 	wow_destage_stop(wc);
 	flush_work(&wc->commit_work);
+	wow_log_stop(wc);
 	if (!wc->loaded)
 		return;
 	/* durable first, so the clean marks' record can say so */
@@ -603,6 +605,8 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 		       ps.runs ? div64_u64(ps.run_blocks, ps.runs) : 0,
 		       writes ? div64_u64(STAT(seek_sectors), writes) : 0,
 		       dirty ? jiffies_to_msecs(jiffies - oldest) / 1000 : 0);
+		DMEMIT(" copied_blocks=%llu log_blocks=%llu",
+		       STAT(copied_blocks), STAT(log_blocks));
 		break;
 	case STATUSTYPE_TABLE:
 		args.set &= ~BIT(WOW_OPT_FORMAT);

@@ -126,13 +126,31 @@ struct wow_slot {
 	u32 next;
 };
 
+/* Slots and bucket heads per chunk: 1.5 MiB and 2 MiB. */
+#define WOW_SLOT_CHUNK_SHIFT	17
+#define WOW_HEAD_CHUNK_SHIFT	19
+
 struct wow_index {
 	u32 nr_slots;
 	u32 nr_valid;
-	unsigned int hash_bits;
-	u32 *heads;
-	struct wow_slot *slots;
+	unsigned int hash_bits;		/* 2^hash_bits buckets */
+	u32 nr_slot_chunks;
+	u32 nr_head_chunks;
+	struct wow_slot **slot_chunks;
+	u32 **head_chunks;
 };
+
+static inline struct wow_slot *wow_slot_at(struct wow_index *ix, u32 slot)
+{
+	return &ix->slot_chunks[slot >> WOW_SLOT_CHUNK_SHIFT]
+			       [slot & ((1U << WOW_SLOT_CHUNK_SHIFT) - 1)];
+}
+
+static inline u32 *wow_index_head(struct wow_index *ix, u32 bucket)
+{
+	return &ix->head_chunks[bucket >> WOW_HEAD_CHUNK_SHIFT]
+			       [bucket & ((1U << WOW_HEAD_CHUNK_SHIFT) - 1)];
+}
 
 static inline oblock_t wow_slot_oblock(const struct wow_slot *sl)
 {
@@ -158,6 +176,7 @@ void wow_index_exit(struct wow_index *ix);
 u32 wow_index_lookup(struct wow_index *ix, oblock_t b);
 u32 wow_index_insert(struct wow_index *ix, oblock_t b, u32 slot, u16 flags);
 void wow_index_remove(struct wow_index *ix, u32 slot);
+u64 wow_index_bytes(const struct wow_index *ix);
 
 /* ---- dm-wow-super.c: the superblock ---- */
 
@@ -261,12 +280,12 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
  */
 #define WOW_SEQ_QUEUE		2U
 /*
- * Longest reclaim waits for the policy's destage to clean a segment before
- * it destages a victim's dirty blocks out of order.
+ * Lazy recycling: outside an emergency, cleaning takes a victim only when
+ * at least this share of it comes free (its dirty blocks are copied).
  */
-#define WOW_RECLAIM_WAIT_MS	5000U
-/* ... times this for a victim more than a quarter dirty. */
-#define WOW_RECLAIM_WAIT_DIRTY	6U
+#define WOW_CLEAN_MIN_FREE_PCT	50U
+/* Copies (reads of a victim's dirty blocks, then records) in flight. */
+#define WOW_CLEAN_COPIES	2U
 /* Ticks per adaptation of the destage thresholds. */
 #define WOW_ADAPT_TICKS		10U
 /* Wait before retrying destage after an origin error. */
@@ -372,12 +391,34 @@ struct wow_meta {
 	int error;
 };
 
+/*
+ * Blocks cleaning copies forward out of a victim segment: read from the
+ * cache (dm-wow-clean.c), then appended by the log as ordinary record data
+ * ahead of the writes of the same record.  From the read until the record
+ * is finished the blocks are held from the policy and their slots marked
+ * DESTAGING, so no destage run takes them and a write or discard of one
+ * is seen: a block no longer at its slot when the record is gathered is
+ * left out.
+ */
+struct wow_copy {
+	struct list_head list;
+	struct wow_cache *wc;
+	u32 nr;			/* blocks */
+	atomic_t pending;	/* read bios in flight */
+	blk_status_t status;	/* a read failed */
+	u32 nr_pages;
+	struct page **pages;	/* the blocks' data, back to back */
+	u64 *oblocks;
+	u32 *slots;		/* where each was read; WOW_NO_SLOT: left out */
+};
+
 /* The one log append in flight. */
 struct wow_batch {
 	struct bio_list writes;
 	struct bio_list flushes;
 	struct bio_list discards;
 	struct list_head metas;	/* whose last tombstones are in here */
+	struct list_head copies;	/* whose blocks are in here, first */
 	u32 seg;
 	u32 block;		/* header block within the segment */
 	u32 nr_data;
@@ -411,6 +452,8 @@ struct wow_stats {
 	atomic64_t flushes;
 	atomic64_t discards;
 	atomic64_t reclaimed_segments;
+	atomic64_t copied_blocks;	/* by cleaning */
+	atomic64_t log_blocks;		/* written by the log: headers, data */
 	atomic64_t origin_errors;
 	atomic64_t cache_errors;
 	atomic64_t seek_sectors;	/* sum of origin distances */
@@ -460,7 +503,14 @@ struct wow_cache {
 	struct bio_list pending_flushes;
 	struct bio_list pending_discards;
 	struct list_head pending_metas;
+	struct list_head pending_copies;
+	struct list_head copies_done;	/* finished or failed: to free */
 	struct wow_batch batch;
+	struct wow_pace pace;		/* admission while space is short */
+	struct delayed_work pace_work;	/* a paced write's turn */
+	u64 pace_reclaimed;		/* stats at the last sample */
+	u64 pace_copied;
+	u64 pace_sample_ns;
 	struct bio_set log_bs;		/* record bios */
 	struct work_struct commit_work;
 	u64 last_write_end;		/* sequential stream detection */
@@ -480,11 +530,9 @@ struct wow_cache {
 	blk_status_t origin_flush_status;
 	u32 runs_inflight;
 	u32 runs_unflushed;		/* written, waiting for the flush */
-	u32 victim;			/* segment being reclaimed */
-	u32 nr_victims;
-	unsigned long reclaim_wait;	/* jiffies reclaim began to wait; 0 */
-	unsigned long reclaim_pick_at;	/* jiffies of the last victim scan */
-	u32 reclaim_dirty_segs;		/* nr_dirty_segs at that scan */
+	u32 victim;			/* segment being cleaned */
+	u32 copies_inflight;		/* reading, or queued to the log */
+	unsigned long clean_pick_at;	/* jiffies of the last victim scan */
 	bool meta_inflight;
 	unsigned long origin_retry_at;
 	u64 last_destage_end;		/* sector after the last destage */
@@ -550,20 +598,19 @@ static inline bool wow_log_short(struct wow_cache *wc)
 }
 
 /*
- * Dirty occupancy, in basis points, as the destage rate sees it: the
- * larger of the share of cache blocks that are dirty and the share of the
- * log's usable segments that hold dirty blocks.  The log frees whole
- * segments, so partly stale segments with dirty blocks in them take space
- * that only destage can give back (lock held).
+ * Dirty occupancy, in basis points, as the destage rate sees it: dirty
+ * blocks over the blocks the log can hold while keeping the free segments
+ * cleaning starts at.  Partly stale segments are cleaning's to free (it
+ * copies their dirty blocks forward), so they do not count (lock held).
  */
 static inline u32 wow_occupancy_bp(struct wow_cache *wc)
 {
 	u32 usable = wc->nr_segments - min(wc->nr_segments - 1,
 					   wow_reclaim_threshold(wc));
-	u64 blocks = div64_u64(wc->dirty_blocks * 10000, wc->nr_slots);
-	u64 segs = div64_u64((u64)wc->nr_dirty_segs * 10000, usable);
+	u64 blocks = div64_u64(wc->dirty_blocks * 10000,
+			       (u64)usable * wc->blocks_per_seg);
 
-	return min_t(u64, max(blocks, segs), 10000);
+	return min_t(u64, blocks, 10000);
 }
 
 void wow_error(struct wow_cache *wc, enum wow_state state, const char *what,
@@ -579,11 +626,14 @@ void wow_log_queue_write(struct wow_cache *wc, struct bio *bio);
 void wow_log_queue_flush(struct wow_cache *wc, struct bio *bio);
 void wow_log_queue_discard(struct wow_cache *wc, struct bio *bio);
 void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m);
+void wow_log_queue_copy(struct wow_cache *wc, struct wow_copy *c);
+void wow_log_pace_sample(struct wow_cache *wc);
 void wow_log_cancel_metas(struct wow_cache *wc);
 int wow_log_commit(struct wow_cache *wc);
 int wow_log_mark_clean(struct wow_cache *wc);
 u64 wow_min_disk_seq(struct wow_cache *wc);
 void wow_log_commit_work(struct work_struct *ws);
+void wow_log_stop(struct wow_cache *wc);
 u64 wow_free_blocks(struct wow_cache *wc);
 
 /* ---- dm-wow-destage.c: rate, runs, merging, origin writes, reclaim ---- */
@@ -595,5 +645,10 @@ void wow_destage_work(struct work_struct *ws);
 void wow_tick(struct work_struct *ws);
 void wow_destage_stop(struct wow_cache *wc);
 void wow_kick(struct wow_cache *wc);
+
+/* ---- dm-wow-clean.c: cleaning (victims, copy-forward, their records) ---- */
+
+void wow_clean(struct wow_cache *wc);
+u32 wow_clean_free_done(struct wow_cache *wc);
 
 #endif /* DM_WOW_H */

@@ -181,9 +181,13 @@ const struct wow_field wow_fields[WOW_NR_FIELDS] = {
 	  "FLUSH requests received from the layer above"),
 	F(RECLAIMED_SEGMENTS, reclaimed_segments, "Reclaimed segments",
 	  "segments",
-	  "log segments made wholly free and recycled by reclaim"),
+	  "log segments made wholly free by cleaning"),
 	F(COPIED_BLOCKS, copied_blocks, "Copied blocks", "blocks",
-	  "live blocks reclaim copied forward to the head of the log"),
+	  "dirty blocks cleaning copied forward to the head of the log"),
+	F(LOG_BLOCKS, log_blocks, "Log blocks written", "blocks",
+	  "blocks the log wrote to the cache device: record headers, "
+	  "user data and copies (over the user's blocks: the cache's write "
+	  "amplification)"),
 	F(ORIGIN_ERRORS, origin_errors, "Origin errors", "errors",
 	  "I/O errors from the origin device (data stays dirty, retried)"),
 	F(CACHE_ERRORS, cache_errors, "Cache errors", "errors",

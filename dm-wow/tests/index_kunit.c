@@ -19,8 +19,28 @@ static struct wow_index *new_index(struct kunit *test, u32 nr)
 
 static void wow_index_slot_is_12_bytes(struct kunit *test)
 {
-	/* plus one 4-byte bucket head per slot: 16 bytes per cached block */
+	/* plus at most 2 bytes of bucket heads per slot */
 	KUNIT_EXPECT_EQ(test, sizeof(struct wow_slot), 12UL);
+}
+
+/* At most 14 bytes per slot, and chains of two to four when full. */
+static void wow_index_memory_bound(struct kunit *test)
+{
+	static const u32 sizes[] = { 1, 2, 3, 4, 5, 1000, 131073, 2097157 };
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		struct wow_index *ix = new_index(test, sizes[i]);
+		u64 buckets = 1ULL << ix->hash_bits;
+
+		KUNIT_EXPECT_LE_MSG(test, wow_index_bytes(ix),
+				    14ULL * sizes[i] + 256, "%u slots", sizes[i]);
+		if (sizes[i] >= 4) {
+			KUNIT_EXPECT_LE(test, 2 * buckets, (u64)sizes[i]);
+			KUNIT_EXPECT_GT(test, 4 * buckets, (u64)sizes[i]);
+		}
+		wow_index_exit(ix);
+	}
 }
 
 static void wow_index_lookup_empty(struct kunit *test)
@@ -41,14 +61,14 @@ static void wow_index_insert_replace_remove(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wow_index_insert(ix, to_oblock(7), 3,
 					       WOW_SLOT_DIRTY), WOW_NO_SLOT);
 	KUNIT_EXPECT_EQ(test, wow_index_lookup(ix, to_oblock(7)), 3U);
-	KUNIT_EXPECT_EQ(test, ix->slots[3].flags,
+	KUNIT_EXPECT_EQ(test, wow_slot_at(ix, 3)->flags,
 			WOW_SLOT_VALID | WOW_SLOT_DIRTY);
 
 	/* an overwrite moves the block and returns the stale slot */
 	KUNIT_EXPECT_EQ(test, wow_index_insert(ix, to_oblock(7), 9,
 					       WOW_SLOT_DIRTY), 3U);
 	KUNIT_EXPECT_EQ(test, wow_index_lookup(ix, to_oblock(7)), 9U);
-	KUNIT_EXPECT_EQ(test, ix->slots[3].flags, 0);
+	KUNIT_EXPECT_EQ(test, wow_slot_at(ix, 3)->flags, 0);
 	KUNIT_EXPECT_EQ(test, ix->nr_valid, 1U);
 
 	wow_index_remove(ix, 9);
@@ -67,15 +87,15 @@ static void wow_index_48_bit_blocks(struct kunit *test)
 	wow_index_insert(ix, alias, 2, 0);
 	KUNIT_EXPECT_EQ(test, wow_index_lookup(ix, big), 1U);
 	KUNIT_EXPECT_EQ(test, wow_index_lookup(ix, alias), 2U);
-	KUNIT_EXPECT_EQ(test, from_oblock(wow_slot_oblock(&ix->slots[1])),
+	KUNIT_EXPECT_EQ(test, from_oblock(wow_slot_oblock(wow_slot_at(ix, 1))),
 			WOW_MAX_OBLOCK);
 	wow_index_exit(ix);
 }
 
 /* Random inserts, overwrites and removals checked against a plain array. */
-static void wow_index_matches_reference_model(struct kunit *test)
+static void model_run(struct kunit *test, u32 nr_slots, u32 nr_blocks,
+		      u32 ops)
 {
-	const u32 nr_slots = 512, nr_blocks = 2048;
 	struct wow_index *ix = new_index(test, nr_slots);
 	u32 *where = vmalloc(nr_blocks * sizeof(u32));	/* block -> slot */
 	u32 *owner = vmalloc(nr_slots * sizeof(u32));	/* slot -> block */
@@ -89,11 +109,11 @@ static void wow_index_matches_reference_model(struct kunit *test)
 	for (i = 0; i < nr_slots; i++)
 		owner[i] = U32_MAX;
 
-	for (i = 0; i < 20000; i++) {
+	for (i = 0; i < ops; i++) {
 		rnd = rnd * 1103515245 + 12345;
-		b = (rnd >> 8) % nr_blocks;
+		b = (rnd >> 4) % nr_blocks;
 		rnd = rnd * 1103515245 + 12345;
-		s = (rnd >> 8) % nr_slots;
+		s = (rnd >> 4) % nr_slots;
 
 		if (i % 5 == 4) {
 			/* remove whatever slot s holds */
@@ -131,12 +151,25 @@ static void wow_index_matches_reference_model(struct kunit *test)
 	wow_index_exit(ix);
 }
 
+static void wow_index_matches_reference_model(struct kunit *test)
+{
+	model_run(test, 512, 2048, 20000);
+}
+
+/* Across chunks of slots (2^17 each) and of bucket heads (2^19 each). */
+static void wow_index_across_chunks(struct kunit *test)
+{
+	model_run(test, (1U << 21) + 5, 1U << 22, 300000);
+}
+
 static struct kunit_case wow_index_cases[] = {
 	KUNIT_CASE(wow_index_slot_is_12_bytes),
 	KUNIT_CASE(wow_index_lookup_empty),
 	KUNIT_CASE(wow_index_insert_replace_remove),
 	KUNIT_CASE(wow_index_48_bit_blocks),
 	KUNIT_CASE(wow_index_matches_reference_model),
+	KUNIT_CASE(wow_index_memory_bound),
+	KUNIT_CASE(wow_index_across_chunks),
 	{}
 };
 

@@ -110,31 +110,40 @@ static void wow_policy_wow_skips_recent_once(struct kunit *test)
 	wow_policy_exit(p);
 }
 
-static void wow_policy_short_of_space_spares_nothing(struct kunit *test)
+/* A held block (cleaning moves it) is no run's until given back. */
+static void wow_policy_hold_and_give_back(struct kunit *test)
 {
 	struct wow_policy *p = new_policy(test, &wow_policy_wow_ops);
-	static const u64 s[] = { 0, 8 };
-	static const u32 l[] = { 2, 1 };
 	u64 start;
 
-	wow_policy_note_write(p, 0, 1, false);	/* group 0 */
-	wow_policy_note_write(p, 8, 1, false);	/* group 1 */
-	wow_policy_note_write(p, 1, 1, false);	/* hit: group 0 recent */
-	KUNIT_EXPECT_EQ(test, p->nr_recency, 1ULL);
-	/* the log wants space: group 0 is taken despite its bit */
-	p->short_of_space = true;
-	expect_runs(test, p, 64, s, l, 2);
-	KUNIT_EXPECT_EQ(test, p->stats.recency_skips, 0ULL);
-	/* with space back, a recent group is spared again */
-	p->short_of_space = false;
-	wow_policy_note_write(p, 0, 1, false);
-	wow_policy_note_write(p, 8, 1, false);
-	wow_policy_note_write(p, 0, 1, false);	/* hit: group 0 recent */
-	p->hand = 0;
+	wow_policy_note_write(p, 0, 4, false);		/* blocks 0..3 */
+	KUNIT_EXPECT_TRUE(test, wow_policy_hold(p, 2));
+	KUNIT_EXPECT_FALSE(test, wow_policy_hold(p, 2));	/* busy */
+	KUNIT_EXPECT_FALSE(test, wow_policy_hold(p, 9));	/* not dirty */
+	KUNIT_EXPECT_EQ(test, p->nr_busy, 1ULL);
+	KUNIT_EXPECT_EQ(test, p->stats.runs, 0ULL);
+	/* the run stops at the held block, and the next one skips it */
+	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 2U);
+	KUNIT_EXPECT_EQ(test, start, 0ULL);
+	wow_policy_run_done(p, start, 2);
 	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 1U);
-	KUNIT_EXPECT_EQ(test, start, 8ULL);
-	KUNIT_EXPECT_EQ(test, p->stats.recency_skips, 1ULL);
+	KUNIT_EXPECT_EQ(test, start, 3ULL);
 	wow_policy_run_done(p, start, 1);
+	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 0U);
+	/* a write while held: eligible again only once it is given back */
+	wow_policy_note_write(p, 2, 1, false);
+	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 0U);
+	KUNIT_EXPECT_EQ(test, wow_policy_mark_dirty(p, 2), 0);
+	wow_policy_run_done(p, 2, 1);
+	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 1U);
+	KUNIT_EXPECT_EQ(test, start, 2ULL);
+	wow_policy_run_done(p, 2, 1);
+	/* given back without mark_dirty (its copy was dropped): forgotten */
+	wow_policy_note_write(p, 5, 1, false);
+	KUNIT_EXPECT_TRUE(test, wow_policy_hold(p, 5));
+	wow_policy_run_done(p, 5, 1);
+	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 0U);
+	KUNIT_EXPECT_EQ(test, p->nr_groups, 0ULL);
 	wow_policy_exit(p);
 }
 
@@ -294,7 +303,7 @@ static struct kunit_case wow_policy_cases[] = {
 	KUNIT_CASE(wow_policy_cscan_ascending_from_hand),
 	KUNIT_CASE(wow_policy_runs_split_at_size_and_group),
 	KUNIT_CASE(wow_policy_wow_skips_recent_once),
-	KUNIT_CASE(wow_policy_short_of_space_spares_nothing),
+	KUNIT_CASE(wow_policy_hold_and_give_back),
 	KUNIT_CASE(wow_policy_sequential_does_not_set_recency),
 	KUNIT_CASE(wow_policy_drain_ignores_recency),
 	KUNIT_CASE(wow_policy_lrw_oldest_write_first),

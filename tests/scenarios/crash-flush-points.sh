@@ -10,8 +10,9 @@
 #
 # Phase 1 records: `wowcrash write` runs on the wow device and journals each
 # write the block layer acknowledged durable (and each discard, before it
-# is issued) as a FUA entry on the journal slice, while the script switches
-# cleaner mode on and off, suspends and resumes, and reloads the table.
+# is issued) as a FUA entry on the journal slice, while the script slows
+# destage (so cleaning copies dirty blocks forward), switches cleaner mode
+# on and off, suspends and resumes, and reloads the table.
 # A clean shutdown ends it.
 #
 # Phase 2, at each flush point (all, or an even sample of the profile's
@@ -147,7 +148,13 @@ step() {
 	echo "[$(since "$T0") s] $(wow_status fp | cut -d' ' -f1-6)"
 }
 W=$((WRITE_S / 6))
+# destage nothing below 90% at first: the log fills with dirty data, and
+# cleaning must copy dirty blocks forward to free segments
+wow_message fp high_watermark 95
+wow_message fp low_watermark 90
 step $W
+wow_message fp low_watermark 80
+wow_message fp high_watermark 90
 wow_message fp cleaner on
 step $W
 wow_message fp cleaner off
@@ -171,6 +178,8 @@ echo "status: $st"
 wow_no_errors fp
 [ "$(wow_stat fp reclaimed_segments)" -gt 0 ] ||
 	fail "no segment was reclaimed while recording: $st"
+[ "$(wow_stat fp copied_blocks)" -gt 0 ] ||
+	fail "cleaning copied no block forward while recording: $st"
 wow_remove fp
 for d in lo lc lj; do run dmsetup remove $d; done
 run dmsetup message lw 0 mark end

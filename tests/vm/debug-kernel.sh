@@ -23,7 +23,8 @@
 #     root/lib/modules/<kv>/   modules_install (stripped) + depmod
 #     kernelrelease            <kv>
 #     build.log, done
-#     dm-wow/                  copy of the module sources, built against obj/
+#     dm-wow/<hash>/src/       a copy of the module sources per content hash,
+#                              built against obj/ (the newest four kept)
 #
 # Environment: WOW_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/dm-wow),
 # WOW_SRC (module sources, default this repo's dm-wow/), WOW_DEBUG_JOBS
@@ -166,26 +167,26 @@ build_kernel() {
 
 build_module() {
 	# A copy of the sources, so kbuild's output never lands in dm-wow/
-	# (where the Debian 6.1 build lives).  Checkouts share this copy, and
-	# an older mtime from another checkout can hide a changed file from
-	# make: when the sources' hash differs from the last build's, every
-	# object is rebuilt (a few seconds).
-	local m=$dir/dm-wow hash
-	mkdir -p "$m"
+	# (where the Debian 6.1 build lives): one per content hash, so that
+	# checkouts building at once never share one (and never see another's
+	# older mtimes).  The newest four are kept.
+	local hash m
 	hash=$(cd "$WOW_SRC" && find . -type f \( -name '*.[ch]' -o -name Kbuild \
 		-o -name Makefile -o -name Kconfig \) -print0 | sort -z |
 		xargs -0 sha256sum | sha256sum | cut -c1-16)
-	if [ "$(cat "$m/src-hash" 2>/dev/null)" != "$hash" ]; then
-		find "$m/src" \( -name '*.o' -o -name '*.ko' \) -delete 2>/dev/null
-		rm -f "$m/src-hash"
+	m=$dir/dm-wow/$hash
+	if [ ! -f "$m/src/dm-wow.ko" ]; then
+		mkdir -p "$m"
+		rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='*.mod*' \
+			--exclude='.*.cmd' --exclude='Module.symvers' \
+			--exclude='modules.order' --exclude='.tmp*' \
+			"$WOW_SRC/" "$m/src/" || die "cannot copy $WOW_SRC"
+		make -C "$dir/obj" M="$m/src" -j"$JOBS" modules >"$m/build.log" 2>&1 ||
+			die "dm-wow build failed:$(echo; tail -n 30 "$m/build.log")"
 	fi
-	rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='*.mod*' \
-		--exclude='.*.cmd' --exclude='Module.symvers' --exclude='modules.order' \
-		--exclude='.tmp*' "$WOW_SRC/" "$m/src/" ||
-		die "cannot copy $WOW_SRC"
-	make -C "$dir/obj" M="$m/src" -j"$JOBS" modules >"$m/build.log" 2>&1 ||
-		die "dm-wow build failed:$(echo; tail -n 30 "$m/build.log")"
-	echo "$hash" >"$m/src-hash"
+	touch "$m"
+	ls -dt "$dir"/dm-wow/*/ 2>/dev/null | grep -E '/[0-9a-f]{16}/$' |
+		tail -n +5 | xargs -r rm -rf
 	echo "$m/src/dm-wow.ko"
 }
 

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-wow cleaning: frees log segments, so that writes find room.
+ *
+ * When free segments run short (wow_log_short), cleaning picks a victim
+ * among the closed segments (dm-wow-victim.c: cost-benefit and lazy
+ * recycling) and frees it in three steps:
+ *
+ *   1. copy forward: its dirty blocks are read from the cache and appended
+ *      at the log head as ordinary record data (struct wow_copy, through
+ *      group commit), a record's worth at a time.  The origin sees only
+ *      the policy's order; the cache sees only aligned appends.
+ *   2. tombstones: once none of its blocks is dirty (copied, or destaged
+ *      by runs that were in flight), a durable record carries tombstones
+ *      for the clean copies it still holds and the tombstones it held that
+ *      are still needed (struct wow_meta);
+ *   3. once reads from it finished, it joins the free list.
+ *
+ * Locking: wc->lock guards the segments, the index and the victim; copies
+ * and metas are allocated and reads submitted outside it.  A copy belongs
+ * to cleaning until queued to the log, and again once the log hands it
+ * back on copies_done (written, left out, or failed).
+ */
+#include <linux/blkdev.h>
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+
+#include "dm-wow.h"
+
+/*
+ * Drop held tombstones that no record on the device can need any more
+ * (lock held).  Returns how many are still held.
+ */
+static u64 prune_held_tombs(struct wow_cache *wc)
+{
+	u64 min = wow_min_disk_seq(wc), total = 0;
+	u32 s, i, n;
+
+	for (s = 0; s < wc->nr_segments; s++) {
+		struct wow_segment *seg = &wc->segs[s];
+
+		if (seg->state == WOW_SEG_FREEING)
+			continue;	/* its meta is being written */
+		for (i = 0, n = 0; i < seg->nr_tombs; i++)
+			if (seg->tombs[i].t >= min)
+				seg->tombs[n++] = seg->tombs[i];
+		seg->nr_tombs = n;
+		total += n;
+	}
+	return total;
+}
+
+static void seg_usage(struct wow_cache *wc, struct wow_segment *seg,
+		      struct wow_seg_usage *u)
+{
+	u64 newest = max(seg->max_seq, seg->seq);
+
+	u->nr_dirty = seg->nr_dirty;
+	u->age = wc->next_seq > newest ? wc->next_seq - newest : 0;
+}
+
+/*
+ * The victim, by cost and benefit among the closed segments; urgent (any
+ * segment that gains space) once free segments are down to the reserve.
+ * Tombstones must be kept while an older segment life is on the device:
+ * while many are held, the oldest closed segment goes first if it gains
+ * anything, which keeps the oldest life young and the tombstones few.
+ * Lock held.
+ */
+static u32 pick_victim(struct wow_cache *wc)
+{
+	bool urgent = wc->nr_free_segs <= WOW_RESERVE_SEGMENTS + 1;
+	u64 tombs = prune_held_tombs(wc);
+	struct wow_victim_pick pick;
+	struct wow_seg_usage u;
+	u32 oldest = WOW_NO_SEG, s;
+
+	wow_victim_pick_init(&pick);
+	for (s = 0; s < wc->nr_segments; s++) {
+		struct wow_segment *seg = &wc->segs[s];
+
+		if (seg->state != WOW_SEG_CLOSED)
+			continue;
+		if (oldest == WOW_NO_SEG || seg->seq < wc->segs[oldest].seq)
+			oldest = s;
+		seg_usage(wc, seg, &u);
+		wow_victim_consider(&pick, s, &u, wc->blocks_per_seg,
+				    WOW_CLEAN_MIN_FREE_PCT, urgent);
+	}
+	if (oldest != WOW_NO_SEG && tombs > wc->nr_slots / 16) {
+		seg_usage(wc, &wc->segs[oldest], &u);
+		if (wow_victim_eligible(&u, wc->blocks_per_seg, 0, true))
+			return oldest;
+	}
+	return pick.seg;
+}
+
+/* Tombstones for a clean victim: its copies, and what it still holds. */
+static struct wow_meta *build_meta(struct wow_cache *wc)
+{
+	u32 v = wc->victim, first = v * wc->blocks_per_seg, i, n, cap;
+	struct wow_segment *seg = &wc->segs[v];
+	struct wow_meta *m;
+	u64 min_seq;
+
+	spin_lock_irq(&wc->lock);
+	cap = seg->nr_valid + seg->nr_tombs;
+	spin_unlock_irq(&wc->lock);
+
+	m = kzalloc(sizeof(*m), GFP_NOIO);
+	if (!m)
+		return NULL;
+	m->tombs = kvmalloc_array(max(cap, 1U), sizeof(*m->tombs), GFP_NOIO);
+	if (!m->tombs) {
+		kfree(m);
+		return NULL;
+	}
+	m->victim = v;
+
+	spin_lock_irq(&wc->lock);
+	min_seq = wow_min_disk_seq(wc);
+	n = 0;
+	for (i = 0; i < wc->blocks_per_seg; i++) {
+		struct wow_slot *sl = wow_slot_at(&wc->index, first + i);
+		u64 b = from_oblock(wow_slot_oblock(sl));
+
+		if (!(sl->flags & WOW_SLOT_VALID))
+			continue;
+		if (n && m->tombs[n - 1].start + m->tombs[n - 1].nr == b) {
+			m->tombs[n - 1].nr++;
+			continue;
+		}
+		m->tombs[n].start = b;
+		m->tombs[n].nr = 1;
+		m->tombs[n].t = seg->max_seq;
+		m->tombs[n].flags = 0;
+		n++;
+	}
+	for (i = 0; i < seg->nr_tombs; i++)
+		if (seg->tombs[i].t >= min_seq)
+			m->tombs[n++] = seg->tombs[i];
+	m->nr_tombs = n;
+	seg->state = WOW_SEG_FREEING;
+	wc->meta_inflight = true;
+	spin_unlock_irq(&wc->lock);
+	return m;
+}
+
+/* ---- copies ---- */
+
+static void free_copy(struct wow_copy *c)
+{
+	u32 i;
+
+	for (i = 0; c->pages && i < c->nr_pages; i++)
+		if (c->pages[i])
+			__free_page(c->pages[i]);
+	kfree(c->pages);
+	kvfree(c->oblocks);
+	kvfree(c->slots);
+	kfree(c);
+}
+
+/* A copy with room for @max blocks and their data. */
+static struct wow_copy *alloc_copy(struct wow_cache *wc, u32 max)
+{
+	struct wow_copy *c = kzalloc(sizeof(*c), GFP_NOIO);
+	u32 i;
+
+	if (!c)
+		return NULL;
+	c->wc = wc;
+	c->nr_pages = DIV_ROUND_UP(max * wc->args.block_size, PAGE_SIZE);
+	c->pages = kcalloc(c->nr_pages, sizeof(*c->pages), GFP_NOIO);
+	c->oblocks = kvmalloc_array(max, sizeof(*c->oblocks), GFP_NOIO);
+	c->slots = kvmalloc_array(max, sizeof(*c->slots), GFP_NOIO);
+	if (!c->pages || !c->oblocks || !c->slots)
+		goto fail;
+	for (i = 0; i < c->nr_pages; i++) {
+		c->pages[i] = alloc_page(GFP_NOIO);
+		if (!c->pages[i])
+			goto fail;
+	}
+	return c;
+fail:
+	free_copy(c);
+	return NULL;
+}
+
+/*
+ * Take up to the copy's room of the victim's dirty blocks that no destage
+ * run holds: held from the policy, slots DESTAGING (lock held).
+ */
+static void fill_copy(struct wow_cache *wc, struct wow_copy *c, u32 max)
+{
+	u32 first = wc->victim * wc->blocks_per_seg, i;
+
+	c->nr = 0;
+	for (i = 0; i < wc->blocks_per_seg && c->nr < max; i++) {
+		struct wow_slot *sl = wow_slot_at(&wc->index, first + i);
+		u64 ob = from_oblock(wow_slot_oblock(sl));
+
+		if ((sl->flags & (WOW_SLOT_VALID | WOW_SLOT_DIRTY |
+				  WOW_SLOT_DESTAGING)) !=
+		    (WOW_SLOT_VALID | WOW_SLOT_DIRTY))
+			continue;
+		if (!wow_policy_hold(&wc->policy, ob))
+			continue;
+		sl->flags |= WOW_SLOT_DESTAGING;
+		c->oblocks[c->nr] = ob;
+		c->slots[c->nr] = first + i;
+		c->nr++;
+	}
+}
+
+/*
+ * The last read of a copy completed: hand it to the log (which leaves it
+ * out if a read failed).  Under the lock, so that suspend and dtr cannot
+ * see the copy gone before the log has it.
+ */
+static void copy_read_endio(struct bio *bio)
+{
+	struct wow_copy *c = bio->bi_private;
+
+	if (bio->bi_status)
+		c->status = bio->bi_status;
+	bio_put(bio);
+	if (atomic_dec_and_test(&c->pending))
+		wow_log_queue_copy(c->wc, c);
+}
+
+/* Blocks [@i, end) of the copy: contiguous slots, one bio's pages. */
+static u32 copy_range_end(struct wow_cache *wc, struct wow_copy *c, u32 i)
+{
+	u32 bs = wc->args.block_size, j;
+
+	for (j = i + 1; j < c->nr && c->slots[j] == c->slots[j - 1] + 1 &&
+	     DIV_ROUND_UP(offset_in_page(i * bs) + (j + 1 - i) * bs,
+			  PAGE_SIZE) <= BIO_MAX_VECS; j++)
+		;
+	return j;
+}
+
+static void submit_copy_reads(struct wow_cache *wc, struct wow_copy *c)
+{
+	u32 bs = wc->args.block_size, i, j, n = 0;
+
+	for (i = 0; i < c->nr; i = j, n++)
+		j = copy_range_end(wc, c, i);
+	atomic_set(&c->pending, n);
+	for (i = 0; i < c->nr; i = j) {
+		u32 off = i * bs, len, pages;
+		struct bio *bio;
+
+		j = copy_range_end(wc, c, i);
+		len = (j - i) * bs;
+		pages = DIV_ROUND_UP(offset_in_page(off) + len, PAGE_SIZE);
+		bio = bio_alloc_bioset(wc->cache_dev->bdev, pages, REQ_OP_READ,
+				       GFP_NOIO, &wc->destage_bs);
+		bio->bi_iter.bi_sector = wow_slot_sector(wc, c->slots[i]);
+		while (len) {
+			u32 in = offset_in_page(off);
+			u32 k = min_t(u32, len, PAGE_SIZE - in);
+
+			__bio_add_page(bio, c->pages[off >> PAGE_SHIFT], k, in);
+			off += k;
+			len -= k;
+		}
+		bio->bi_private = c;
+		bio->bi_end_io = copy_read_endio;
+		submit_bio(bio);
+	}
+}
+
+/* Start copying a record's worth of the victim's dirty blocks forward. */
+static void start_copy(struct wow_cache *wc)
+{
+	u32 max = wc->max_record_blocks;
+	struct wow_copy *c = alloc_copy(wc, max);
+
+	if (!c)
+		return;		/* the next kick tries again */
+	spin_lock_irq(&wc->lock);
+	if (wc->victim == WOW_NO_SEG || wc->stopped) {
+		spin_unlock_irq(&wc->lock);
+		free_copy(c);
+		return;
+	}
+	fill_copy(wc, c, max);
+	if (c->nr)
+		wc->copies_inflight++;
+	spin_unlock_irq(&wc->lock);
+	if (!c->nr) {
+		free_copy(c);
+		return;
+	}
+	submit_copy_reads(wc, c);
+}
+
+/*
+ * Free the copies the log handed back; a failed read fails the cache.
+ * Returns how many were freed.
+ */
+u32 wow_clean_free_done(struct wow_cache *wc)
+{
+	struct wow_copy *c, *tmp;
+	blk_status_t status = BLK_STS_OK;
+	LIST_HEAD(done);
+	u32 n = 0;
+
+	spin_lock_irq(&wc->lock);
+	list_splice_init(&wc->copies_done, &done);
+	list_for_each_entry(c, &done, list) {
+		wc->copies_inflight--;
+		if (c->status)
+			status = c->status;
+	}
+	spin_unlock_irq(&wc->lock);
+	list_for_each_entry_safe(c, tmp, &done, list) {
+		free_copy(c);
+		n++;
+	}
+	if (status) {
+		atomic64_inc(&wc->stats.cache_errors);
+		wow_error(wc, WOW_STATE_FAILED, "cache read during cleaning",
+			  blk_status_to_errno(status));
+	}
+	if (n)
+		wake_up(&wc->idle_wait);
+	return n;
+}
+
+/* Does the victim hold dirty blocks no run or copy holds yet? (lock held) */
+static bool victim_copyable(struct wow_cache *wc)
+{
+	u32 first = wc->victim * wc->blocks_per_seg, i;
+
+	for (i = 0; i < wc->blocks_per_seg; i++)
+		if ((wow_slot_at(&wc->index, first + i)->flags &
+		     (WOW_SLOT_VALID | WOW_SLOT_DIRTY | WOW_SLOT_DESTAGING)) ==
+		    (WOW_SLOT_VALID | WOW_SLOT_DIRTY))
+			return true;
+	return false;
+}
+
+/* One step of cleaning: pick a victim, copy, record it, free it. */
+void wow_clean(struct wow_cache *wc)
+{
+	struct wow_segment *seg;
+	struct wow_meta *m;
+	bool copy;
+
+	wow_clean_free_done(wc);
+	spin_lock_irq(&wc->lock);
+	if (wc->victim != WOW_NO_SEG) {
+		seg = &wc->segs[wc->victim];
+		if (seg->state == WOW_SEG_DRAINING &&
+		    !atomic_read(&seg->pins)) {
+			list_add_tail(&seg->list, &wc->free_segs);
+			seg->state = WOW_SEG_FREE;
+			wc->nr_free_segs++;
+			wc->victim = WOW_NO_SEG;
+			atomic64_inc(&wc->stats.reclaimed_segments);
+			spin_unlock_irq(&wc->lock);
+			/* writers may be waiting for the space */
+			queue_work(wc->wq, &wc->commit_work);
+			wow_kick(wc);
+			return;
+		}
+	}
+	/*
+	 * Scan for a victim once a jiffy at most: destage work runs at every
+	 * bio completion, and when no segment qualifies yet the answer does
+	 * not change that fast.
+	 */
+	if (wc->victim == WOW_NO_SEG && !wc->stopped &&
+	    wc->state == WOW_STATE_OK && wow_log_short(wc) &&
+	    time_after(jiffies, wc->clean_pick_at)) {
+		wc->clean_pick_at = jiffies;
+		wc->victim = pick_victim(wc);
+	}
+	if (wc->victim == WOW_NO_SEG || wc->meta_inflight || wc->stopped) {
+		spin_unlock_irq(&wc->lock);
+		return;
+	}
+	seg = &wc->segs[wc->victim];
+	if (seg->state != WOW_SEG_CLOSED) {
+		spin_unlock_irq(&wc->lock);
+		return;
+	}
+	if (seg->nr_dirty) {
+		/* copies, or runs in flight, will clean it */
+		copy = wc->copies_inflight < WOW_CLEAN_COPIES &&
+		       wc->state == WOW_STATE_OK && victim_copyable(wc);
+		spin_unlock_irq(&wc->lock);
+		if (copy)
+			start_copy(wc);
+		return;
+	}
+	if (!seg->nr_valid && !seg->nr_tombs) {
+		/* nothing current in it: no record needed */
+		seg->state = WOW_SEG_DRAINING;
+		spin_unlock_irq(&wc->lock);
+		wow_kick(wc);
+		return;
+	}
+	spin_unlock_irq(&wc->lock);
+
+	m = build_meta(wc);
+	if (m)
+		wow_log_queue_meta(wc, m);
+}
