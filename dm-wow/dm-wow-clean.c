@@ -148,43 +148,76 @@ static struct wow_meta *build_meta(struct wow_cache *wc)
 
 /* ---- copies ---- */
 
-static void free_copy(struct wow_copy *c)
+/* One allocation: the struct, then oblocks, page pointers and slots. */
+static size_t copy_bytes(struct wow_cache *wc)
 {
-	u32 i;
+	u32 max = wc->max_record_blocks;
 
-	for (i = 0; c->pages && i < c->nr_pages; i++)
-		if (c->pages[i])
-			__free_page(c->pages[i]);
-	kfree(c->pages);
-	kvfree(c->oblocks);
-	kvfree(c->slots);
-	kfree(c);
+	return sizeof(struct wow_copy) + max * (sizeof(u64) + sizeof(u32)) +
+	       DIV_ROUND_UP(max * wc->args.block_size, PAGE_SIZE) *
+	       sizeof(struct page *);
 }
 
-/* A copy with room for @max blocks and their data. */
-static struct wow_copy *alloc_copy(struct wow_cache *wc, u32 max)
+/* The reserve of copy structs (pages: dm-wow-destage.c's reserve). */
+int wow_clean_alloc(struct wow_cache *wc)
 {
-	struct wow_copy *c = kzalloc(sizeof(*c), GFP_NOIO);
+	return mempool_init_kmalloc_pool(&wc->copy_pool, WOW_CLEAN_COPIES,
+					 copy_bytes(wc));
+}
+
+void wow_clean_free(struct wow_cache *wc)
+{
+	mempool_exit(&wc->copy_pool);
+}
+
+static void free_copy(struct wow_copy *c)
+{
+	struct wow_cache *wc = c->wc;
 	u32 i;
 
-	if (!c)
-		return NULL;
+	for (i = 0; i < c->nr_pages; i++)
+		if (c->pages[i])
+			wow_bg_page_free(wc, c->pages[i]);
+	if (c->pooled)
+		mempool_free(c, &wc->copy_pool);
+	else
+		kfree(c);
+}
+
+/*
+ * A copy with room for a record's worth of blocks and their data, from the
+ * allocator or else the reserves (see dm-wow-destage.c): NULL if neither
+ * has it now (cleaning tries again at the next kick).
+ */
+static struct wow_copy *alloc_copy(struct wow_cache *wc)
+{
+	u32 max = wc->max_record_blocks, i;
+	size_t bytes = copy_bytes(wc);
+	struct wow_copy *c;
+	bool pooled = false;
+
+	c = kmalloc(bytes, GFP_NOIO | __GFP_NORETRY | __GFP_NOWARN);
+	if (!c) {
+		c = mempool_alloc(&wc->copy_pool, GFP_NOWAIT);
+		if (!c)
+			return NULL;
+		pooled = true;
+	}
+	memset(c, 0, bytes);
 	c->wc = wc;
+	c->pooled = pooled;
 	c->nr_pages = DIV_ROUND_UP(max * wc->args.block_size, PAGE_SIZE);
-	c->pages = kcalloc(c->nr_pages, sizeof(*c->pages), GFP_NOIO);
-	c->oblocks = kvmalloc_array(max, sizeof(*c->oblocks), GFP_NOIO);
-	c->slots = kvmalloc_array(max, sizeof(*c->slots), GFP_NOIO);
-	if (!c->pages || !c->oblocks || !c->slots)
-		goto fail;
+	c->oblocks = (u64 *)(c + 1);
+	c->pages = (struct page **)(c->oblocks + max);
+	c->slots = (u32 *)(c->pages + c->nr_pages);
 	for (i = 0; i < c->nr_pages; i++) {
-		c->pages[i] = alloc_page(GFP_NOIO);
-		if (!c->pages[i])
-			goto fail;
+		c->pages[i] = wow_bg_page_alloc(wc);
+		if (!c->pages[i]) {
+			free_copy(c);
+			return NULL;
+		}
 	}
 	return c;
-fail:
-	free_copy(c);
-	return NULL;
 }
 
 /*
@@ -276,7 +309,7 @@ static void submit_copy_reads(struct wow_cache *wc, struct wow_copy *c)
 static void start_copy(struct wow_cache *wc)
 {
 	u32 max = wc->max_record_blocks;
-	struct wow_copy *c = alloc_copy(wc, max);
+	struct wow_copy *c = alloc_copy(wc);
 
 	if (!c)
 		return;		/* the next kick tries again */

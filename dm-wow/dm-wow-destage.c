@@ -26,8 +26,9 @@ struct wow_run {
 	atomic_t pending;		/* bios in flight */
 	bool read_done;			/* every cache read completed */
 	blk_status_t status;
+	bool pooled;			/* the struct came from run_pool */
 	u32 nr_pages;
-	struct page **pages;
+	struct page **pages;		/* in the same allocation, after slots */
 	u32 slots[];
 };
 
@@ -65,38 +66,105 @@ u32 wow_destage_target(struct wow_cache *wc, bool idle)
 }
 
 /*
- * Destage bios come from a private bio_set, so destage (which frees the
- * log space writes wait for) never waits for memory that writeback
- * through this very device would have to free.
+ * Memory for background I/O (destage runs, cleaning's copies), which frees
+ * the log space writes wait for, so it must make progress when memory is
+ * short.  Bios come from a private bio_set of 2 * max_destage_ios + 4.
+ * Run structs and data pages come from the allocator while it has them
+ * (no retries, no warnings), else from reserves sized when the table is
+ * loaded: max_destage_ios run structs of max_destage_size, and pages for
+ * one run of max_destage_size and one copy (max_destage_ios counted up to
+ * WOW_RESERVE_IOS).  Everything goes back through mempool_free, which
+ * refills a reserve first; so while nothing is in flight the reserves are
+ * full and one run (cut to the reserve's size when memory is short) or
+ * copy can always start.  Nothing waits on a reserve: a run that finds
+ * none is retried when a run in flight ends.
  */
+static size_t run_bytes(u32 blocks, u32 bs)
+{
+	/* slots[], then (pointer aligned) the page pointers */
+	return sizeof(struct wow_run) + ALIGN(blocks, 2) * sizeof(u32) +
+	       DIV_ROUND_UP(blocks * bs, PAGE_SIZE) * sizeof(struct page *);
+}
+
 int wow_destage_alloc(struct wow_cache *wc)
 {
-	return bioset_init(&wc->destage_bs, 16, 0, BIOSET_NEED_BVECS);
+	u32 bs = wc->args.block_size;
+	u32 ios = min(wc->args.max_destage_ios, WOW_RESERVE_IOS);
+	u32 blocks = wc->args.max_destage_size / bs;
+	int r;
+
+	wc->reserve_run_blocks = blocks;
+	r = bioset_init(&wc->destage_bs, 2 * ios + 4, 0, BIOSET_NEED_BVECS);
+	if (!r)
+		r = mempool_init_kmalloc_pool(&wc->run_pool, ios,
+					      run_bytes(blocks, bs));
+	if (!r)
+		r = mempool_init_page_pool(&wc->page_pool,
+					   DIV_ROUND_UP(blocks * bs, PAGE_SIZE) +
+					   WOW_RECORD_DATA_BYTES / PAGE_SIZE, 0);
+	return r;
 }
 
 void wow_destage_free(struct wow_cache *wc)
 {
+	mempool_exit(&wc->page_pool);
+	mempool_exit(&wc->run_pool);
 	bioset_exit(&wc->destage_bs);
+}
+
+/* A page for background I/O: the allocator's, else the reserve's. */
+struct page *wow_bg_page_alloc(struct wow_cache *wc)
+{
+	struct page *page = alloc_page(GFP_NOIO | __GFP_NORETRY |
+				       __GFP_NOWARN);
+
+	return page ?: mempool_alloc(&wc->page_pool, GFP_NOWAIT);
+}
+
+/* Back to the reserve if it is short, else to the allocator. */
+void wow_bg_page_free(struct wow_cache *wc, struct page *page)
+{
+	mempool_free(page, &wc->page_pool);
 }
 
 static void free_run(struct wow_run *run)
 {
+	struct wow_cache *wc = run->wc;
 	u32 i;
 
-	for (i = 0; run->pages && i < run->nr_pages; i++)
+	for (i = 0; i < run->nr_pages; i++)
 		if (run->pages[i])
-			__free_page(run->pages[i]);
-	kfree(run->pages);
-	kfree(run);
+			wow_bg_page_free(wc, run->pages[i]);
+	if (run->pooled)
+		mempool_free(run, &wc->run_pool);
+	else
+		kfree(run);
 }
 
-static struct wow_run *alloc_run(struct wow_cache *wc, u32 max_blocks)
+/*
+ * A run of at most *@max_blocks blocks; from the reserve (and *@max_blocks
+ * cut to its size) when the allocator has nothing.
+ */
+static struct wow_run *alloc_run(struct wow_cache *wc, u32 *max_blocks)
 {
+	u32 bs = wc->args.block_size, cap = *max_blocks;
 	struct wow_run *run;
+	bool pooled = false;
 
-	run = kzalloc(struct_size(run, slots, max_blocks), GFP_NOIO);
-	if (run)
-		run->wc = wc;
+	run = kmalloc(run_bytes(cap, bs), GFP_NOIO | __GFP_NORETRY |
+		      __GFP_NOWARN);
+	if (!run) {
+		run = mempool_alloc(&wc->run_pool, GFP_NOWAIT);
+		if (!run)
+			return NULL;
+		cap = min(cap, wc->reserve_run_blocks);
+		pooled = true;
+	}
+	memset(run, 0, run_bytes(cap, bs));
+	run->wc = wc;
+	run->pooled = pooled;
+	run->pages = (struct page **)&run->slots[ALIGN(cap, 2)];
+	*max_blocks = cap;
 	return run;
 }
 
@@ -107,11 +175,8 @@ static int alloc_run_pages(struct wow_cache *wc, struct wow_run *run)
 
 	run->nr_pages = DIV_ROUND_UP(run->nr * wc->args.block_size,
 				     PAGE_SIZE);
-	run->pages = kcalloc(run->nr_pages, sizeof(*run->pages), GFP_NOIO);
-	if (!run->pages)
-		return -ENOMEM;
 	for (i = 0; i < run->nr_pages; i++) {
-		run->pages[i] = alloc_page(GFP_NOIO);
+		run->pages[i] = wow_bg_page_alloc(wc);
 		if (!run->pages[i])
 			return -ENOMEM;
 	}
@@ -464,7 +529,10 @@ static void start_runs(struct wow_cache *wc)
 		if (busy >= target)
 			break;
 
-		run = alloc_run(wc, max_blocks);
+		/* short of memory: runs the reserve can hold */
+		if (wc->destage_lowmem)
+			max_blocks = min(max_blocks, wc->reserve_run_blocks);
+		run = alloc_run(wc, &max_blocks);
 		if (!run)
 			break;
 		spin_lock_irq(&wc->lock);
@@ -488,9 +556,12 @@ static void start_runs(struct wow_cache *wc)
 			spin_lock_irq(&wc->lock);
 			complete_run(wc, run, false);
 			spin_unlock_irq(&wc->lock);
+			wc->destage_lowmem = true;
 			free_run(run);
 			break;
 		}
+		if (!run->pooled)
+			wc->destage_lowmem = false;
 		list_add_tail(&run->list, &runs);
 	}
 	if (list_empty(&runs))

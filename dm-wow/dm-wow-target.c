@@ -222,6 +222,7 @@ static void wow_dtr(struct dm_target *ti)
 		destroy_workqueue(wc->wq);
 	}
 	wow_log_free(wc);
+	wow_clean_free(wc);
 	wow_destage_free(wc);
 	if (wc->cache_dev)
 		dm_put_device(ti, wc->cache_dev);
@@ -292,6 +293,8 @@ static int wow_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	r = wow_log_alloc(wc);
 	if (!r)
 		r = wow_destage_alloc(wc);
+	if (!r)
+		r = wow_clean_alloc(wc);
 	if (r) {
 		ti->error = "Cannot allocate the index";
 		goto bad;

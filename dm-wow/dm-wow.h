@@ -13,6 +13,7 @@
 #include <linux/completion.h>
 #include <linux/list.h>
 #include <linux/math64.h>
+#include <linux/mempool.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -284,6 +285,8 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
  * at least this share of it comes free (its dirty blocks are copied).
  */
 #define WOW_CLEAN_MIN_FREE_PCT	50U
+/* max_destage_ios counted up to this when the reserves are sized. */
+#define WOW_RESERVE_IOS		256U
 /* Copies (reads of a victim's dirty blocks, then records) in flight. */
 #define WOW_CLEAN_COPIES	2U
 /* Ticks per adaptation of the destage thresholds. */
@@ -406,10 +409,12 @@ struct wow_copy {
 	u32 nr;			/* blocks */
 	atomic_t pending;	/* read bios in flight */
 	blk_status_t status;	/* a read failed */
+	bool pooled;		/* from copy_pool */
 	u32 nr_pages;
 	struct page **pages;	/* the blocks' data, back to back */
 	u64 *oblocks;
 	u32 *slots;		/* where each was read; WOW_NO_SLOT: left out */
+	/* oblocks, pages and slots live in the same allocation */
 };
 
 /* The one log append in flight. */
@@ -518,8 +523,14 @@ struct wow_cache {
 	u64 seq_bytes;
 	unsigned long last_io;		/* jiffies of the last user bio */
 
-	/* destage and reclaim */
+	/* destage and cleaning */
 	struct bio_set destage_bs;	/* cache reads, origin writes, flushes */
+	mempool_t run_pool;		/* reserve of run structs */
+	mempool_t page_pool;		/* reserve of data pages */
+	mempool_t copy_pool;		/* reserve of copy structs */
+	u32 reserve_run_blocks;		/* the longest run the reserve holds */
+	/* (destage worker only) a run found no memory: runs the reserve holds */
+	bool destage_lowmem;
 	struct work_struct destage_work;
 	struct delayed_work tick;
 	struct list_head runs_read;	/* runs reading, in policy order */
@@ -640,6 +651,8 @@ u64 wow_free_blocks(struct wow_cache *wc);
 
 int wow_destage_alloc(struct wow_cache *wc);
 void wow_destage_free(struct wow_cache *wc);
+struct page *wow_bg_page_alloc(struct wow_cache *wc);
+void wow_bg_page_free(struct wow_cache *wc, struct page *page);
 u32 wow_destage_target(struct wow_cache *wc, bool idle);
 void wow_destage_work(struct work_struct *ws);
 void wow_tick(struct work_struct *ws);
@@ -648,6 +661,8 @@ void wow_kick(struct wow_cache *wc);
 
 /* ---- dm-wow-clean.c: cleaning (victims, copy-forward, their records) ---- */
 
+int wow_clean_alloc(struct wow_cache *wc);
+void wow_clean_free(struct wow_cache *wc);
 void wow_clean(struct wow_cache *wc);
 u32 wow_clean_free_done(struct wow_cache *wc);
 
