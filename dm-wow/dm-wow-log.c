@@ -1921,6 +1921,7 @@ int wow_log_recover(struct wow_cache *wc)
 
 	wc->completed_seq = sc.max_seq;
 	wc->durable_seq = sc.max_seq;
+	wc->load_dropped = sc.nr_dropped;
 	DMINFO("%s: recovered %llu records: %llu dirty blocks, %u free segments, %llu dropped",
 	       wow_name(wc), sc.nr_records, wc->dirty_blocks,
 	       wc->nr_free_segs,

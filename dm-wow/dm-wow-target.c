@@ -608,8 +608,8 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 		       ps.runs ? div64_u64(ps.run_blocks, ps.runs) : 0,
 		       writes ? div64_u64(STAT(seek_sectors), writes) : 0,
 		       dirty ? jiffies_to_msecs(jiffies - oldest) / 1000 : 0);
-		DMEMIT(" copied_blocks=%llu log_blocks=%llu",
-		       STAT(copied_blocks), STAT(log_blocks));
+		DMEMIT(" copied_blocks=%llu log_blocks=%llu load_dropped=%llu",
+		       STAT(copied_blocks), STAT(log_blocks), wc->load_dropped);
 		break;
 	case STATUSTYPE_TABLE:
 		args.set &= ~BIT(WOW_OPT_FORMAT);

@@ -503,6 +503,7 @@ struct wow_cache {
 	u64 next_seq;
 	u64 completed_seq;		/* newest record completed */
 	u64 durable_seq;		/* every record <= this is durable */
+	u64 load_dropped;		/* records the last load dropped */
 	bool origin_unflushed;		/* bypass writes since origin flush */
 	struct bio_list pending_writes;
 	struct bio_list pending_flushes;

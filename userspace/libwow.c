@@ -188,6 +188,9 @@ const struct wow_field wow_fields[WOW_NR_FIELDS] = {
 	  "blocks the log wrote to the cache device: record headers, "
 	  "user data and copies (over the user's blocks: the cache's write "
 	  "amplification)"),
+	F(LOAD_DROPPED, load_dropped, "Dropped at load", "records",
+	  "log records the last load dropped as torn or corrupt (the tail "
+	  "of a power cut; the kernel log says which)"),
 	F(ORIGIN_ERRORS, origin_errors, "Origin errors", "errors",
 	  "I/O errors from the origin device (data stays dirty, retried)"),
 	F(CACHE_ERRORS, cache_errors, "Cache errors", "errors",

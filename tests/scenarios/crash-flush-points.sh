@@ -27,6 +27,9 @@
 # check saw).  Failures are counted and described; the scenario fails if
 # there is any.
 #
+# Phase 2 runs in one worker per online CPU (at most 2), each with its own
+# devices, taking every other point of the sample.
+#
 # WOW_PROFILE=quick (default): up to 200 points, one variant each
 # (rotating subset/torn/all), the second load after a dropped record and
 # for every third variant only, phase 2 cut short (with a note) after
@@ -202,26 +205,42 @@ echo "recorded in $(since "$T0") s: $NP flush points"
 
 # ---- phase 2: every flush point ----
 
-# the base (state at the current point), a snapshot of it with its COW
-# on a ram disk, and the slices wow is loaded on
-# (two COW devices, used in turn: a new snapshot table on the COW device of
-# the one it replaces takes over its exceptions)
-modprobe brd rd_nr=2 rd_size=131072 max_part=0 || fail "cannot load brd"
-[ -b /dev/ram1 ] && [ "$(size_sectors /dev/ram1)" -ge $((128 * MIB)) ] ||
-	fail "no 128 MiB /dev/ram1 (brd loaded before with other sizes?)"
-run dmsetup create fpb --table "0 $RLEN linear $CACHE $BASE_OFF"
-B=$(dm_node fpb)
-zero_dev "$B" $((RLEN / MIB))
-SNAP="0 $RLEN snapshot $B /dev/ram"
-COW=0
-run dmsetup create fps --table "${SNAP}0 N 128"
-S=$(dm_node fps)
-slices s "$S"
-SO=$(dm_node so) SC=$(dm_node sc) SJ=$(dm_node sj)
-WT="0 $OLEN wow $SO $SC 2 $OPTS"
+# The points are shared out among WORKERS (one per online CPU, at most 2;
+# WOW_FP_WORKERS overrides): worker K takes every WORKERS-th point of the
+# sample and has its own devices: a base (the state at its current point)
+# on the cache disk, a snapshot of it with its COW on a ram disk, the
+# slices wow is loaded on, and the wow device fwK.  (Two COW devices per
+# worker, used in turn: a new snapshot table on the COW device of the one
+# it replaces takes over its exceptions.)
+WORKERS=${WOW_FP_WORKERS:-$(grep -c ^processor /proc/cpuinfo)}
+[ "$WORKERS" -ge 1 ] 2> /dev/null || WORKERS=1
+[ "$WORKERS" -le 2 ] || WORKERS=2
+modprobe brd rd_nr=$((2 * WORKERS)) rd_size=131072 max_part=0 ||
+	fail "cannot load brd"
+[ -b /dev/ram$((2 * WORKERS - 1)) ] &&
+	[ "$(size_sectors /dev/ram$((2 * WORKERS - 1)))" -ge $((128 * MIB)) ] ||
+	fail "no $((2 * WORKERS)) ram disks of 128 MiB (brd loaded before with other sizes?)"
+[ $((BASE_OFF + WORKERS * RLEN)) -le "$(size_sectors "$CACHE")" ] ||
+	fail "the cache disk is too small for $WORKERS bases"
 
-CHECKED=0 TRIED=0 SECONDS_DONE=0 FAILS=0 TORN=0 DROPPED=0 POS=0
+# pick an even sample of the points
+awk -v np="$NP" -v b="$BUDGET" 'BEGIN { if (b > np) b = np; step = np / b; next_i = 0 }
+	{ if (NR - 1 >= next_i) { print; next_i += step } }' $T/points \
+	> $T/sample
+echo "checking $(wc -l < $T/sample) of $NP flush points, $WORKERS worker(s)"
 T1=$(now)
+
+# kmsg_mark / kmsg_since: kernel messages about dm-wow and snapshots since
+# the mark, to describe a failure (dmesg is shared by the workers, so
+# nothing clears it: the lines after the count at the mark, which may hold
+# another worker's lines too, and none once the ring buffer wraps; no
+# verdict depends on them)
+kmsg_mark() {
+	KMSG_N=$(dmesg | wc -l)
+}
+kmsg_since() {
+	dmesg | sed "1,${KMSG_N}d; s/^\[[ 0-9.]*\] //" | grep -E "wow|snapshot"
+}
 
 # failed KIND WHAT DETAIL_FILE: count and describe one failure
 failed() {
@@ -229,7 +248,7 @@ failed() {
 	eval "F_$1=\$((\${F_$1:-0} + 1))"
 	_kind=$1
 	shift
-	echo "FAILURE $FAILS: point $n (entry $e, window [$((e + 1)),$w)) variant $v seed $seed: $1"
+	echo "FAILURE $K.$FAILS: point $n (entry $e, window [$((e + 1)),$w)) variant $v seed $seed: $1"
 	echo "    variant: $vdesc"
 	[ -z "$2" ] || grep -E 'VIOLATION|wowcrash' "$2" | head -n 3 |
 		sed 's/^/    /'
@@ -237,8 +256,7 @@ failed() {
 	eval "_shown=\${SHOWN_$_kind:-0}"
 	[ "$_shown" -lt 3 ] || return 0
 	eval "SHOWN_$_kind=$((_shown + 1))"
-	dmesg_since | grep -E 'wow|snapshot' | tail -n 8 |
-		sed 's/^/    kernel: /'
+	cat $TW/kmsg 2> /dev/null | tail -n 8 | sed 's/^/    kernel: /'
 }
 
 # load_check N WHICH OBS_OUT [OBS_IN]: load wow over the slices (load N
@@ -246,24 +264,25 @@ failed() {
 load_check() {
 	_n=$1 _which=$2
 	shift 2
-	dmesg_clear
+	kmsg_mark
 	tick other
-	if ! dmsetup create fw --table "$WT" 2> $T/create.err; then
-		failed "refused$_n" "$_which refused: $(dmesg_since | grep -E 'wow: .*(not loading|cannot|error)' | head -n 1)" ""
-		dmsetup remove fw > /dev/null 2>&1
+	if ! dmsetup create "fw$K" --table "$WT" 2> $TW/create.err; then
+		kmsg_since > $TW/kmsg
+		failed "refused$_n" "$_which refused: $(grep -E 'wow: .*(not loading|cannot|error)' $TW/kmsg | head -n 1)" ""
+		dmsetup remove "fw$K" > /dev/null 2>&1
 		return 1
 	fi
 	tick load
+	kmsg_since > $TW/kmsg
 	_dropped=0
-	if dmesg_since | grep -q 'dropped a torn'; then
+	if [ "$(wow_stat "fw$K" load_dropped)" != 0 ]; then
 		DROPPED=$((DROPPED + 1))
 		_dropped=1
 	fi
 	tick other
-	if ! wowcrash check /dev/mapper/fw "$SJ" "$@" > $T/check.out 2>&1
-	then
-		failed "check$_n" "check failed after the $_which" $T/check.out
-		dmsetup remove fw
+	if ! wowcrash check "$FW" "$SJ" "$@" > $TW/check.out 2>&1; then
+		failed "check$_n" "check failed after the $_which" $TW/check.out
+		dmsetup remove "fw$K"
 		return 1
 	fi
 	tick check
@@ -274,12 +293,12 @@ load_check() {
 # subshell, COW must change here) and apply the variant; sets vdesc
 renew_apply() {
 	COW=$((1 - COW))
-	dmsetup reload fps --table "$SNAP$COW N 128" && dmsetup resume fps ||
-		fail "cannot renew the snapshot"
+	dmsetup reload "fps$K" --table "$SNAP$((2 * K + COW)) N 128" &&
+		dmsetup resume "fps$K" || fail "cannot renew the snapshot"
 	logreplay variant "$(dm_node fpl)" $T/idx "$S" $((e + 1)) "$w" "$v" \
-		$seed $OLEN $((OLEN + CLEN)) > $T/variant.out ||
+		$seed $OLEN $((OLEN + CLEN)) > $TW/variant.out ||
 		fail "logreplay variant failed"
-	vdesc=$(cat $T/variant.out)
+	vdesc=$(cat $TW/variant.out)
 }
 
 # retry_variant: after a failure at the point, build the same state again
@@ -288,88 +307,148 @@ retry_variant() {
 	_vdesc=$vdesc
 	renew_apply
 	vdesc=$_vdesc
-	if dmsetup create fw --table "$WT" > /dev/null 2>&1; then
-		if wowcrash check /dev/mapper/fw "$SJ" > $T/retry.out 2>&1
+	if dmsetup create "fw$K" --table "$WT" > /dev/null 2>&1; then
+		if wowcrash check "$FW" "$SJ" > $TW/retry.out 2>&1
 		then
 			_r="passed"
 		else
-			_r="failed again ($(grep -c VIOLATION $T/retry.out) violations)"
+			_r="failed again ($(grep -c VIOLATION $TW/retry.out) violations)"
 		fi
-		dmsetup remove fw || fail "cannot remove the recovered device"
+		dmsetup remove "fw$K" || fail "cannot remove the recovered device"
 	else
 		_r="refused again"
 	fi
 	echo "    the same state rebuilt, loaded and checked again: $_r"
 }
 
-# pick an even sample of the points
-awk -v np="$NP" -v b="$BUDGET" 'BEGIN { if (b > np) b = np; step = np / b; next_i = 0 }
-	{ if (NR - 1 >= next_i) { print; next_i += step } }' $T/points \
-	> $T/sample
-echo "checking $(wc -l < $T/sample) of $NP flush points"
+# worker K: the points of the sample whose index is K modulo WORKERS;
+# writes its counts to $T/wK/counts
+worker() {
+	K=$1
+	TW=$T/w$K
+	mkdir -p $TW
+	CHECKED=0 TRIED=0 SECONDS_DONE=0 FAILS=0 TORN=0 DROPPED=0 POS=0
+	LAST=0
+	run dmsetup create "fpb$K" --table "0 $RLEN linear $CACHE $((BASE_OFF + K * RLEN))"
+	B=$(dm_node "fpb$K")
+	zero_dev "$B" $((RLEN / MIB))
+	SNAP="0 $RLEN snapshot $B /dev/ram"
+	COW=0
+	run dmsetup create "fps$K" --table "$SNAP$((2 * K)) N 128"
+	S=$(dm_node "fps$K")
+	slices "s$K" "$S"
+	SO=$(dm_node "s${K}o") SC=$(dm_node "s${K}c") SJ=$(dm_node "s${K}j")
+	WT="0 $OLEN wow $SO $SC 2 $OPTS"
+	FW=/dev/mapper/fw$K
 
-tick other
-while read -r n e w; do
-	logreplay apply "$(dm_node fpl)" $T/idx "$B" $POS $((e + 1)) ||
-		fail "cannot advance the base to entry $e"
-	POS=$((e + 1))
-	tick advance
-	if [ "$VARIANTS" = rotate ]; then
-		set -- subset torn all
-		eval vl=\${$((CHECKED % 3 + 1))}
-	else
-		vl=$VARIANTS
-	fi
-	for v in $vl; do
-		seed=$((n * 8 + TRIED % 8 + 1))
-		TRIED=$((TRIED + 1))
-		renew_apply
-		tick variant
-		case $vdesc in *" torn to "*) TORN=$((TORN + 1)) ;; esac
-		if ! load_check 1 "load at the crash point" $T/o1; then
-			retry_variant
-			continue
+	tick other
+	_i=-1
+	while read -r n e w; do
+		_i=$((_i + 1))
+		[ $((_i % WORKERS)) = "$K" ] || continue
+		logreplay apply "$(dm_node fpl)" $T/idx "$B" $POS $((e + 1)) ||
+			fail "cannot advance the base to entry $e"
+		POS=$((e + 1))
+		tick advance
+		if [ "$VARIANTS" = rotate ]; then
+			set -- subset torn all
+			eval vl=\${$((_i % 3 + 1))}
+		else
+			vl=$VARIANTS
 		fi
-		# a few more writes, a clean shutdown, load and check again
-		# (quick: after a dropped record and every third variant)
-		if [ "$SECOND" = some ] && [ $_dropped = 0 ] &&
-			[ $((TRIED % 3)) != 1 ]; then
-			tick other
-			dmsetup remove fw ||
+		for v in $vl; do
+			seed=$((n * 8 + TRIED % 8 + 1))
+			TRIED=$((TRIED + 1))
+			renew_apply
+			tick variant
+			case $vdesc in *" torn to "*) TORN=$((TORN + 1)) ;; esac
+			if ! load_check 1 "load at the crash point" $TW/o1; then
+				retry_variant
+				continue
+			fi
+			# a few more writes, a clean shutdown, load and check
+			# again (quick: after a dropped record and every third
+			# variant)
+			if [ "$SECOND" = some ] && [ $_dropped = 0 ] &&
+				[ $((TRIED % 3)) != 1 ]; then
+				tick other
+				dmsetup remove "fw$K" ||
+					fail "cannot remove the recovered device"
+				tick remove
+				continue
+			fi
+			SECONDS_DONE=$((SECONDS_DONE + 1))
+			if ! WOWCRASH_WRITES=4 wowcrash write "$FW" "$SJ" 2 \
+				$seed > $TW/more.out 2>&1; then
+				failed write "writes after recovery failed" $TW/more.out
+				dmsetup remove "fw$K"
+				continue
+			fi
+			tick write
+			dmsetup remove "fw$K" ||
 				fail "cannot remove the recovered device"
 			tick remove
-			continue
+			load_check 2 "load after writes and a clean shutdown" \
+				$TW/o2 $TW/o1 || continue
+			tick other
+			dmsetup remove "fw$K" ||
+				fail "cannot remove the recovered device"
+			tick remove
+		done
+		CHECKED=$((CHECKED + 1))
+		if [ "$LIMIT_S" -gt 0 ] &&
+			[ $(((LAST - ${T1%.*}00) / 100)) -gt "$LIMIT_S" ]; then
+			echo "NOTE: worker $K stops after $CHECKED points: phase 2 ran past ${LIMIT_S} s"
+			break
 		fi
-		SECONDS_DONE=$((SECONDS_DONE + 1))
-		if ! WOWCRASH_WRITES=4 wowcrash write /dev/mapper/fw "$SJ" 2 \
-			$seed > $T/more.out 2>&1; then
-			failed write "writes after recovery failed" $T/more.out
-			dmsetup remove fw
-			continue
+		if [ $((CHECKED % 25)) = 0 ]; then
+			echo "[$(since "$T0") s] worker $K: $CHECKED points, $TRIED variants, $FAILS failures"
 		fi
-		tick write
-		dmsetup remove fw || fail "cannot remove the recovered device"
-		tick remove
-		load_check 2 "load after writes and a clean shutdown" $T/o2 \
-			$T/o1 || continue
-		tick other
-		dmsetup remove fw || fail "cannot remove the recovered device"
-		tick remove
+	done < $T/sample
+	for d in "s${K}j" "s${K}c" "s${K}o" "fps$K" "fpb$K"; do
+		dmsetup remove "$d"
 	done
-	CHECKED=$((CHECKED + 1))
-	if [ "$LIMIT_S" -gt 0 ] && [ $(((LAST - ${T1%.*}00) / 100)) -gt "$LIMIT_S" ]
-	then
-		echo "NOTE: stopping after $CHECKED points: phase 2 ran past ${LIMIT_S} s"
-		break
-	fi
-	if [ $((CHECKED % 25)) = 0 ]; then
-		echo "[$(since "$T0") s] $CHECKED points, $TRIED variants, $FAILS failures"
-	fi
-done < $T/sample
+	echo "CHECKED=$CHECKED TRIED=$TRIED SECONDS_DONE=$SECONDS_DONE" \
+		"FAILS=$FAILS TORN=$TORN DROPPED=$DROPPED" \
+		"F_refused1=${F_refused1:-0} F_check1=${F_check1:-0}" \
+		"F_write=${F_write:-0} F_refused2=${F_refused2:-0}" \
+		"F_check2=${F_check2:-0}" \
+		"TIME_advance=${TIME_advance:-0} TIME_variant=${TIME_variant:-0}" \
+		"TIME_load=${TIME_load:-0} TIME_check=${TIME_check:-0}" \
+		"TIME_write=${TIME_write:-0} TIME_remove=${TIME_remove:-0}" \
+		"TIME_other=${TIME_other:-0}" > $TW/counts
+}
 
-echo "crash-flush-points: $CHECKED flush points checked (of $NP), $TRIED variants tried ($TORN torn, $DROPPED loads dropped a torn record, $SECONDS_DONE also written, shut down, loaded and checked again), $FAILS failures; phase 2 took $(since "$T1") s"
-echo "phase 2 time in s: advance $((TIME_advance / 100)), snapshot and variant $((TIME_variant / 100)), load $((TIME_load / 100)), check $((TIME_check / 100)), write $((TIME_write / 100)), remove $((TIME_remove / 100)), other $((TIME_other / 100))"
-for d in sj sc so fps fpb fpl; do dmsetup remove $d; done
+K=0
+while [ $K -lt "$WORKERS" ]; do
+	( worker $K ) &
+	eval "PID_$K=\$!"
+	K=$((K + 1))
+done
+K=0
+while [ $K -lt "$WORKERS" ]; do
+	eval "wait \$PID_$K" || fail "worker $K failed (see above)"
+	K=$((K + 1))
+done
+
+# the workers' counts, summed
+for k in CHECKED TRIED SECONDS_DONE FAILS TORN DROPPED F_refused1 F_check1 \
+	F_write F_refused2 F_check2 TIME_advance TIME_variant TIME_load \
+	TIME_check TIME_write TIME_remove TIME_other; do
+	eval "$k=0"
+done
+K=0
+while [ $K -lt "$WORKERS" ]; do
+	[ -f $T/w$K/counts ] || fail "worker $K left no counts"
+	for kv in $(cat $T/w$K/counts); do
+		eval "${kv%%=*}=\$((\$${kv%%=*} + ${kv#*=}))"
+	done
+	K=$((K + 1))
+done
+
+echo "crash-flush-points: $CHECKED flush points checked (of $NP), $TRIED variants tried ($TORN torn, $DROPPED loads dropped a torn record, $SECONDS_DONE also written, shut down, loaded and checked again), $FAILS failures; phase 2 took $(since "$T1") s with $WORKERS worker(s)"
+echo "phase 2 time in s, summed over workers: advance $((TIME_advance / 100)), snapshot and variant $((TIME_variant / 100)), load $((TIME_load / 100)), check $((TIME_check / 100)), write $((TIME_write / 100)), remove $((TIME_remove / 100)), other $((TIME_other / 100))"
+run dmsetup remove fpl
 echo "failures by kind: load at the point refused ${F_refused1:-0}, check at the point ${F_check1:-0}, writes after recovery ${F_write:-0}, load after a clean shutdown refused ${F_refused2:-0}, check after it ${F_check2:-0}"
 [ $FAILS = 0 ] || fail "$FAILS of $TRIED crash states failed (first ones above)"
 echo "crash-flush-points: ok"
