@@ -10,7 +10,7 @@ dm-cache (smq) and bcache over the same emulated disks, in a QEMU VM.
                                     Documentation/bench/*.png from a run
   ... --dry-run                     list the runs, estimate the time
 
-Two measurements (Documentation/benchmarks.md explains them):
+Three measurements (Documentation/benchmarks.md explains them):
 
   destage  the dirty set is loaded with destage held back, then destaged at
            full rate; the origin (an 8 GiB file-backed disk) and the cache
@@ -25,18 +25,29 @@ Two measurements (Documentation/benchmarks.md explains them):
            once), then until the last window looks steady; the IOPS of
            that window, with the run's stability, dirty data and turnover,
            and whether it passed the steady-state check (one rule for
-           every system: benchlib.sh closed_watch, report.steady_state).
+           every system: benchlib.sh closed_watch, report.steady_state);
+           fio's completion latency histograms give the write latency
+           percentiles (p50, p99, p99.9, max) over the sustained span,
+           dm-wow's status once a second its log write amplification.
+  rate     the closed loop at a fixed rate (fio rate_iops, the profile's
+           rate_iops at time scale 1 over --timescale), by the same rule:
+           write latency below saturation, for dm-wow, dm-writecache and
+           the cache disk alone (ssd).
 
 What the profiles cover (scripts/wowbench/systems.py PROFILES):
 
   --quick  destage: uniform random writes, an 8 MiB dirty set, every
            system.  closed: uniform random writes at a 16 MiB cache for
-           wow, cscan, lrw, dm-writecache and the raw disk.  A quick look:
-           no other workload, no size sweep, no dm-cache or bcache in the
-           closed loop.
+           wow, cscan, lrw, dm-writecache and the raw disk.  rate: 55
+           IOPS at a 16 MiB cache for wow, dm-writecache and the cache
+           disk alone.  A quick look: no other workload, no size sweep, no
+           dm-cache or bcache in the closed loop.
   --full   destage: every workload at dirty sets of 8, 32 and 64 MiB,
            every system.  closed: every system; uniform random writes at
-           caches of 8, 16 and 32 MiB, the other workloads at 16 MiB.
+           caches of 8, 16 and 32 MiB (and 128 MiB for wow and
+           dm-writecache), the other workloads at 16 MiB; rewrites (hot
+           sets of 1, 2 and 4 times a 16 MiB cache) for wow, cscan and
+           lrw.  rate: as --quick, with a 60 s window.
 
 Each run leaves results/bench/<time>/: results.json (everything), report.md
 (the tables), plots/*.png, runs/<run>/result.json (one run's figures),
@@ -116,21 +127,15 @@ def host_info():
             "python": platform.python_version()}
 
 
-def job_name(workload, measurement, blocks=0):
-    """fio job file name (no .fio) of a run."""
-    if measurement == "destage":
-        return "%s-destage-%d" % (workload, blocks)
-    return "%s-closed" % workload
-
-
 def estimate_s(runs, profile):
     """Rough wall seconds of a bench run on a 2-core machine under TCG with
     no other VM running (measured; twice as long is possible on a shared
     machine): one boot, then the runs."""
     t = 40
     for r in runs:
-        if r.measurement == "closed":
-            t += 8 + systems.closed_expected_s(r.cache_mb, profile, r.system)
+        if r.measurement != "destage":
+            t += 8 + systems.closed_expected_s(r.cache_mb, profile, r.system,
+                                               r.rate_iops)
         else:
             t += destage_expected_s(r)
     return t
@@ -154,18 +159,19 @@ def write_guest_files(out, profile, runs, wow_opts=""):
     os.makedirs(scen)
     extra = [(os.path.join(GUEST_DIR, "benchlib.sh"),
               "/wow/bench/benchlib.sh")]
-    needed = {(r.workload, r.measurement, r.blocks) for r in runs}
-    for wname, mode, blocks in sorted(needed):
-        text = systems.fio_job(systems.workload(wname), mode,
-                               profile["origin_bytes"], blocks)
-        name = job_name(wname, mode, blocks)
+    jobs_of = {}
+    for r in runs:
+        name, text = systems.run_job(r, profile)
+        jobs_of[r.id] = name
         p = os.path.join(jobs, name + ".fio")
+        if os.path.exists(p):
+            continue
         with open(p, "w") as f:
             f.write(text)
         extra.append((p, "/wow/bench/jobs/%s.fio" % name))
     for r in runs:
         p = os.path.join(scen, r.id + ".sh")
-        job = job_name(r.workload, r.measurement, r.blocks)
+        job = jobs_of[r.id]
         if r.measurement == "destage":
             call = "bench_destage %s %s %d" % (r.system, job, r.cache_mb)
         else:
@@ -442,7 +448,8 @@ def main(argv=None):
                     ",".join(systems.SYSTEM_NAMES))
     ap.add_argument("--workloads", help="comma-separated subset of: " +
                     ",".join(systems.WORKLOAD_NAMES))
-    ap.add_argument("--measurements", help="destage,closed (default both)")
+    ap.add_argument("--measurements", help="comma-separated subset of: " +
+                    ",".join(systems.MEASUREMENTS) + " (default all)")
     ap.add_argument("--only", metavar="REGEX",
                     help="only runs whose id matches (e.g. 'd-uniform-')")
     ap.add_argument("--timescale", type=float,
@@ -452,6 +459,13 @@ def main(argv=None):
     ap.add_argument("--turnover", type=int, metavar="PCT",
                     help="closed loop: origin writes before the window, in "
                     "%% of the cache's dirty data (default 100)")
+    ap.add_argument("--rate-iops", type=float, metavar="IOPS",
+                    help="rate-limited runs: IOPS at time scale 1 (divided "
+                    "by the time scale; default from the profile: 55, "
+                    "550 at --timescale 0.1)")
+    ap.add_argument("--rate-cache-mb", metavar="MB[,MB]",
+                    help="rate-limited runs: cache sizes (default from the "
+                    "profile: 16)")
     ap.add_argument("--wow-opts", default="", metavar="'OPT VALUE ...'",
                     help="extra dm-wow table options for the closed-loop "
                     "runs (e.g. 'low_watermark 30 high_watermark 40'); "
@@ -493,6 +507,14 @@ def main(argv=None):
         profile["closed_window_s"] = args.window
     if args.turnover is not None:
         profile["closed_turnover_pct"] = args.turnover
+    if args.rate_iops is not None:
+        profile["rate_iops"] = args.rate_iops
+    if args.rate_cache_mb is not None:
+        try:
+            profile["rate_cache_mb"] = [int(x) for x in
+                                        args.rate_cache_mb.split(",") if x]
+        except ValueError:
+            die("--rate-cache-mb: sizes in MiB, comma-separated")
     def split(s):
         return [x for x in s.split(",") if x]
 
@@ -509,7 +531,8 @@ def main(argv=None):
     if args.dry_run:
         for r in runs:
             print(r.id, r.measurement, r.system, r.workload, r.cache_mb,
-                  r.blocks if r.measurement == "destage" else r.runtime_s)
+                  r.blocks if r.measurement == "destage" else r.runtime_s,
+                  *(["rate_iops=%d" % r.rate_iops] if r.rate_iops else []))
         print("%d runs, roughly %d min" % (len(runs), est // 60 + 1))
         return 0
     missing = check_tools(True)

@@ -3,7 +3,9 @@
 # Guest half of the dm-wow evaluation bench (scripts/bench.py).  busybox ash.
 # The host generates one small scenario per run that sources /wow/lib.sh and
 # this file (/wow/bench/benchlib.sh) and calls bench_destage (measurement 1)
-# or bench_closed (measurement 2).  fio job files are in /wow/bench/jobs/.
+# or bench_closed (measurements 2 and 3: the closed loop, saturated or at a
+# fixed rate, which is in the job file).  fio job files are in
+# /wow/bench/jobs/.
 #
 # Disks: /dev/vda = 8 GiB file-backed origin (measurement 1, traced),
 #        /dev/vdb = cache disk (sliced with dm-linear to the cache size),
@@ -19,11 +21,15 @@
 #                  sequential_cutoff 0 and congestion bypass off (so that it
 #                  caches every write, as the others do)
 #   raw            the origin itself
+#   ssd            the cache disk alone: a dm-linear slice of it of the
+#                  cache size (fio runs there; the HDD is left idle)
 #
 # Each run writes into $RESULTS/$WOW_NAME/: meta.txt (key=value lines),
 # fio.json, status-*.txt, and for bench_destage the binary blktrace of both
 # disks (bt/vda.blktrace.N, bt/vdb.blktrace.N: the host runs blkparse); for
-# bench_closed the fio IOPS logs (iops_*.log) and dirty.txt (closed_watch).
+# bench_closed the fio IOPS logs (iops_*.log), its completion latency
+# histograms (lat_clat_hist.*.log, one line a second), dirty.txt and, for
+# dm-wow, status-samples.txt (closed_watch).
 
 : "${B_TRACE_ORIGIN:=/dev/vda}"
 : "${B_CACHE:=/dev/vdb}"
@@ -116,6 +122,9 @@ sys_create() {
 	raw)
 		BDEV=$_org
 		;;
+	ssd)
+		BDEV=$(linear bcache_dev "$B_CACHE" 0 "$_mb")
+		;;
 	wow | cscan | lrw)
 		_c=$(linear bcache_dev "$B_CACHE" 0 "$_mb")
 		_opt="policy $_sys"
@@ -184,13 +193,16 @@ sys_create() {
 	esac
 	[ -b "$BDEV" ] || fail "no block device $BDEV for $_sys"
 	meta device "$BDEV"
-	[ "$_sys" = raw ] || sys_status > "$OUT/status-created.txt"
+	case $_sys in
+	raw | ssd) ;;
+	*) sys_status > "$OUT/status-created.txt" ;;
+	esac
 }
 
 # sys_status: the system's status, one or more lines
 sys_status() {
 	case $SYS in
-	raw) echo raw ;;
+	raw | ssd) echo "$SYS" ;;
 	bcache)
 		for _f in state dirty_data writeback_rate writeback_percent \
 			writeback_running sequential_cutoff; do
@@ -204,7 +216,7 @@ sys_status() {
 # sys_dirty: dirty data now, in KiB (dm-cache: whole 32 KiB blocks)
 sys_dirty() {
 	case $SYS in
-	raw) echo 0 ;;
+	raw | ssd) echo 0 ;;
 	wow | cscan | lrw)
 		echo $(($(wow_field bench 6) * 4))
 		;;
@@ -228,7 +240,7 @@ sys_dirty() {
 # sys_destage_all: destage everything at full rate, wait until clean
 sys_destage_all() {
 	case $SYS in
-	raw) sync ;;
+	raw | ssd) sync ;;
 	wow | cscan | lrw)
 		dmsetup message bench 0 cleaner on || fail "cleaner on refused"
 		;;
@@ -398,7 +410,9 @@ alive() {
 # (fio's own clock, within a poll; fio may spend seconds setting up a zipf
 # generator first).  Once a second prints "t dirty_kib origin_sectors
 # dev_writes": seconds, dirty data, sectors written to the origin (the HDD)
-# and writes completed on the device fio runs on, both since time 0.
+# and writes completed on the device fio runs on, both since time 0; for
+# dm-wow also appends "t <dmsetup status>" to $OUT/status-samples.txt (the
+# host takes log_blocks from it: the log's writes over the window).
 #
 # Stops fio (SIGINT) by one rule, the same for every system:
 #   full      the dirty data grew by at most 1% of the cache over the last
@@ -441,6 +455,12 @@ closed_watch() {
 		_o=$((_o - _o0))
 		printf '%d.%02d %s %d %d\n' $((_t / 100)) $((_t % 100)) "$_d" \
 			"$_o" "$_w" | tee -a "$B_WATCH"
+		case ${SYS:-} in
+		wow | cscan | lrw)
+			printf '%d.%02d %s\n' $((_t / 100)) $((_t % 100)) \
+				"$(dmsetup status bench)" >> "$OUT/status-samples.txt"
+			;;
+		esac
 		# _d5, _o5: the dirty data and origin count 5 samples ago; full
 		# since then (the turnover counts from there)
 		if [ -z "$_full" ] && [ $_t -ge 500 ] && [ "$_d5" -ge 0 ] &&
@@ -523,8 +543,9 @@ closed_stable() {
 }
 
 # bench_closed SYSTEM JOB CACHE_MB RUNTIME_S [WINDOW_S TURNOVER_PCT]: run
-# JOB (time-based, at most RUNTIME_S seconds) on SYSTEM over the emulated
-# HDD, logging IOPS (fio) and dirty data (closed_watch) once a second, and
+# JOB (time-based, at most RUNTIME_S seconds; a rate-limited job has its
+# rate_iops) on SYSTEM over the emulated HDD, logging IOPS and completion
+# latency histograms (fio) and dirty data (closed_watch) once a second, and
 # stop once the cache turned over and the last WINDOW_S seconds were
 # steady (closed_watch).  The host measures the last WINDOW_S seconds of
 # fio's log.  Without WINDOW_S, fio runs for RUNTIME_S.
@@ -542,13 +563,15 @@ bench_closed() {
 	meta turnover_pct "$_cturn"
 	meta origin_sectors "$(size_sectors "$B_HDD")"
 	sys_create "$_sys" "$B_HDD" "$_mb" live
-	rm -f /tmp/iops_* /tmp/fio.json
+	rm -f /tmp/iops_* /tmp/lat_* /tmp/fio.json
 	ln -sfn "$BDEV" /tmp/bench-dev
 	phase fio
 	echo "+ fio $_job.fio --runtime=$_rt (DEV=$BDEV)"
 	DEV=/tmp/bench-dev fio --output-format=json --output=/tmp/fio.json \
 		--runtime="$_rt" --time_based --write_iops_log=/tmp/iops \
-		--log_avg_msec=1000 "$B_JOBS/$_job.fio" > /tmp/fio.err 2>&1 &
+		--log_avg_msec=1000 --write_hist_log=/tmp/lat \
+		--log_hist_msec=1000 --percentile_list=50:99:99.9 \
+		"$B_JOBS/$_job.fio" > /tmp/fio.err 2>&1 &
 	_fio=$!
 	if [ "$_cwin" -gt 0 ]; then
 		closed_watch $_fio $((_mb * 1024)) "$_cwin" "$_cturn" \
@@ -569,10 +592,10 @@ bench_closed() {
 	fi
 	grep -q '"jobs"' /tmp/fio.json || fail "fio $_job: no JSON output"
 	sys_status > "$OUT/status-end.txt"
-	for _f in /tmp/iops_iops.*.log; do
+	for _f in /tmp/iops_iops.*.log /tmp/lat_clat_hist.*.log; do
 		cp "$_f" "$OUT/" || fail "cannot copy $_f"
 	done
-	rm -f /tmp/iops_*
+	rm -f /tmp/iops_* /tmp/lat_*
 	phase remove
 	sys_remove
 	phase done

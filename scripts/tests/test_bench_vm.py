@@ -32,14 +32,17 @@ def test_qemu_command_attaches_nbd_url_as_is():
 
 def test_guest_files(tmp_path):
     prof = systems.PROFILES["quick"]
-    runs = systems.plan(prof, systems=["wow", "bcache", "raw"],
+    runs = systems.plan(prof, systems=["wow", "bcache", "raw", "ssd"],
                         workloads=["uniform", "spc1"])
-    assert {r.measurement for r in runs} == {"destage", "closed"}
+    assert {r.measurement for r in runs} == {"destage", "closed", "rate"}
     scen, extra = bench.write_guest_files(str(tmp_path), prof, runs)
     dests = {d for _, d in extra}
     assert "/wow/bench/benchlib.sh" in dests
     assert "/wow/bench/jobs/uniform-destage-2048.fio" in dests
     assert "/wow/bench/jobs/uniform-closed.fio" in dests
+    assert "/wow/bench/jobs/uniform-rate-55.fio" in dests
+    assert "/wow/bench/jobs/uniform-rate-55-dev16m.fio" in dests
+    assert len(dests) == len(extra)
     for src, _ in extra:
         assert os.path.exists(src)
     for r in runs:
@@ -48,10 +51,14 @@ def test_guest_files(tmp_path):
         if r.measurement == "destage":
             assert "bench_destage %s %s-destage-%d 128" % (
                 r.system, r.workload, r.blocks) in text
-        else:
+        elif r.measurement == "closed":
             assert "bench_closed %s %s-closed %d %d %d %d" % (
                 r.system, r.workload, r.cache_mb, r.runtime_s, r.window_s,
                 r.turnover_pct) in text
+        else:
+            assert "bench_closed %s %s %d %d %d %d" % (
+                r.system, systems.run_job(r, prof)[0], r.cache_mb,
+                r.runtime_s, r.window_s, r.turnover_pct) in text
         # a scenario name wowvm accepts
         s = wowvm.parse_scenario(os.path.join(scen, r.id + ".sh"))
         assert s.error == "", s.error

@@ -474,7 +474,8 @@ def closed_figures(run_dir, runtime_s, window_s, cache_mb, system=None):
     dirty = read_dirty(os.path.join(run_dir, "dirty.txt"))
     series = [[t, round(rate(logs, (0, 1), t - 1, t), 1)]
               for t in range(1, int(end) + 1)]
-    cache_kib = 0 if system == "raw" else cache_mb * 1024
+    cache_kib = cache_mb * 1024 if system is None or \
+        systems.system(system).cache else 0
     out = {
         "meta": meta,
         "write_iops": rate(logs, (1,), start, end),
