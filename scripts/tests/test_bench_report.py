@@ -55,11 +55,20 @@ def _cache_trace(path, appends=True):
     _trace(path, w, [], marker=False)
 
 
-def _fio(path, write_iops=1000.0, read_iops=0.0):
+def _fio(path, write_iops=1000.0, read_iops=0.0, total_ios=10, clat=None):
+    """fio's JSON output; ``clat``: (p50, p99, p99.9, max) write latency
+    in ms over the whole run."""
+    write = {"iops": write_iops, "total_ios": total_ios}
+    if clat:
+        write["clat_ns"] = {
+            "N": total_ios, "max": clat[3] * 1e6,
+            "percentile": {"50.000000": clat[0] * 1e6,
+                           "99.000000": clat[1] * 1e6,
+                           "99.900000": clat[2] * 1e6}}
     with open(path, "w") as f:
         f.write("note: fio prints this first\n")
         json.dump({"jobs": [{"jobname": "x", "job_runtime": 5000,
-                             "write": {"iops": write_iops, "total_ios": 10},
+                             "write": write,
                              "read": {"iops": read_iops, "total_ios": 0}}]}, f)
 
 
@@ -90,32 +99,76 @@ def _orders():
 
 CLOSED_IOPS = {"wow": 1800, "cscan": 1700, "lrw": 900, "writecache": 700,
                "dmcache": 650, "bcache": 660, "raw": 640}
+# write latency of a closed run after its fill (ms): all but two writes a
+# second at the first, two at the second (the fill's are 0.05 ms)
+LAT_MS = {"wow": (2.0, 800.0), "writecache": (20.0, 60.0), "ssd": (0.1, 0.4)}
+FILL_LAT_MS = 0.05
+# dm-wow's log: blocks written and copied forward per user block
+LOG_WA, COPIED = 1.25, 0.2
+
+
+def plat_idx(ns):
+    """fio's plat_val_to_idx (stat.c): the histogram bin of ``ns``."""
+    ns = int(ns)
+    msb = ns.bit_length() - 1 if ns else 0
+    if msb <= 6:
+        return ns
+    error_bits = msb - 6
+    return min(((error_bits + 1) << 6) + ((ns >> error_bits) & 63), 1855)
+
+
+def _hist_line(ms, counts):
+    """A line of fio's histogram log: {latency ms: I/Os} at ``ms``."""
+    bins = [0] * 1856
+    for lat, n in counts.items():
+        bins[plat_idx(lat * 1e6)] += n
+    return "%d, 1, 4096, %s\n" % (ms, ", ".join(str(b) for b in bins))
+
+
+def _status(t, writes, system="wow"):
+    """dm-wow's status line (dmsetup's) after ``writes`` user writes."""
+    return ("0 16777216 wow ok %s 4096 4000 100 3000 read_hits=0 "
+            "write_hits=%d write_misses=%d copied_blocks=%d log_blocks=%d"
+            % (system, writes // 10, writes - writes // 10,
+               int(writes * COPIED), int(writes * LOG_WA)))
 
 
 def _closed_run(rd, r):
-    """fio's log and dirty.txt of a closed run that fills its cache in 5 s
+    """fio's logs and dirty.txt of a closed run that fills its cache in 5 s
     (dm-cache and the raw disk keep nothing dirty), then runs at its
     sustained rate (a rate-limited run: its rate), its destager writing
-    the origin as fast; it stops a
-    window after the origin was written its dirty data (benchlib.sh)."""
+    the origin as fast; it stops a window after the origin was written its
+    dirty data (benchlib.sh).  dm-wow also leaves its status samples."""
     iops = r.rate_iops or CLOSED_IOPS[r.system]
     level = 0 if r.system in ("raw", "dmcache", "ssd") else \
         0.8 * r.cache_mb * 1024
     fill = 5 if level else 0
     turn = fill + 2 * level / (8.0 * iops)
     end = int(turn + 0.999) + r.window_s
+    fast, slow = LAT_MS.get(r.system, (10.0, 30.0))
     with open(rd / "iops_iops.1.log", "w") as f:
         for t in range(1, end + 1):
             f.write("%d, %d, 1, 0, 0\n" % (t * 1000,
                                            3000 if t <= fill else iops))
+    with open(rd / "lat_clat_hist.1.log", "w") as f:
+        for t in range(1, end):     # none for the last second
+            f.write(_hist_line(t * 1000 + 3, {FILL_LAT_MS: 3000} if t <= fill
+                               else {fast: iops - 2, slow: 2}))
     with open(rd / "dirty.txt", "w") as f:
         for t in range(end + 1):
             d = level * min(1.0, t / 5.0)
             f.write("%d.00 %d %d %d\n" % (t, d, max(0, t - fill) * iops * 8,
                                           t * iops))
+    if r.system in systems.WOW_SYSTEMS:
+        with open(rd / "status-samples.txt", "w") as f:
+            for t in range(end + 1):
+                f.write("%d.00 %s\n" % (t, _status(t, t * iops, r.system)))
+        (rd / "status-end.txt").write_text(_status(end, 2 * end * iops,
+                                                   r.system) + "\n")
     _meta_txt(str(rd), measurement="closed", system=r.system,
               closed_stop="steady")
-    _fio(str(rd / "fio.json"), iops)
+    _fio(str(rd / "fio.json"), iops, total_ios=end * iops,
+         clat=(fast, fast, slow, 2 * slow))
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +195,10 @@ def rundir(tmp_path_factory):
             _meta_txt(str(rd), measurement="destage", system=r.system,
                       origin_sectors=ORIGIN_SECTORS, marker_sector=MARKER,
                       bucket_bytes=1 << 20)
-            _fio(str(rd / "fio.json"))
+            _fio(str(rd / "fio.json"), total_ios=r.blocks)
+            if r.system in systems.WOW_SYSTEMS:
+                (rd / "status-clean.txt").write_text(
+                    _status(0, r.blocks, r.system) + "\n")
         else:
             _closed_run(rd, r)
     meta = {"command": "scripts/bench.py --quick", "profile_name": "quick",
@@ -399,3 +455,300 @@ def test_run_wall_seconds(tmp_path):
     p.write_text("@ 11.77 reset\n+ dmsetup\n@ 12.21 create\n@ 20.50 done\n")
     assert report.run_wall_s(str(p)) == pytest.approx(8.7)
     assert report.run_wall_s(str(tmp_path / "none.out")) is None
+
+
+# ---------------------------------------------------------------------------
+# Write latency, dm-wow's log writes, the rate-limited runs, the rewrites
+
+
+def test_plat_value_is_the_middle_of_fios_bins():
+    # below 128 ns a bin is one value; above, 64 bins per power of two
+    for ns in (0, 1, 64, 127):
+        assert report.plat_value(plat_idx(ns)) == ns
+    for ns in (128, 1000, 77312, 2 ** 20 + 5, 123456789, 17 * 10 ** 9):
+        v = report.plat_value(plat_idx(ns))
+        assert abs(v - ns) <= ns / 64.0, ns
+        # the value is in the bin it stands for, which starts at its floor
+        assert plat_idx(v) == plat_idx(ns)
+        assert report.plat_floor(plat_idx(ns)) <= ns
+        assert plat_idx(report.plat_floor(plat_idx(ns))) == plat_idx(ns)
+    # fio's last bin holds everything from about 17 s on
+    top = report.PLAT_NR - 1
+    assert plat_idx(4 * 10 ** 10) == top
+    assert 1.7e10 < report.plat_floor(top) <= 1.8e10
+
+
+def _hists(lines):
+    """[(ddir, [(seconds, {bin: I/Os})])] of {latency ms: I/Os} a second."""
+    return [(1, [(t, {plat_idx(ms * 1e6): n for ms, n in c.items()})
+                 for t, c in lines])]
+
+
+def test_latency_percentiles_over_a_span():
+    h = _hists([(1.0, {0.05: 1000}),                 # the fill: out
+                (2.0, {1.0: 900, 5.0: 90, 300.0: 10}),
+                (3.0, {1.0: 900, 5.0: 99, 900.0: 1})])
+    lat = report.latency(h, 1.0, 3.0)
+    assert lat["ios"] == 2000
+    assert lat["p50_ms"] == pytest.approx(1.0, rel=0.01)
+    # 1,800 at 1 ms, 189 at 5 ms: the 1,980th is at 5 ms
+    assert lat["p99_ms"] == pytest.approx(5.0, rel=0.01)
+    # the 1,998th (99.9% of 2,000) is one of the ten at 300 ms
+    assert lat["p99_9_ms"] == pytest.approx(300.0, rel=0.01)
+    assert lat["max_ms"] == pytest.approx(900.0, rel=0.01)
+    # a line counts in the span its time ends
+    assert report.latency(h, 0.5, 1.0)["max_ms"] == \
+        pytest.approx(0.05, rel=0.01)
+    assert report.latency(h, 2.0, 3.0)["ios"] == 1000
+    assert report.latency(h, 3.0, 9.0) is None
+    assert report.latency(h, 0, 9, ddirs=(0,)) is None
+    assert lat["floors"] == []
+    # fio's rule: the first bin whose count reaches the percentile
+    lat = report.latency(_hists([(1.0, {1.0: 500, 2.0: 499, 3.0: 1})]), 0, 1)
+    assert lat["p50_ms"] == pytest.approx(1.0, rel=0.01)
+    # a stall longer than fio's last bin: the max is only a floor
+    h = _hists([(2.0, {1.0: 1999, 40000.0: 1})])
+    lat = report.latency(h, 0, 9)
+    assert lat["floors"] == ["max_ms"]
+    assert lat["max_ms"] == report.plat_floor(report.PLAT_NR - 1) / 1e6
+    assert report._lat_cells({"lat": lat})[3] == "≥17046"
+
+
+def test_read_hist_logs(tmp_path):
+    p = tmp_path / "lat_clat_hist.1.log"
+    p.write_text(_hist_line(1003, {2.0: 5, 40.0: 1}) +
+                 _hist_line(2004, {2.0: 7}) +
+                 "2004, 0, 4096, 3, 0\n" + "garbage\n")
+    h = report.read_hist_logs([str(p)])
+    assert [d for d, _ in h] == [0, 1]
+    reads, writes = h[0][1], h[1][1]
+    assert reads == [(2.004, {0: 3})]
+    assert writes == [(1.003, {plat_idx(2e6): 5, plat_idx(4e7): 1}),
+                      (2.004, {plat_idx(2e6): 7})]
+
+
+def test_fio_json_latency_of_the_whole_run(tmp_path):
+    p = tmp_path / "fio.json"
+    _fio(str(p), 100, total_ios=1000, clat=(1.5, 9.0, 40.0, 120.0))
+    c = report.fio_summary(str(p))["write_clat"]
+    assert c == {"ios": 1000, "p50_ms": 1.5, "p99_ms": 9.0,
+                 "p99_9_ms": 40.0, "max_ms": 120.0}
+    _fio(str(p), 100)
+    assert report.fio_summary(str(p))["write_clat"] is None
+
+
+def test_parse_wow_status():
+    st = report.parse_wow_status(_status(0, 1000) + " load_dropped=0\n")
+    assert st["state"] == "ok" and st["policy"] == "wow"
+    assert st["block_size"] == 4096 and st["dirty_blocks"] == 3000
+    assert st["log_blocks"] == 1250 and st["copied_blocks"] == 200
+    assert st["write_hits"] == 100 and st["load_dropped"] == 0
+    # without dmsetup's start and length (wowctl, lib.sh's wow_status)
+    assert report.parse_wow_status(
+        "ok lrw 4096 10 5 2 log_blocks=7")["log_blocks"] == 7
+    # another target, a status file of the raw disk, nothing
+    assert report.parse_wow_status("0 16777216 writecache 0 4096 100 50 "
+                                   "0 0") is None
+    assert report.parse_wow_status("raw") is None
+    assert report.parse_wow_status("") is None
+
+
+def test_log_figures_over_a_span():
+    # 100 user writes a second; the log writes 110 blocks a second until
+    # 10 s, then 150 (cleaning copies 40 a second)
+    samples, dirty = [], []
+    log = copied = 0
+    for t in range(21):
+        samples.append((float(t), report.parse_wow_status(
+            "0 8 wow ok wow 4096 10 5 2 write_hits=%d write_misses=%d "
+            "copied_blocks=%d log_blocks=%d" % (25 * t, 75 * t, copied,
+                                                log))))
+        dirty.append((float(t), 0.0, 0.0, 100.0 * t))
+        log += 110 if t < 10 else 150
+        copied += 0 if t < 10 else 40
+    f = report.log_figures(samples, dirty, 10.0, 20.0)
+    assert f["log_wa"] == pytest.approx(1.5)
+    assert f["copied_per_write"] == pytest.approx(0.4)
+    assert f["write_hit_frac"] == pytest.approx(0.25)
+    assert report.log_figures(samples, dirty, 0.0, 10.0)["log_wa"] == \
+        pytest.approx(1.1)
+    # a module without the counters, no samples, no writes
+    old = [(t, {k: v for k, v in st.items() if not k.endswith("_blocks")})
+           for t, st in samples]
+    assert report.log_figures(old, dirty, 10.0, 20.0)["log_wa"] is None
+    assert report.log_figures([], dirty, 10.0, 20.0) is None
+    assert report.log_figures(samples, [(t, 0.0, 0.0, 0.0) for t, _, _, _ in
+                                        dirty], 10.0, 20.0) is None
+
+
+def test_closed_run_latency_over_the_sustained_span(res):
+    byid = {r["id"]: r for r in res["runs"]}
+    wow = byid["c-uniform-64m-wow"]
+    lat = wow["lat"]
+    # from the turnover to the end: the fill's 0.05 ms writes are out
+    assert lat["span_by"] == "turnover"
+    assert lat["span"] == [pytest.approx(wow["turnover_s"]),
+                           pytest.approx(wow["window"][1])]
+    assert lat["p50_ms"] == pytest.approx(2.0, rel=0.01)
+    assert lat["p99_ms"] == pytest.approx(2.0, rel=0.01)
+    # two writes a second of 1,800 at 800 ms: more than 0.1%
+    assert lat["p99_9_ms"] == pytest.approx(800.0, rel=0.01)
+    assert lat["max_ms"] == pytest.approx(800.0, rel=0.01)
+    assert lat["ios"] == 1800 * (lat["span"][1] - lat["span"][0])
+    assert wow["fio_clat"]["max_ms"] == 1600.0
+    wc = byid["c-uniform-64m-writecache"]["lat"]
+    assert wc["p50_ms"] == pytest.approx(20.0, rel=0.01)
+    assert wc["p99_9_ms"] == pytest.approx(60.0, rel=0.01)
+    # the raw disk holds nothing: the last window
+    raw = byid["c-uniform-64m-raw"]
+    assert raw["lat"]["span_by"] == "window"
+    assert raw["lat"]["span"] == [pytest.approx(x) for x in raw["window"]]
+    assert raw["lat_window"] == {k: v for k, v in raw["lat"].items()
+                                 if not k.startswith("span")}
+    row = res["summary"]["closed"]["uniform"]["64"]
+    assert row["wow"]["lat"] == lat
+    assert row["wow"]["x_writecache_sustained"] == pytest.approx(1800 / 700)
+    assert row["writecache"]["x_writecache_sustained"] == 1.0
+
+
+def test_log_write_amplification_of_dm_wow(res):
+    byid = {r["id"]: r for r in res["runs"]}
+    for s in ("wow", "cscan", "lrw"):
+        r = byid["c-uniform-64m-" + s]
+        assert r["log_wa"] == pytest.approx(LOG_WA, rel=1e-3)
+        assert r["copied_per_write"] == pytest.approx(COPIED, rel=1e-3)
+        assert r["write_hit_frac"] == pytest.approx(0.1, rel=1e-2)
+        # status-end.txt: twice the writes fio did, at LOG_WA
+        assert r["log_wa_run"] == pytest.approx(2 * LOG_WA, rel=1e-3)
+    for s in ("writecache", "bcache", "raw"):
+        r = byid["c-uniform-64m-" + s]
+        assert r["log_wa"] is None and r["log_wa_run"] is None
+    d = res["summary"]["destage"]["uniform"]["systems"]
+    assert d["wow"]["log_wa"] == pytest.approx(LOG_WA, rel=1e-3)
+    assert d["writecache"]["log_wa"] is None
+    md = report.markdown(res)
+    assert "| cache WA | log WA | cache violations |" in md
+    assert "| 1.000 | 1.250 | 0 |" in md     # wow: the trace's, the log's
+
+
+def test_rate_limited_runs(res):
+    rt = res["summary"]["rate"]["uniform"]["16"]
+    assert set(rt) == {"wow", "writecache", "ssd"}
+    for s, x in rt.items():
+        assert x["rate_iops"] == 55
+        assert x["sustained"] == pytest.approx(55), s
+        assert x["steady"], (s, x["not_steady_because"])
+    assert rt["ssd"]["lat"]["p50_ms"] == pytest.approx(0.1, rel=0.01)
+    # two slow writes in 55 a second: p99 is the slow one
+    assert rt["wow"]["lat"]["p99_ms"] == pytest.approx(800.0, rel=0.01)
+    assert rt["ssd"]["x_writecache_sustained"] == pytest.approx(1.0)
+    # the saturated tables hold no rate-limited run
+    assert "ssd" not in res["summary"]["closed"]["uniform"].get("16", {})
+    md = report.markdown(res)
+    assert "# Rate-limited closed loop" in md
+    assert "| `r-uniform-16m-ssd` | cache disk alone | 55 | 55 (window) |" \
+        in md
+    assert "| `r-uniform-16m-wow` | dm-wow (wow) | 55 | 55 (turnover) | " \
+        "2.01 | 801 | 801 | 801 |" in md
+    # and in the steady-state table
+    assert "| `r-uniform-16m-writecache` | " in md.split(
+        "# Closed-loop steady state")[1]
+
+
+def test_closed_latency_table(res):
+    md = report.markdown(res)
+    part = md.split("# Closed-loop write latency and log writes")[1]
+    assert "| `c-uniform-64m-wow` | 1800 (turnover) | 2.57 | 0.00 | 2.01 | " \
+        "2.01 | 801 | 801 | 27000 (13–28) | 1600 | 1.250 | 0.200 |" in part
+    assert "| `c-uniform-64m-writecache` | 700 (turnover) | 1.00 |" in part
+
+
+def _make_rundir(d, prof, runs):
+    """A run dir of ``runs``: canned closed runs (as _closed_run)."""
+    for r in runs:
+        rd = d / "runs" / r.id
+        rd.mkdir(parents=True)
+        _closed_run(rd, r)
+    meta = {"command": "scripts/bench.py --full", "profile_name": "full",
+            "profile": prof, "runs": [r._asdict() for r in runs],
+            "outcomes": {r.id: "" for r in runs}}
+    with open(d / "meta.json", "w") as f:
+        json.dump(meta, f)
+    return report.collect(str(d))
+
+
+def test_rewrites_compare_wow_with_cscan_and_lrw(tmp_path):
+    prof = systems.PROFILES["full"]
+    runs = systems.plan(prof, workloads=["uniform"] + systems.REWRITE_NAMES,
+                        measurements=["closed"])
+    runs = [r for r in runs if r.cache_mb in (8, 16) or
+            r.workload != "uniform"]
+    res = _make_rundir(tmp_path, prof, runs)
+    rw = res["summary"]["rewrites"]
+    assert sorted(rw) == systems.REWRITE_NAMES
+    for w in systems.REWRITE_NAMES:
+        x = rw[w]["16"]
+        assert x["wow_x_cscan"] == pytest.approx(1800 / 1700.0)
+        assert x["wow_x_lrw"] == pytest.approx(1800 / 900.0)
+        assert x["wow_x_lrw_window"] == pytest.approx(2.0)
+    md = report.markdown(res)
+    part = md.split("# Rewrites: wow against cscan and lrw")[1]
+    assert "| rewrites, hot set 2× the cache, 16 MiB | 1800 | 1700 | 900 | " \
+        "1.06 | 2.00 | 1.06 | 2.00 | 10% |" in part
+    # not in the saturated grids, whose columns are the other workloads
+    grids = md.split("# Closed-loop throughput")[1].split("# Rewrites")[0]
+    assert "rewrites" not in grids and "uniform random, 16 MiB" in grids
+    # the latency table lists each run once (the raw disk's, run at 8 MiB,
+    # is in the 16 MiB column of the grids too)
+    lat = md.split("# Closed-loop write latency")[1].split("\n#")[0]
+    assert lat.count("| `c-uniform-8m-raw` |") == 1
+    assert "| raw disk | 640 |" in grids.split("IOPS against")[1]
+    for r in runs:
+        assert lat.count("| `%s` |" % r.id) == 1, r.id
+    # the targets compare wow with cscan and lrw on them too
+    names = [t["name"] for t in res["summary"]["targets"]]
+    assert "closed loop, sustained: wow >= max(cscan, lrw) (rewrite4x, " \
+        "16 MiB)" in names
+
+
+def test_fio_histogram_log_matches_its_json(tmp_path):
+    """fio itself: the bins of its histogram log, read as report.py reads
+    them, are the bins of its JSON+ output (all but the last second, which
+    the log leaves out)."""
+    import shutil
+    if not shutil.which("fio"):
+        pytest.skip("no fio")
+    out = subprocess.run(
+        ["fio", "--name=h", "--filename=%s" % (tmp_path / "f"),
+         "--size=8M", "--rw=randwrite", "--bs=4k", "--ioengine=psync",
+         "--runtime=3", "--time_based", "--rate_iops=400",
+         "--write_hist_log=%s" % (tmp_path / "lat"), "--log_hist_msec=1000",
+         "--output-format=json+", "--output=%s" % (tmp_path / "o.json")],
+        capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    hist = report.read_hist_logs([str(tmp_path / "lat_clat_hist.1.log")])
+    with open(tmp_path / "o.json") as f:
+        clat = json.load(f)["jobs"][0]["write"]["clat_ns"]
+    bins = {int(k): v for k, v in clat["bins"].items()}
+    seen = {}
+    for _, samples in hist:
+        for _, b in samples:
+            for i, n in b.items():
+                v = int(report.plat_value(i))
+                seen[v] = seen.get(v, 0) + n
+    assert seen and set(seen) <= set(bins)
+    assert all(n <= bins[v] for v, n in seen.items())
+    assert 0 < sum(seen.values()) <= clat["N"]
+
+
+def test_sustained_span_is_where_the_sustained_iops_comes_from():
+    r = {"iops": 50.0, "window": [30.0, 50.0], "iops_since_turnover": 60.0,
+         "turnover_s": 10.0, "iops_cycles": None, "cycles_span": None}
+    assert report.sustained(r) == (60.0, "turnover")
+    assert report.sustained_span(r) == (10.0, 50.0, "turnover")
+    r.update(iops_cycles=70.0, cycles_span=[12.0, 44.0])
+    assert report.sustained(r) == (70.0, "cycles")
+    assert report.sustained_span(r) == (12.0, 44.0, "cycles")
+    r.update(iops_cycles=None, iops_since_turnover=None)
+    assert report.sustained(r) == (50.0, "window")
+    assert report.sustained_span(r) == (30.0, 50.0, "window")

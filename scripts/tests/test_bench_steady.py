@@ -51,6 +51,11 @@ sys_dirty() {
 	echo "1 0 0 0 $(_line $_k "$T/writes") 0 0 0" > "$T/dst"
 	_line $_k "$T/dirty"
 }
+# dm-wow's status: log_blocks 3 a sample
+dmsetup() {
+	[ "$1 $2" = "status bench" ] || return 1
+	echo "0 16777216 wow ok $SYS 4096 100 50 7 log_blocks=$(($(cat "$T/k") * 3))"
+}
 echo "0 0 0 0 0 0 0 0" > "$T/ost"
 echo "0 0 0 0 0 0 0 0" > "$T/dst"
 "$3" -c 'import signal, sys, time
@@ -65,9 +70,10 @@ echo "fio exit $?"
 
 
 def watch(tmp_path, dirty, origin, writes=None, cache_kib=16384, window=3,
-          turn=100, fio_seconds=20):
+          turn=100, fio_seconds=20, system=None):
     """Run closed_watch on the fake guest (``writes`` default: 100 a
-    sample); returns (meta dict, dirty.txt rows as lists of floats)."""
+    sample) for ``system`` (benchlib.sh's SYS, unset by default); returns
+    (meta dict, dirty.txt rows as lists of floats)."""
     writes = writes or [100 * k for k in range(1, 400)]
     tmp_path.mkdir(exist_ok=True)
     (tmp_path / "dirty").write_text("".join("%d\n" % d for d in dirty))
@@ -77,6 +83,9 @@ def watch(tmp_path, dirty, origin, writes=None, cache_kib=16384, window=3,
     h.write_text(HARNESS)
     env = dict(os.environ, CACHE_KIB=str(cache_kib), WINDOW=str(window),
                TURN=str(turn), FIO_SECONDS=str(fio_seconds))
+    env.pop("SYS", None)
+    if system:
+        env["SYS"] = system
     shell = ["sh"]
     bb = shutil.which("busybox")
     if bb:
@@ -181,6 +190,22 @@ def test_guest_raw_disk_stops_after_warmup_and_window(tmp_path):
     assert 500 <= meta["closed_full_cs"] <= 700
     assert meta["closed_turnover_cs"] == meta["closed_full_cs"]
     assert meta["closed_stop_cs"] == meta["closed_full_cs"] + 400
+
+
+def test_guest_samples_dm_wows_status_with_the_dirty_data(tmp_path):
+    dirty = [4000, 8000, 12000]
+    origin = [0, 0, 0] + [4000 * i for i in range(1, 60)]
+    _, rows = watch(tmp_path / "wow", dirty, origin, system="wow")
+    samples = report.read_status_samples(
+        str(tmp_path / "wow" / "run" / "status-samples.txt"))
+    # one status a sample, at the sample's time: the k-th has log_blocks 3k
+    assert [t for t, _ in samples] == [r[0] for r in rows]
+    assert [st["log_blocks"] for _, st in samples] == [
+        3 * k for k in range(1, len(rows) + 1)]
+    assert samples[0][1]["policy"] == "wow"
+    # another system: no status samples
+    watch(tmp_path / "wc", dirty, origin, system="writecache")
+    assert not (tmp_path / "wc" / "run" / "status-samples.txt").exists()
 
 
 def test_guest_never_turned_over_runs_to_fios_runtime(tmp_path):

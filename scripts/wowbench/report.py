@@ -181,6 +181,191 @@ def interpolate(samples, t):
     return samples[-1][1]
 
 
+# fio's completion latency histograms (--write_hist_log with
+# --log_hist_msec=1000, coarseness 0): one line a second per direction,
+# "msec, ddir, bs, bin 0, ..., bin 1855", each bin the I/Os completed since
+# the previous line with a latency in the bin's range.  Bin i stands for
+# plat_value(i) nanoseconds (fio's plat_idx_to_val: exact below 128 ns,
+# then 64 bins per power of two, so within 1%).  The last bin holds every
+# latency from plat_floor(PLAT_NR - 1), about 17 s, on: a figure there is
+# only a floor.  fio writes no line for the run's last partial second.
+PLAT_BITS = 6
+PLAT_VAL = 1 << PLAT_BITS
+PLAT_NR = 29 * PLAT_VAL
+PERCENTILES = (50.0, 99.0, 99.9)
+
+
+def plat_value(idx):
+    """Latency (ns) that fio's histogram bin ``idx`` stands for."""
+    if idx < 2 * PLAT_VAL:
+        return float(idx)
+    error_bits = (idx >> PLAT_BITS) - 1
+    base = 1 << (error_bits + PLAT_BITS)
+    return base + (idx % PLAT_VAL + 0.5) * (1 << error_bits)
+
+
+def plat_floor(idx):
+    """The smallest latency (ns) fio puts in bin ``idx``."""
+    if idx < 2 * PLAT_VAL:
+        return float(idx)
+    error_bits = (idx >> PLAT_BITS) - 1
+    return float((1 << (error_bits + PLAT_BITS)) +
+                 (idx % PLAT_VAL) * (1 << error_bits))
+
+
+def read_hist_logs(paths):
+    """fio's histogram logs as [(ddir, [(seconds, {bin: I/Os})])], one list
+    per job and direction, the bins that are not empty."""
+    out = []
+    for p in paths:
+        per = {}
+        with _open_text(p) as f:
+            for line in f:
+                parts = line.split(",")
+                if len(parts) < 4:
+                    continue
+                try:
+                    ms, ddir = int(parts[0]), int(parts[1])
+                    bins = {i: int(v) for i, v in enumerate(parts[3:])
+                            if v.strip() != "0"}
+                except ValueError:
+                    continue
+                per.setdefault(ddir, []).append((ms / 1000.0, bins))
+        for ddir, samples in sorted(per.items()):
+            out.append((ddir, sorted(samples, key=lambda x: x[0])))
+    return out
+
+
+def latency(hists, t0, t1, ddirs=(1,)):
+    """Completion latency of the I/Os (directions ``ddirs``) that completed
+    in (t0, t1] by fio's histogram logs ``hists``: {ios, p50_ms, p99_ms,
+    p99_9_ms, max_ms, floors} (fio's rule: a percentile is the first bin
+    whose cumulative count reaches it; ``floors`` names the figures in
+    fio's last bin, given as its floor), or None without I/Os."""
+    total = {}
+    for ddir, samples in hists:
+        if ddir not in ddirs:
+            continue
+        for t, bins in samples:
+            if t0 < t <= t1:
+                for i, n in bins.items():
+                    total[i] = total.get(i, 0) + n
+    n = sum(total.values())
+    if not n:
+        return None
+    out = {"ios": n, "floors": []}
+
+    def put(key, idx):
+        if idx >= PLAT_NR - 1:
+            out[key] = plat_floor(PLAT_NR - 1) / 1e6
+            out["floors"].append(key)
+        else:
+            out[key] = plat_value(idx) / 1e6
+
+    order = sorted(total)
+    for pct in PERCENTILES:
+        need, seen = pct / 100.0 * n, 0
+        for i in order:
+            seen += total[i]
+            if seen >= need:
+                put(_pct_key(pct), i)
+                break
+    put("max_ms", order[-1])
+    return out
+
+
+def _pct_key(pct):
+    return "p%s_ms" % ("%g" % pct).replace(".", "_")
+
+
+WOW_PREFIX = ("state", "policy", "block_size", "cache_blocks", "free_blocks",
+              "dirty_blocks")
+
+
+def parse_wow_status(text):
+    """{field: value} of a dm-wow INFO status line, with or without
+    dmsetup's "<start> <length> wow " in front: the fixed prefix by name
+    (Documentation/dm-wow.rst), then the key=value pairs; numbers as int.
+    None for a line that is not dm-wow's."""
+    words = text.split()
+    if "wow" in words[:3]:
+        words = words[words.index("wow") + 1:]
+    if len(words) < len(WOW_PREFIX) or not words[2].isdigit():
+        return None
+    out = dict(zip(WOW_PREFIX, words))
+    for w in words[len(WOW_PREFIX):]:
+        k, eq, v = w.partition("=")
+        if eq:
+            out[k] = v
+    return {k: _number(v) for k, v in out.items()}
+
+
+def read_status_file(path):
+    """The dm-wow status in a status-*.txt file, or None."""
+    try:
+        with open(path) as f:
+            for line in f:
+                st = parse_wow_status(line)
+                if st:
+                    return st
+    except OSError:
+        pass
+    return None
+
+
+def read_status_samples(path):
+    """[(seconds, status dict)] from status-samples.txt (closed_watch: "t
+    <dmsetup status>" a second, dm-wow only)."""
+    out = []
+    try:
+        with open(path) as f:
+            for line in f:
+                t, _, rest = line.partition(" ")
+                try:
+                    t = float(t)
+                except ValueError:
+                    continue
+                st = parse_wow_status(rest)
+                if st:
+                    out.append((t, st))
+    except OSError:
+        pass
+    return out
+
+
+def log_figures(samples, dirty, t0, t1):
+    """dm-wow's own count of its cache writes between t0 and t1, from its
+    status samples and the device's completed writes (dirty.txt; every
+    bench write is one 4 KiB block): {log_wa: log blocks written per block
+    users wrote, copied_per_write: blocks cleaning copied forward per block
+    users wrote, write_hit_frac: writes that found their block cached}, or
+    None without samples or writes."""
+    if len(samples) < 2:
+        return None
+    writes = [(d[0], d[3]) for d in dirty if d[3] is not None]
+    if len(writes) < 2:
+        return None
+    bs = samples[0][1].get("block_size") or systems.BLOCK
+    user = (interpolate(writes, t1) - interpolate(writes, t0)) * \
+        systems.BLOCK / float(bs)
+    if user <= 0:
+        return None
+
+    def delta(key):
+        pts = [(t, st[key]) for t, st in samples
+               if isinstance(st.get(key), int)]
+        if len(pts) < 2:
+            return None
+        return interpolate(pts, t1) - interpolate(pts, t0)
+
+    log, copied = delta("log_blocks"), delta("copied_blocks")
+    hits, misses = delta("write_hits"), delta("write_misses")
+    return {"log_wa": None if log is None else log / user,
+            "copied_per_write": None if copied is None else copied / user,
+            "write_hit_frac": ratio(hits, (hits or 0) + (misses or 0))
+            if hits is not None else None}
+
+
 # The steady-state rule of the closed loop, the same for every system (the
 # guest stops fio by its causal twin, benchlib.sh's closed_watch).  A run is
 # steady when, over the measured window,
@@ -399,12 +584,25 @@ def fio_summary(path):
     except (OSError, ValueError):
         return None
     out = {"read_iops": 0.0, "write_iops": 0.0, "read_ios": 0,
-           "write_ios": 0, "runtime_ms": 0}
+           "write_ios": 0, "runtime_ms": 0, "write_clat": None}
     for j in data.get("jobs", []):
         for d in ("read", "write"):
             out[d + "_iops"] += j.get(d, {}).get("iops", 0.0)
             out[d + "_ios"] += j.get(d, {}).get("total_ios", 0)
         out["runtime_ms"] = max(out["runtime_ms"], j.get("job_runtime", 0))
+        # the whole run's write completion latency (one job: the bench's
+        # jobs report as a group)
+        clat = j.get("write", {}).get("clat_ns") or {}
+        if clat.get("N") and out["write_clat"] is None:
+            c = {"ios": clat["N"], "max_ms": clat.get("max", 0) / 1e6}
+            for k, v in (clat.get("percentile") or {}).items():
+                try:
+                    pct = float(k)
+                except ValueError:
+                    continue
+                if pct in PERCENTILES:
+                    c[_pct_key(pct)] = v / 1e6
+            out["write_clat"] = c
     return out
 
 
@@ -461,7 +659,23 @@ def destage_figures(run_dir, system):
         cev = read_trace(cpath)
         out["cache"] = analysis.analyze_cache(
             cev, eb, systems.BLOCK, geo[1] * eb // SECTOR_SIZE)
+    out["log_wa"] = run_log_wa(
+        read_status_file(os.path.join(run_dir, "status-clean.txt")),
+        out["fio"])
     return out
+
+
+def run_log_wa(status, fio):
+    """dm-wow's log write amplification over a whole run: the blocks its
+    log wrote (``status``'s log_blocks, counted from the device's creation)
+    over the blocks fio wrote (4 KiB each); None for another system or an
+    older module."""
+    if not status or not isinstance(status.get("log_blocks"), int) or \
+            not fio or not fio["write_ios"]:
+        return None
+    bs = status.get("block_size") or systems.BLOCK
+    return status["log_blocks"] / (fio["write_ios"] * systems.BLOCK /
+                                   float(bs))
 
 
 def closed_figures(run_dir, runtime_s, window_s, cache_mb, system=None):
@@ -494,6 +708,22 @@ def closed_figures(run_dir, runtime_s, window_s, cache_mb, system=None):
     scale = ((fio["read_ios"] + fio["write_ios"]) / float(fio["write_ios"])
              if fio and fio["write_ios"] else 1.0)
     out.update(steady_state(logs, dirty, (start, end), cache_kib, scale))
+    # write latency and dm-wow's log writes over the span the sustained
+    # IOPS is measured on (and the latency over the last window)
+    hists = read_hist_logs(sorted(glob.glob(os.path.join(
+        run_dir, "lat_clat_hist.*.log"))))
+    a, b, how = sustained_span(out)
+    out["lat"] = latency(hists, a, b)
+    if out["lat"]:
+        out["lat"].update(span=[round(a, 2), round(b, 2)], span_by=how)
+    out["lat_window"] = latency(hists, start, end)
+    lf = log_figures(read_status_samples(os.path.join(
+        run_dir, "status-samples.txt")), dirty, a, b) or {}
+    for k in ("log_wa", "copied_per_write", "write_hit_frac"):
+        out[k] = lf.get(k)
+    out["log_wa_run"] = run_log_wa(
+        read_status_file(os.path.join(run_dir, "status-end.txt")), fio)
+    out["fio_clat"] = fio["write_clat"] if fio else None
     return out
 
 
@@ -608,6 +838,7 @@ def destage_table(by_sys, blocks):
             "writes_per_s": ratio(blocks, t["time_s"]),
             "load_phase_writes": r.get("load_phase_writes", 0),
             "wa": r.get("cache", {}).get("write_amplification"),
+            "log_wa": r.get("log_wa"),
             "violations": r.get("cache", {}).get("violations"),
             "cache_writes": r.get("cache", {}).get("writes"),
         }
@@ -625,7 +856,9 @@ def summarize(res):
     """Cross-system tables and the targets of issue 5.  ``destage``: per
     workload at the headline dirty-set size (the profile's destage_blocks,
     else the largest run); ``destage_sweep``: per workload and dirty-set
-    size (str(blocks)); ``closed``: per workload and cache size."""
+    size (str(blocks)); ``closed``: per workload and cache size;
+    ``rate``: the same of the rate-limited runs; ``rewrites``: wow over
+    cscan and lrw on the rewrite workloads."""
     runs = res["runs"]
     profile = res["meta"].get("profile", {})
     groups = {}
@@ -640,8 +873,20 @@ def summarize(res):
         if head not in by_blocks:
             head = max(by_blocks)
         dtab[wl] = dsweep[wl][str(head)]
+    ctab = closed_tables(_ok(runs, "closed"))
+    rtab = closed_tables(_ok(runs, "rate"))
+    return {"destage": dtab, "destage_sweep": dsweep, "closed": ctab,
+            "rate": rtab, "rewrites": rewrites(ctab),
+            "targets": targets(dtab, ctab)}
+
+
+def closed_tables(runs):
+    """{workload: {str(cache MiB): {system: figures}}} of closed (or rate)
+    runs: IOPS of the window and sustained, ratios to dm-wow's and the raw
+    disk's (run once per workload), and the per-run figures of
+    STEADY_KEYS and RUN_KEYS."""
     closed = {}
-    for r in _ok(runs, "closed"):
+    for r in runs:
         closed.setdefault(r["workload"], {}).setdefault(
             r["cache_mb"], {})[r["system"]] = r
     ctab = {}
@@ -665,22 +910,52 @@ def summarize(res):
                      "x_raw": ratio(r["iops"], raw),
                      "sustained": sus, "sustained_by": how,
                      "x_wow_sustained": ratio(sus, wow_sus)},
-                    **{k: r.get(k) for k in STEADY_KEYS})
+                    **{k: r.get(k) for k in STEADY_KEYS + RUN_KEYS})
             if raw is not None and "raw" not in by_sys:
                 ctab[wl][str(mb)]["raw"] = dict(
                     {"iops": raw, "write_iops": raw,
                      "x_wow": ratio(raw, wow_iops), "x_raw": 1.0,
                      "sustained": raw, "sustained_by": "window",
+                     "raw_copy": True,
                      "x_wow_sustained": ratio(raw, wow_sus)},
-                    **{k: raw_run.get(k) for k in STEADY_KEYS})
-    return {"destage": dtab, "destage_sweep": dsweep, "closed": ctab,
-            "targets": targets(dtab, ctab)}
+                    **{k: raw_run.get(k) for k in STEADY_KEYS + RUN_KEYS})
+            wc = ctab[wl][str(mb)].get("writecache")
+            for x in ctab[wl][str(mb)].values():
+                x["x_writecache_sustained"] = ratio(
+                    x["sustained"], wc["sustained"] if wc else None)
+    return ctab
+
+
+def rewrites(ctab):
+    """The rewrite workloads (hot sets of 1, 2 and 4 times the cache):
+    {workload: {str(cache MiB): {wow_x_cscan, wow_x_lrw (sustained IOPS),
+    and the same of the last windows (_window)}}}."""
+    out = {}
+    for wl in systems.REWRITE_NAMES:
+        for mb, row in ctab.get(wl, {}).items():
+            wow = row.get("wow")
+            if not wow:
+                continue
+            x = {}
+            for s in ("cscan", "lrw"):
+                o = row.get(s)
+                x["wow_x_" + s] = ratio(wow["sustained"],
+                                        o["sustained"] if o else None)
+                x["wow_x_%s_window" % s] = ratio(wow["iops"],
+                                                 o["iops"] if o else None)
+            out.setdefault(wl, {})[mb] = x
+    return out
 
 
 STEADY_KEYS = ("steady", "not_steady_because", "half_change", "cv",
                "dirty_frac_mean", "dirty_frac_at_window", "turnover",
                "iops_since_turnover", "turnover_s", "iops_cycles", "cycles",
                "cycles_span", "run_s", "stop")
+# per-run figures beyond the steady state: write latency (over the
+# sustained span, over the window, fio's whole run), dm-wow's log writes,
+# the rate asked of a rate-limited run
+RUN_KEYS = ("lat", "lat_window", "fio_clat", "log_wa", "copied_per_write",
+            "write_hit_frac", "log_wa_run", "rate_iops", "id")
 
 
 def sustained(r):
@@ -689,11 +964,29 @@ def sustained(r):
     over everything since the turnover ("turnover"), else (nothing dirty
     to turn over: dm-cache passing first writes through, the raw disk) the
     last window ("window")."""
+    how = _sustained_by(r)
+    return r.get({"cycles": "iops_cycles", "turnover": "iops_since_turnover",
+                  "window": "iops"}[how]), how
+
+
+def _sustained_by(r):
     if r.get("iops_cycles") is not None:
-        return r["iops_cycles"], "cycles"
+        return "cycles"
     if r.get("iops_since_turnover") is not None:
-        return r["iops_since_turnover"], "turnover"
-    return r.get("iops"), "window"
+        return "turnover"
+    return "window"
+
+
+def sustained_span(r):
+    """(start, end, how) of the span :func:`sustained` measures a closed
+    run's IOPS over: its whole cycles, else from the turnover to the end of
+    the window, else the window."""
+    how = _sustained_by(r)
+    if how == "cycles":
+        return r["cycles_span"][0], r["cycles_span"][1], how
+    if how == "turnover":
+        return r["turnover_s"], r["window"][1], how
+    return r["window"][0], r["window"][1], how
 
 
 def targets(dtab, ctab):
@@ -814,7 +1107,7 @@ def destage_headline_table(dtab, wl=systems.HEADLINE_WORKLOAD):
     header = ["system", "modelled time (s)", "× oracle", "× dm-wow",
               "writes/s", "MB/s", "mean seek (MiB)", "mean request (KiB)",
               "sequential", "descents", "origin writes", "of them while loading",
-              "cache WA", "cache violations"]
+              "cache WA", "log WA", "cache violations"]
     rows = []
     for s in _order(t["systems"], systems.SYSTEM_NAMES):
         x = t["systems"][s]
@@ -825,10 +1118,11 @@ def destage_headline_table(dtab, wl=systems.HEADLINE_WORKLOAD):
             _f(x["mean_request_sectors"] * SECTOR_SIZE / 1024, "%.1f"),
             _f(x["sequential_fraction"] * 100, "%.0f%%"),
             x["descents"], x["requests"], x["load_phase_writes"],
-            _f(x["wa"], "%.3f"), _f(x["violations"], "%d")])
+            _f(x["wa"], "%.3f"), _f(x.get("log_wa"), "%.3f"),
+            _f(x["violations"], "%d")])
     rows.append(["oracle", _f(t["oracle_s"], "%.1f"), "1.00", "", "", "",
                  _f(t["oracle_mean_seek_sectors"] * SECTOR_SIZE / MIB, "%.2f"),
-                 "", "", "", "", "", "", ""])
+                 "", "", "", "", "", "", "", ""])
     return table(header, rows)
 
 
@@ -872,6 +1166,7 @@ def _closed_grid(ctab, cell):
     """A table of the closed runs: one row per system, one column per
     workload and cache size; ``cell(system, figures)`` gives a cell."""
     cols = [(w, mb) for w in _order(ctab, systems.WORKLOAD_NAMES)
+            if w not in systems.REWRITE_NAMES
             for mb in sorted(ctab[w], key=int)]
     syss = _order({s for w, mb in cols for s in ctab[w][mb]},
                   systems.SYSTEM_NAMES)
@@ -924,11 +1219,125 @@ def closed_sweep_table(ctab, wl=systems.HEADLINE_WORKLOAD):
     return table(["system"] + ["%s MiB" % mb for mb in sizes], rows)
 
 
-def steadiness_table(res):
-    """One row per closed run: how long it ran, the window, stability,
-    occupancy, turnover and the verdict of the steady-state rule."""
+def _ms(v):
+    """A latency in milliseconds, three figures or so."""
+    if v is None:
+        return "–"
+    for limit, fmt in ((100, "%.0f"), (10, "%.1f"), (1, "%.2f")):
+        if v >= limit:
+            return fmt % v
+    return "%.3f" % v
+
+
+def _lat_cells(x):
+    """p50, p99, p99.9 and max (ms) of a run's write latency over its
+    sustained span ("≥" a floor: fio's last bin), its I/Os and the span,
+    and fio's whole-run max."""
+    lat = x.get("lat") or {}
+    whole = x.get("fio_clat") or {}
+    span = lat.get("span")
+
+    def cell(k):
+        return ("≥" if k in lat.get("floors", ()) else "") + _ms(lat.get(k))
+
+    return [cell("p50_ms"), cell("p99_ms"), cell("p99_9_ms"), cell("max_ms"),
+            "–" if not lat else "%d (%.0f–%.0f)" % (lat["ios"], span[0],
+                                                    span[1]) if span
+            else "%d" % lat["ios"],
+            _ms(whole.get("max_ms"))]
+
+
+def _runs_in(tab):
+    """(workload, MiB, system, figures) of every run in a closed_tables
+    table, in table order (the raw disk's copies left out)."""
+    for w in _order(tab, systems.ALL_WORKLOAD_NAMES):
+        for mb in sorted(tab[w], key=int):
+            row = tab[w][mb]
+            for s in _order(row, systems.SYSTEM_NAMES):
+                if not row[s].get("raw_copy"):
+                    yield w, mb, s, row[s]
+
+
+LAT_HEADER = ["p50", "p99", "p99.9", "max", "I/Os (span, s)",
+              "max, whole run"]
+
+
+def latency_table(ctab):
+    """One row per saturated closed run: sustained IOPS and its ratio to
+    dm-writecache's, the CV of the window's one-second rates, the write
+    latency over the sustained span, dm-wow's log write amplification."""
     rows = []
-    for r in _ok(res["runs"], "closed"):
+    for w, mb, s, x in _runs_in(ctab):
+        rows.append(
+            ["`%s`" % x.get("id", "c-%s-%sm-%s" % (w, mb, s)),
+             "%.0f%s (%s)" % (x["sustained"], "" if x.get("steady") else " †",
+                              x["sustained_by"]),
+             _f(x.get("x_writecache_sustained")), _f(x.get("cv"))] +
+            _lat_cells(x) +
+            [_f(x.get("log_wa"), "%.3f"), _f(x.get("copied_per_write"),
+                                             "%.3f")])
+    if not rows:
+        return ""
+    return table(["run", "sustained IOPS", "× dm-writecache", "CV (1 s)"] +
+                 LAT_HEADER + ["log WA", "copied / write"], rows)
+
+
+def rate_table(rtab):
+    """One row per rate-limited run: the rate asked, the IOPS done
+    (sustained), the write latency over the sustained span, the dirty data
+    and dm-wow's log write amplification."""
+    rows = []
+    for w, mb, s, x in _runs_in(rtab):
+        rows.append(
+            ["`%s`" % x.get("id", "r-%s-%sm-%s" % (w, mb, s)), _label(s),
+             _f(x.get("rate_iops"), "%d"),
+             "%.0f%s (%s)" % (x["sustained"], "" if x.get("steady") else " †",
+                              x["sustained_by"])] + _lat_cells(x) +
+            [_f(None if x.get("dirty_frac_mean") is None else
+                x["dirty_frac_mean"] * 100, "%.0f%%"),
+             _f(x.get("log_wa"), "%.3f")])
+    if not rows:
+        return ""
+    return table(["run", "system", "rate asked", "IOPS"] + LAT_HEADER +
+                 ["dirty", "log WA"], rows, ["l", "l"] + ["r"] * 12)
+
+
+def rewrites_table(ctab, rw):
+    """One row per rewrite workload and cache size: sustained IOPS of wow,
+    cscan and lrw, wow's ratios to them (sustained, and of the last
+    windows), and the share of wow's writes that found their block
+    cached."""
+    rows = []
+    for w in systems.REWRITE_NAMES:
+        for mb in sorted(ctab.get(w, {}), key=int):
+            row = ctab[w][mb]
+            x = rw.get(w, {}).get(mb, {})
+            cells = []
+            for s in ("wow", "cscan", "lrw"):
+                y = row.get(s)
+                cells.append("–" if not y else "%.0f%s" % (
+                    y["sustained"], "" if y.get("steady") else " †"))
+            wow = row.get("wow") or {}
+            rows.append(
+                ["%s, %s MiB" % (_wl_label(w), mb)] + cells +
+                [_f(x.get("wow_x_cscan")), _f(x.get("wow_x_lrw")),
+                 _f(x.get("wow_x_cscan_window")),
+                 _f(x.get("wow_x_lrw_window")),
+                 _f(None if wow.get("write_hit_frac") is None else
+                    wow["write_hit_frac"] * 100, "%.0f%%")])
+    if not rows:
+        return ""
+    return table(["workload", "wow", "cscan", "lrw", "wow / cscan",
+                  "wow / lrw", "wow / cscan (window)", "wow / lrw (window)",
+                  "wow write hits"], rows)
+
+
+def steadiness_table(res):
+    """One row per closed run (rate-limited ones too): how long it ran, the
+    window, stability, occupancy, turnover and the verdict of the
+    steady-state rule."""
+    rows = []
+    for r in _ok(res["runs"], "closed") + _ok(res["runs"], "rate"):
         rows.append([
             "`%s`" % r["id"], _f(r.get("run_s"), "%.0f"),
             "%s" % (r.get("stop") or "?"),
@@ -1050,8 +1459,12 @@ def markdown(res, plots=(), plot_prefix="plots/", heading="#"):
         "modelled time over the oracle's (the same writes sorted by LBA and "
         "merged); \"× dm-wow\": over dm-wow (wow)'s.  Cache WA: write "
         "amplification of the cache disk's trace under the erase-block "
-        "model.\n" % (p["destage_blocks"], p["origin_bytes"] >> 30,
-                      p["destage_cache_mb"]))
+        "model (flash-internal: a non-append write costs its erase block).  "
+        "Log WA (dm-wow only): the blocks dm-wow's log wrote to the cache "
+        "disk by its own count (status `log_blocks`: record headers, user "
+        "data and cleaning's copies) over the blocks fio wrote, load and "
+        "destage.\n" % (p["destage_blocks"], p["origin_bytes"] >> 30,
+                        p["destage_cache_mb"]))
     parts.append(destage_headline_table(s["destage"]) + "\n")
     parts.append("%s# Modelled destage, every workload\n" % h)
     parts.append("Modelled origin time · ratio to dm-wow (wow) · ratio to "
@@ -1102,6 +1515,56 @@ def markdown(res, plots=(), plot_prefix="plots/", heading="#"):
     if sweep:
         parts.append("Uniform random writes, IOPS against the cache size:\n")
         parts.append(sweep + "\n")
+    rw = rewrites_table(s["closed"], s.get("rewrites", {}))
+    if rw:
+        parts.append("%s# Rewrites: wow against cscan and lrw\n" % h)
+        parts.append(
+            "Uniform random 4 KiB writes confined to the first 1, 2 or 4 "
+            "times the cache size of the origin, so blocks are rewritten "
+            "while cached (what wow's recency bits are for); the closed "
+            "loop and its rule as above.  Sustained IOPS († as above), "
+            "wow's over cscan's and lrw's (sustained, and of the last "
+            "windows), and the share of wow's writes that found their "
+            "block cached (status write_hits over write_hits + "
+            "write_misses, over the sustained span).\n")
+        parts.append(rw + "\n")
+    lt = latency_table(s["closed"])
+    if lt:
+        parts.append("%s# Closed-loop write latency and log writes\n" % h)
+        parts.append(
+            "Per saturated closed run: the sustained IOPS (how it was "
+            "measured, † as above) and its ratio to dm-writecache's in the "
+            "same workload and cache size, the coefficient of variation of "
+            "the last window's one-second rates, and the write completion "
+            "latency (fio's clat, ms) over the span the sustained IOPS is "
+            "measured on (whole cycles, else from the turnover to the "
+            "end, else the window: the I/Os and seconds in brackets), from "
+            "fio's one-second latency histograms (bins within 1%); "
+            "\"max, whole run\": fio's exact maximum over the whole run, "
+            "the fill included.  Log WA (dm-wow): the blocks its log wrote "
+            "to the cache disk (status `log_blocks`, sampled once a "
+            "second) over the blocks written to it, over the same span; "
+            "copied / write: the blocks cleaning copied forward "
+            "(`copied_blocks`) over the same.  Not the erase-block model's "
+            "cache WA of the destage tables.\n")
+        parts.append(lt + "\n")
+    rt = rate_table(s.get("rate", {}))
+    if rt:
+        parts.append("%s# Rate-limited closed loop: write latency below "
+                     "saturation\n" % h)
+        parts.append(
+            "The same uniform random 4 KiB writes at iodepth 16, at a fixed "
+            "rate (fio `rate_iops`: %g IOPS at time scale 1, over the time "
+            "scale), by the same rule (full, turned over, a steady window "
+            "of %d s), for dm-wow, dm-writecache and the cache disk alone "
+            "(a dm-linear slice of it of the cache size: the latency "
+            "floor).  IOPS: sustained (as above); latency as in the table "
+            "above.  fio counts a write's latency from its submission: a "
+            "write it could not submit while 16 were in flight waits "
+            "uncounted, so a stall shows in the 16 writes it holds and in "
+            "the IOPS, not in every write behind it.\n" % (
+                p.get("rate_iops", 0), p.get("rate_window_s", 0)))
+        parts.append(rt + "\n")
     st = steadiness_table(res)
     if st:
         parts.append("%s# Closed-loop steady state\n" % h)
