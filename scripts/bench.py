@@ -419,13 +419,21 @@ def check_tools(need_vm):
     return missing
 
 
-def ensure_module():
+def ensure_module(build=True):
+    """dm-wow/dm-wow.ko, made first (``build``) or as it is; {built,
+    mtime} for the run's meta."""
     ko = os.path.join(REPO, "dm-wow", "dm-wow.ko")
-    r = subprocess.run(["make", "-C", REPO, "--no-print-directory", "-s",
-                        "module"], capture_output=True, text=True)
-    if r.returncode != 0 or not os.path.exists(ko):
-        die("cannot build dm-wow/dm-wow.ko:\n" + (r.stdout + r.stderr)[-3000:])
-    return ko
+    if build:
+        r = subprocess.run(["make", "-C", REPO, "--no-print-directory", "-s",
+                            "module"], capture_output=True, text=True)
+        if r.returncode != 0 or not os.path.exists(ko):
+            die("cannot build dm-wow/dm-wow.ko:\n" +
+                (r.stdout + r.stderr)[-3000:])
+    elif not os.path.exists(ko):
+        die("--no-build: there is no dm-wow/dm-wow.ko")
+    mtime = datetime.datetime.fromtimestamp(os.path.getmtime(ko))
+    return {"built": build, "mtime": mtime.astimezone().isoformat(
+        timespec="seconds")}
 
 
 def main(argv=None):
@@ -474,6 +482,9 @@ def main(argv=None):
                     help="log every request the live HDD serves to "
                          "DIR/hdd-trace.txt (time, kind, sector, sectors, "
                          "modelled seconds)")
+    ap.add_argument("--no-build", action="store_true",
+                    help="use dm-wow/dm-wow.ko as it is (no make; the "
+                    "report says when it was built)")
     ap.add_argument("--keep-disks", action="store_true",
                     help="keep the disk images in the run dir")
     ap.add_argument("--dry-run", action="store_true",
@@ -538,7 +549,7 @@ def main(argv=None):
     missing = check_tools(True)
     if missing:
         die("missing: %s (run scripts/setup.sh)" % " ".join(missing))
-    ensure_module()
+    module = ensure_module(not args.no_build)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     out = os.path.abspath(args.out or os.path.join(RESULTS_ROOT, stamp))
     os.makedirs(out, exist_ok=bool(args.out))
@@ -555,6 +566,7 @@ def main(argv=None):
             timespec="seconds"),
         "host": host_info(),
         "git": git_describe(),
+        "module": module,
         "runs": [r._asdict() for r in runs],
     }
     with open(os.path.join(out, "meta.json"), "w") as f:

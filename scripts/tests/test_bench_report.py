@@ -752,3 +752,12 @@ def test_sustained_span_is_where_the_sustained_iops_comes_from():
     r.update(iops_cycles=None, iops_since_turnover=None)
     assert report.sustained(r) == (50.0, "window")
     assert report.sustained_span(r) == (30.0, 50.0, "window")
+
+
+def test_a_module_the_bench_did_not_build_is_named(res):
+    meta = dict(res["meta"], module={"built": False,
+                                     "mtime": "2026-01-02T01:00:00+00:00"})
+    md = report.markdown(dict(res, meta=meta))
+    assert "* dm-wow.ko as it was (`--no-build`), built " \
+        "2026-01-02T01:00:00+00:00" in md
+    assert "--no-build" not in report.markdown(res)

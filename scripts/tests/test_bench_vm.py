@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import SCRIPTS
 from wowbench import systems
 
@@ -95,3 +97,13 @@ def test_a_finished_run_with_a_kernel_warning_is_kept(tmp_path):
     assert not bench.warned_only(warn, str(tmp_path), "b")   # it failed
     assert not bench.warned_only(warn, str(tmp_path), "c")   # no result
     assert not bench.warned_only(bug, str(tmp_path), "a")    # a crash
+
+
+def test_no_build_takes_the_module_as_it_is(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "REPO", str(tmp_path))
+    (tmp_path / "dm-wow").mkdir()
+    with pytest.raises(SystemExit):
+        bench.ensure_module(build=False)        # none there
+    (tmp_path / "dm-wow" / "dm-wow.ko").write_bytes(b"\x7fELF")
+    m = bench.ensure_module(build=False)
+    assert m["built"] is False and m["mtime"][:2] == "20"

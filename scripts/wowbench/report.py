@@ -1451,6 +1451,9 @@ def markdown(res, plots=(), plot_prefix="plots/", heading="#"):
     if meta.get("wow_opts"):
         parts.append("* closed-loop dm-wow runs with extra table options "
                      "`%s`\n" % meta["wow_opts"])
+    if (meta.get("module") or {}).get("built") is False:
+        parts.append("* dm-wow.ko as it was (`--no-build`), built %s: it "
+                     "may not match the commit\n" % meta["module"]["mtime"])
     parts.append("%s# Modelled destage, uniform random writes (headline)\n" % h)
     parts.append(
         "%d random 4 KiB writes over an %d GiB origin loaded into a %d MiB "
