@@ -154,3 +154,22 @@ def test_full_profile_timeout_header(tmp_path):
     p.write_text("#!/bin/sh\n# vm: timeout=100 timeout_full=900\n")
     s = wowvm.parse_scenario(str(p))
     assert not s.error and s.timeout == 100 and s.timeout_full == 900
+
+
+def test_header_after_a_long_comment(tmp_path):
+    # crash-flush-points grew a long leading comment and its header slid
+    # past the 40 lines the parser read: it ran with the defaults
+    p = tmp_path / "x.sh"
+    p.write_text("#!/bin/sh\n" + "# words\n" * 60 +
+                 "# vm: origin=2G cache=512M timeout=1800\n. lib.sh\n"
+                 "# vm: cache=1M\n")
+    s = wowvm.parse_scenario(str(p))
+    assert not s.error
+    assert s.cache == 512 << 20 and s.timeout == 1800
+
+
+def test_no_header_is_an_error(tmp_path):
+    p = tmp_path / "x.sh"
+    p.write_text("#!/bin/sh\n# a scenario\n. lib.sh\n# vm: cache=1M\n")
+    s = wowvm.parse_scenario(str(p))
+    assert "no '# vm:' header" in s.error

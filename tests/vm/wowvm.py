@@ -525,8 +525,16 @@ def parse_scenario(path):
     hdr = dict(DEFAULT_HEADER)
     error = ""
     try:
+        # the header is in the leading comment block, however long
+        lines = []
         with open(path) as f:
-            lines = [next(f, "") for _ in range(40)]
+            for line in f:
+                if line.strip() and not line.lstrip().startswith("#"):
+                    break
+                lines.append(line)
+        if not any(re.match(r"\s*#\s*vm:", x) for x in lines):
+            raise ValueError("no '# vm:' header in the leading comment "
+                             "block")
         for line in lines:
             m = re.match(r"\s*#\s*vm:(.*)", line)
             if not m:
