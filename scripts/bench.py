@@ -3,8 +3,8 @@
 """dm-wow evaluation bench: dm-wow (wow, cscan, lrw) against dm-writecache,
 dm-cache (smq) and bcache over the same emulated disks, in a QEMU VM.
 
-  scripts/bench.py --quick          make bench-quick (about 6 minutes)
-  scripts/bench.py --full           make bench (about an hour)
+  scripts/bench.py --quick          make bench-quick (about 14 minutes)
+  scripts/bench.py --full           make bench (about 1 h 45 min)
   scripts/bench.py --report DIR     analyse a finished run dir again
   scripts/bench.py --publish DIR    write Documentation/benchmarks.md and
                                     Documentation/bench/*.png from a run

@@ -345,6 +345,20 @@ def test_markdown_tables(res):
             assert "| %s |" % systems.system(s).label in md
     assert "0.39× wow" in md   # writecache 700 / 1800
     assert "Failed runs" not in md
+    _tables_are_whole(md)
+
+
+def _tables_are_whole(md):
+    """Every row of every Markdown table has its header's cells."""
+    n = 0
+    for block in md.split("\n\n"):
+        rows = [line for line in block.splitlines() if line.startswith("|")]
+        if not rows:
+            continue
+        n += 1
+        cells = [len(r.split(" | ")) for r in rows]
+        assert set(cells) == {cells[0]}, rows[:3]
+    assert n >= 8
 
 
 def test_failed_run_is_listed(rundir):
@@ -709,6 +723,7 @@ def test_rewrites_compare_wow_with_cscan_and_lrw(tmp_path):
     names = [t["name"] for t in res["summary"]["targets"]]
     assert "closed loop, sustained: wow >= max(cscan, lrw) (rewrite4x, " \
         "16 MiB)" in names
+    _tables_are_whole(md)
 
 
 def test_fio_histogram_log_matches_its_json(tmp_path):

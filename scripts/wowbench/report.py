@@ -1298,8 +1298,9 @@ def rate_table(rtab):
              _f(x.get("log_wa"), "%.3f")])
     if not rows:
         return ""
-    return table(["run", "system", "rate asked", "IOPS"] + LAT_HEADER +
-                 ["dirty", "log WA"], rows, ["l", "l"] + ["r"] * 12)
+    header = ["run", "system", "rate asked", "IOPS"] + LAT_HEADER + \
+        ["dirty", "log WA"]
+    return table(header, rows, ["l", "l"] + ["r"] * (len(header) - 2))
 
 
 def rewrites_table(ctab, rw):
@@ -1652,19 +1653,23 @@ rewrites this page from one run.
 
 ## Profiles
 
-* **`make bench`** (the run to publish this page from; about an hour on
-  a 2-core machine under TCG): every system on every workload.  Modelled
-  destage of each
+* **`make bench`** (the run to publish this page from; about an hour and
+  three quarters on a 2-core machine under TCG): every system on every
+  workload.  Modelled destage of each
   workload at dirty sets of 8, 32 and 64 MiB; closed loop for uniform
-  random writes at caches of 8, 16 and 32 MiB, and for the other
-  workloads at 16 MiB.  `scripts/bench.py --full --dry-run` lists the runs
-  and estimates the time.
-* **`make bench-quick`** (a quick look, about six minutes when the machine
-  is not shared): modelled destage of uniform random writes (an 8 MiB dirty
-  set) for every system, and the closed loop at a 16 MiB cache for dm-wow
-  (`wow`, `cscan`, `lrw`), dm-writecache and the raw disk.  It leaves out
-  the other workloads, the size sweeps, dm-cache and bcache in the closed
-  loop.
+  random writes at caches of 8, 16 and 32 MiB (and 128 MiB for dm-wow
+  and dm-writecache), for the other workloads at 16 MiB, and for the
+  rewrites at 16 MiB (dm-wow's three policies); the rate-limited closed
+  loop at 16 MiB for dm-wow, dm-writecache and the cache disk alone.
+  `scripts/bench.py --full --dry-run` lists the runs and estimates the
+  time.
+* **`make bench-quick`** (a quick look, about a quarter of an hour when
+  the machine is not shared): modelled destage of uniform random writes
+  (an 8 MiB dirty set) for every system, the closed loop at a 16 MiB cache
+  for dm-wow (`wow`, `cscan`, `lrw`), dm-writecache and the raw disk, and
+  the rate-limited closed loop at 16 MiB for `wow`, dm-writecache and the
+  cache disk alone.  It leaves out the other workloads, the rewrites, the
+  size sweeps, dm-cache and bcache in the closed loop.
 
 `--systems`, `--workloads`, `--measurements` and `--only REGEX` run a
 subset of either profile.  `--hdd-trace` logs every request the live HDD
@@ -1678,13 +1683,19 @@ what order it was written.
   dm-writecache (ssd mode, 4 KiB blocks); dm-cache (writeback, smq,
   32 KiB blocks, its minimum; metadata on a 16 MiB slice of the cache disk);
   bcache (writeback, 4 KiB blocks, buckets of 1 MiB or less as the kernel
-  wants 1024 of them, `sequential_cutoff 0`, congestion bypass off); and the
-  raw disk.  Every cache gets the same
+  wants 1024 of them, `sequential_cutoff 0`, congestion bypass off); the
+  raw disk; and, in the rate-limited runs only, the cache disk alone
+  (`ssd`: fio on a dm-linear slice of the cache disk of the cache size,
+  the latency floor).  Every cache gets the same
   cache size as a dm-linear slice of one cache disk; the origin is marked
   rotational with mq-deadline, as a real disk would be.
 * **Workloads** (fio, scripts/wowbench/systems.py): uniform random 4 KiB
   writes; a hot set (zipf 1.2); an SPC-1-like mix (uniform and zipf random
-  writes, random reads, a sequential log stream); one sequential stream.
+  writes, random reads, a sequential log stream); one sequential stream;
+  and, in the closed loop only, the rewrites: uniform random writes
+  confined to the first 1, 2 or 4 times the cache size of the origin, so
+  blocks are rewritten while cached (wow's recency bits against cscan and
+  lrw).
 * **Modelled destage** (deterministic, the headline).  The dirty set is
   loaded with destage held back (dm-wow: `low_watermark 99 high_watermark
   100`; dm-writecache: watermarks 100/99; bcache: `writeback_running 0`;
@@ -1745,6 +1756,24 @@ what order it was written.
   to the last, the device's completed writes from the guest's samples);
   otherwise over everything since the turnover, or the last window for a
   cache with nothing dirty.  The targets and the cache-size plot use it.
+  fio also logs a histogram of its writes' completion latency a second
+  (`--write_hist_log`, bins within 1%; the last bin starts at 17 s): each
+  run reports p50, p99, p99.9 and the maximum over the same span as its
+  sustained IOPS, and fio's exact maximum over the whole run.  For dm-wow
+  the guest also samples `dmsetup status` once a second: its *log WA* is
+  the blocks its log wrote to the cache disk (`log_blocks`: record
+  headers, data and cleaning's copies) over the blocks written to the
+  device, over the same span (in the destage tables, over the whole run).
+  It is dm-wow's own count of its writes; the *cache WA* of the destage
+  tables is the erase-block model's charge for the cache disk's trace.
+* **Rate-limited closed loop.**  The uniform writes at a fixed rate (fio
+  `rate_iops`): the profile's `rate_iops`, 55 at time scale 1 (about 3/4 of
+  the raw disk), divided by the time scale (550 at `--timescale 0.1`,
+  which with `--rate-cache-mb 128` is the issue's setting), by the same
+  rule as the closed loop with a 60 s window, for dm-wow, dm-writecache
+  and the cache disk alone: write latency when the cache is not
+  saturated.  fio counts a write's latency from its submission, so one it
+  could not submit while 16 were in flight waits uncounted.
 
 The numbers come from QEMU/TCG (no KVM) on a 2-core machine shared with
 other work, with modelled or emulated disks: absolute times mean little,

@@ -264,7 +264,7 @@ PROFILES = {
         "rate_window_s": 30,
         "timescale": 1.0,
     },
-    # make bench (about 1 h 50 min): every workload over a sweep of
+    # make bench (about 1 h 45 min): every workload over a sweep of
     # dirty-set sizes (modelled destage); closed loop over a sweep of cache
     # sizes for uniform random writes (128 MiB for dm-wow and dm-writecache
     # only), at one size for the other workloads and for the rewrites
