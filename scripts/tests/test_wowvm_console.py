@@ -167,9 +167,3 @@ def test_header_after_a_long_comment(tmp_path):
     assert not s.error
     assert s.cache == 512 << 20 and s.timeout == 1800
 
-
-def test_no_header_is_an_error(tmp_path):
-    p = tmp_path / "x.sh"
-    p.write_text("#!/bin/sh\n# a scenario\n. lib.sh\n# vm: cache=1M\n")
-    s = wowvm.parse_scenario(str(p))
-    assert "no '# vm:' header" in s.error

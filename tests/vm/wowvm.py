@@ -532,9 +532,6 @@ def parse_scenario(path):
                 if line.strip() and not line.lstrip().startswith("#"):
                     break
                 lines.append(line)
-        if not any(re.match(r"\s*#\s*vm:", x) for x in lines):
-            raise ValueError("no '# vm:' header in the leading comment "
-                             "block")
         for line in lines:
             m = re.match(r"\s*#\s*vm:(.*)", line)
             if not m:
