@@ -355,7 +355,7 @@ def closed_expected_s(cache_mb, profile, system_name, rate=0):
     rate-limited run fills to ~80% (dm-wow's low watermark) and turns over
     at its rate."""
     window = profile["rate_window_s" if rate else "closed_window_s"]
-    if system_name in ("raw", "dmcache") or not system(system_name).cache:
+    if system_name == "dmcache" or not system(system_name).cache:
         return 3 + 5 + window + 3   # nothing stays dirty
     if rate:
         blocks = cache_mb * MIB // BLOCK * 0.8
