@@ -1240,11 +1240,17 @@ def _lat_cells(x):
     def cell(k):
         return ("≥" if k in lat.get("floors", ()) else "") + _ms(lat.get(k))
 
+    ios = "–"
+    if lat:
+        ios = "%d" % lat["ios"] + (" (%.0f–%.0f)" % tuple(span) if span
+                                   else "")
     return [cell("p50_ms"), cell("p99_ms"), cell("p99_9_ms"), cell("max_ms"),
-            "–" if not lat else "%d (%.0f–%.0f)" % (lat["ios"], span[0],
-                                                    span[1]) if span
-            else "%d" % lat["ios"],
-            _ms(whole.get("max_ms"))]
+            ios, _ms(whole.get("max_ms"))]
+
+
+def _sustained_cell(x):
+    return "%.0f%s (%s)" % (x["sustained"], "" if x.get("steady") else " †",
+                            x["sustained_by"])
 
 
 def _runs_in(tab):
@@ -1269,9 +1275,7 @@ def latency_table(ctab):
     rows = []
     for w, mb, s, x in _runs_in(ctab):
         rows.append(
-            ["`%s`" % x.get("id", "c-%s-%sm-%s" % (w, mb, s)),
-             "%.0f%s (%s)" % (x["sustained"], "" if x.get("steady") else " †",
-                              x["sustained_by"]),
+            ["`%s`" % x["id"], _sustained_cell(x),
              _f(x.get("x_writecache_sustained")), _f(x.get("cv"))] +
             _lat_cells(x) +
             [_f(x.get("log_wa"), "%.3f"), _f(x.get("copied_per_write"),
@@ -1289,10 +1293,8 @@ def rate_table(rtab):
     rows = []
     for w, mb, s, x in _runs_in(rtab):
         rows.append(
-            ["`%s`" % x.get("id", "r-%s-%sm-%s" % (w, mb, s)), _label(s),
-             _f(x.get("rate_iops"), "%d"),
-             "%.0f%s (%s)" % (x["sustained"], "" if x.get("steady") else " †",
-                              x["sustained_by"])] + _lat_cells(x) +
+            ["`%s`" % x["id"], _label(s), _f(x.get("rate_iops"), "%d"),
+             _sustained_cell(x)] + _lat_cells(x) +
             [_f(None if x.get("dirty_frac_mean") is None else
                 x["dirty_frac_mean"] * 100, "%.0f%%"),
              _f(x.get("log_wa"), "%.3f")])
