@@ -376,9 +376,9 @@ static void copies_done(struct wow_cache *wc, struct list_head *copies)
 
 /*
  * Leave out the blocks of @c no longer current at the slot they were read
- * from (written or discarded since); returns how many are left (lock
- * held).  Their slots cannot change again before the record is finished:
- * only finishing a record moves or drops a copy.
+ * from (written or discarded since); sets and returns how many are left
+ * (lock held).  Their slots cannot change again before the record is
+ * finished: only finishing a record moves or drops a copy.
  */
 static u32 prune_copy(struct wow_cache *wc, struct wow_copy *c)
 {
@@ -393,6 +393,7 @@ static u32 prune_copy(struct wow_cache *wc, struct wow_copy *c)
 		else
 			n++;
 	}
+	c->nr_live = n;
 	return n;
 }
 
@@ -795,22 +796,26 @@ static void add_tomb(struct wow_batch *b, const struct wow_tomb_range *r)
 }
 
 /*
- * The first copy that still has blocks to write, after handing back the
- * ones left with none; returns its blocks, 0 if none (lock held).
+ * Prune every pending copy (its nr_live is then current for this gather)
+ * and hand back the ones left with nothing; returns the first one's
+ * blocks, 0 if none is left (lock held).
  */
-static u32 first_copy(struct wow_cache *wc)
+static u32 prune_copies(struct wow_cache *wc)
 {
 	struct wow_copy *c, *tmp;
-	u32 n;
+	bool emptied = false;
 
 	list_for_each_entry_safe(c, tmp, &wc->pending_copies, list) {
-		n = prune_copy(wc, c);
-		if (n)
-			return n;
+		if (prune_copy(wc, c))
+			continue;
 		list_move_tail(&c->list, &wc->copies_done);
-		wow_kick(wc);
+		emptied = true;
 	}
-	return 0;
+	if (emptied)
+		wow_kick(wc);
+	c = list_first_entry_or_null(&wc->pending_copies, struct wow_copy,
+				     list);
+	return c ? c->nr_live : 0;
 }
 
 /*
@@ -889,7 +894,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	}
 	bio_list_merge(&wc->pending_discards, &cached);
 
-	copy_blocks = first_copy(wc);
+	copy_blocks = prune_copies(wc);
 	/* only cleaning's records may take the reserve: they free space */
 	reserve = !list_empty(&wc->pending_metas) || copy_blocks;
 	tombs = !list_empty(&wc->pending_metas) ||
@@ -969,17 +974,10 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	 * block later in the record is the newer copy
 	 */
 	list_for_each_entry_safe(c, ctmp, &wc->pending_copies, list) {
-		u32 n = prune_copy(wc, c);
-
-		if (!n) {
-			list_move_tail(&c->list, &wc->copies_done);
-			wow_kick(wc);
-			continue;
-		}
-		if (b->nr_data + n > data_cap)
+		if (b->nr_data + c->nr_live > data_cap)
 			break;
 		list_move_tail(&c->list, &b->copies);
-		b->nr_data += n;
+		b->nr_data += c->nr_live;
 	}
 
 	if (wc->open_reserved)
@@ -1021,6 +1019,22 @@ static void copy_to_batch(struct wow_batch *b, u32 off, const void *src,
 	}
 }
 
+/* Copy @len bytes at byte @from of @pages to the batch's data at @off. */
+static void copy_pages_to_batch(struct wow_batch *b, u32 off,
+				struct page **pages, u32 from, u32 len)
+{
+	while (len) {
+		u32 in = offset_in_page(from);
+		u32 n = min_t(u32, len, PAGE_SIZE - in);
+
+		copy_to_batch(b, off, page_address(pages[from >> PAGE_SHIFT]) +
+			      in, n);
+		from += n;
+		off += n;
+		len -= n;
+	}
+}
+
 /* Copy the batch's data out of its bios; returns its crc32c. */
 static u32 copy_batch_data(struct wow_cache *wc)
 {
@@ -1036,23 +1050,11 @@ static u32 copy_batch_data(struct wow_cache *wc)
 	/* cleaning's copies first, as finish_batch inserts them */
 	list_for_each_entry(c, &b->copies, list) {
 		for (j = 0; j < c->nr; j++) {
-			u32 from = j * bs, left = bs;
-
 			if (c->slots[j] == WOW_NO_SLOT)
 				continue;
 			oblocks[i++] = cpu_to_le64(c->oblocks[j]);
-			while (left) {
-				u32 in = offset_in_page(from);
-				u32 n = min_t(u32, left, PAGE_SIZE - in);
-
-				void *p = page_address(c->pages[from >>
-								PAGE_SHIFT]);
-
-				copy_to_batch(b, off, p + in, n);
-				from += n;
-				off += n;
-				left -= n;
-			}
+			copy_pages_to_batch(b, off, c->pages, j * bs, bs);
+			off += bs;
 		}
 	}
 	bio_list_for_each(wbio, &b->writes) {

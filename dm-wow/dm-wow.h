@@ -407,6 +407,7 @@ struct wow_copy {
 	struct list_head list;
 	struct wow_cache *wc;
 	u32 nr;			/* blocks */
+	u32 nr_live;		/* not left out, as of the last pruning */
 	atomic_t pending;	/* read bios in flight */
 	blk_status_t status;	/* a read failed */
 	bool pooled;		/* from copy_pool */
