@@ -173,15 +173,9 @@ void wow_clean_free(struct wow_cache *wc)
 static void free_copy(struct wow_copy *c)
 {
 	struct wow_cache *wc = c->wc;
-	u32 i;
 
-	for (i = 0; i < c->nr_pages; i++)
-		if (c->pages[i])
-			wow_bg_page_free(wc, c->pages[i]);
-	if (c->pooled)
-		mempool_free(c, &wc->copy_pool);
-	else
-		kfree(c);
+	wow_bg_pages_free(wc, c->pages, c->nr_pages);
+	wow_bg_struct_free(&wc->copy_pool, c, c->pooled);
 }
 
 /*
@@ -194,16 +188,13 @@ static struct wow_copy *alloc_copy(struct wow_cache *wc)
 	u32 max = wc->max_record_blocks, i;
 	size_t bytes = copy_bytes(wc);
 	struct wow_copy *c;
-	bool pooled = false;
+	bool pooled;
 
-	c = kmalloc(bytes, GFP_NOIO | __GFP_NORETRY | __GFP_NOWARN);
-	if (!c) {
-		c = mempool_alloc(&wc->copy_pool, GFP_NOWAIT);
-		if (!c)
-			return NULL;
-		pooled = true;
-	}
-	memset(c, 0, bytes);
+	c = wow_bg_struct_alloc(&wc->copy_pool, bytes, &pooled);
+	if (!c)
+		return NULL;
+	if (pooled)
+		memset(c, 0, bytes);
 	c->wc = wc;
 	c->pooled = pooled;
 	c->nr_pages = DIV_ROUND_UP(max * wc->args.block_size, PAGE_SIZE);
@@ -262,47 +253,10 @@ static void copy_read_endio(struct bio *bio)
 		wow_log_queue_copy(c->wc, c);
 }
 
-/* Blocks [@i, end) of the copy: contiguous slots, one bio's pages. */
-static u32 copy_range_end(struct wow_cache *wc, struct wow_copy *c, u32 i)
-{
-	u32 bs = wc->args.block_size, j;
-
-	for (j = i + 1; j < c->nr && c->slots[j] == c->slots[j - 1] + 1 &&
-	     DIV_ROUND_UP(offset_in_page(i * bs) + (j + 1 - i) * bs,
-			  PAGE_SIZE) <= BIO_MAX_VECS; j++)
-		;
-	return j;
-}
-
 static void submit_copy_reads(struct wow_cache *wc, struct wow_copy *c)
 {
-	u32 bs = wc->args.block_size, i, j, n = 0;
-
-	for (i = 0; i < c->nr; i = j, n++)
-		j = copy_range_end(wc, c, i);
-	atomic_set(&c->pending, n);
-	for (i = 0; i < c->nr; i = j) {
-		u32 off = i * bs, len, pages;
-		struct bio *bio;
-
-		j = copy_range_end(wc, c, i);
-		len = (j - i) * bs;
-		pages = DIV_ROUND_UP(offset_in_page(off) + len, PAGE_SIZE);
-		bio = bio_alloc_bioset(wc->cache_dev->bdev, pages, REQ_OP_READ,
-				       GFP_NOIO, &wc->destage_bs);
-		bio->bi_iter.bi_sector = wow_slot_sector(wc, c->slots[i]);
-		while (len) {
-			u32 in = offset_in_page(off);
-			u32 k = min_t(u32, len, PAGE_SIZE - in);
-
-			__bio_add_page(bio, c->pages[off >> PAGE_SHIFT], k, in);
-			off += k;
-			len -= k;
-		}
-		bio->bi_private = c;
-		bio->bi_end_io = copy_read_endio;
-		submit_bio(bio);
-	}
+	wow_bg_read(wc, c->slots, c->nr, c->pages, &c->pending,
+		    copy_read_endio, c);
 }
 
 /* Start copying a record's worth of the victim's dirty blocks forward. */

@@ -127,18 +127,105 @@ void wow_bg_page_free(struct wow_cache *wc, struct page *page)
 	mempool_free(page, &wc->page_pool);
 }
 
+/* Free @pages[0..@n), skipping holes (a buffer allocated in part). */
+void wow_bg_pages_free(struct wow_cache *wc, struct page **pages, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (pages[i])
+			wow_bg_page_free(wc, pages[i]);
+}
+
+/*
+ * A zeroed struct of @bytes (a run, a copy) from the allocator, else from
+ * @pool, whose elements hold @bytes of the table's load-time sizes:
+ * *@pooled says which, for wow_bg_struct_free().
+ */
+void *wow_bg_struct_alloc(mempool_t *pool, size_t bytes, bool *pooled)
+{
+	void *p = kzalloc(bytes, GFP_NOIO | __GFP_NORETRY | __GFP_NOWARN);
+
+	*pooled = !p;
+	return p ?: mempool_alloc(pool, GFP_NOWAIT);
+}
+
+void wow_bg_struct_free(mempool_t *pool, void *p, bool pooled)
+{
+	if (pooled)
+		mempool_free(p, pool);
+	else
+		kfree(p);
+}
+
+/* Pages bytes [@off, @off + @len) of a buffer span. */
+static u32 span_pages(u32 off, u32 len)
+{
+	return DIV_ROUND_UP(offset_in_page(off) + len, PAGE_SIZE);
+}
+
+/* Add bytes [@off, @off + @len) of the buffer @pages to @bio. */
+static void bg_add_pages(struct bio *bio, struct page **pages, u32 off,
+			 u32 len)
+{
+	while (len) {
+		u32 in = offset_in_page(off);
+		u32 n = min_t(u32, len, PAGE_SIZE - in);
+
+		__bio_add_page(bio, pages[off >> PAGE_SHIFT], n, in);
+		off += n;
+		len -= n;
+	}
+}
+
+/* The end of the read from block @i: consecutive slots, one bio's pages. */
+static u32 read_range_end(struct wow_cache *wc, const u32 *slots, u32 nr,
+			  u32 i)
+{
+	u32 bs = wc->args.block_size, j;
+
+	for (j = i + 1; j < nr && slots[j] == slots[j - 1] + 1 &&
+	     span_pages(i * bs, (j + 1 - i) * bs) <= BIO_MAX_VECS; j++)
+		;
+	return j;
+}
+
+/*
+ * Read the blocks at cache slots @slots[0..@nr) into @pages, back to back
+ * (a destage run, a cleaning copy): one bio per range of consecutive
+ * slots.  *@pending is set to the number of bios before the first is
+ * submitted; each completes through @end_io with @private.
+ */
+void wow_bg_read(struct wow_cache *wc, const u32 *slots, u32 nr,
+		 struct page **pages, atomic_t *pending, bio_end_io_t *end_io,
+		 void *private)
+{
+	u32 bs = wc->args.block_size, i, j, n = 0;
+
+	for (i = 0; i < nr; i = j, n++)
+		j = read_range_end(wc, slots, nr, i);
+	atomic_set(pending, n);
+	for (i = 0; i < nr; i = j) {
+		struct bio *bio;
+
+		j = read_range_end(wc, slots, nr, i);
+		bio = bio_alloc_bioset(wc->cache_dev->bdev,
+				       span_pages(i * bs, (j - i) * bs),
+				       REQ_OP_READ, GFP_NOIO, &wc->destage_bs);
+		bio->bi_iter.bi_sector = wow_slot_sector(wc, slots[i]);
+		bg_add_pages(bio, pages, i * bs, (j - i) * bs);
+		bio->bi_private = private;
+		bio->bi_end_io = end_io;
+		submit_bio(bio);
+	}
+}
+
 static void free_run(struct wow_run *run)
 {
 	struct wow_cache *wc = run->wc;
-	u32 i;
 
-	for (i = 0; i < run->nr_pages; i++)
-		if (run->pages[i])
-			wow_bg_page_free(wc, run->pages[i]);
-	if (run->pooled)
-		mempool_free(run, &wc->run_pool);
-	else
-		kfree(run);
+	wow_bg_pages_free(wc, run->pages, run->nr_pages);
+	wow_bg_struct_free(&wc->run_pool, run, run->pooled);
 }
 
 /*
@@ -149,18 +236,15 @@ static struct wow_run *alloc_run(struct wow_cache *wc, u32 *max_blocks)
 {
 	u32 bs = wc->args.block_size, cap = *max_blocks;
 	struct wow_run *run;
-	bool pooled = false;
+	bool pooled;
 
-	run = kmalloc(run_bytes(cap, bs), GFP_NOIO | __GFP_NORETRY |
-		      __GFP_NOWARN);
-	if (!run) {
-		run = mempool_alloc(&wc->run_pool, GFP_NOWAIT);
-		if (!run)
-			return NULL;
+	run = wow_bg_struct_alloc(&wc->run_pool, run_bytes(cap, bs), &pooled);
+	if (!run)
+		return NULL;
+	if (pooled) {
 		cap = min(cap, wc->reserve_run_blocks);
-		pooled = true;
+		memset(run, 0, run_bytes(cap, bs));
 	}
-	memset(run, 0, run_bytes(cap, bs));
 	run->wc = wc;
 	run->pooled = pooled;
 	run->pages = (struct page **)&run->slots[ALIGN(cap, 2)];
@@ -181,19 +265,6 @@ static int alloc_run_pages(struct wow_cache *wc, struct wow_run *run)
 			return -ENOMEM;
 	}
 	return 0;
-}
-
-/* Add bytes [@off, @off + @len) of the run's buffer to @bio. */
-static void run_add_pages(struct bio *bio, struct wow_run *run, u32 off, u32 len)
-{
-	while (len) {
-		u32 in = off & (PAGE_SIZE - 1);
-		u32 n = min_t(u32, len, PAGE_SIZE - in);
-
-		__bio_add_page(bio, run->pages[off >> PAGE_SHIFT], n, in);
-		off += n;
-		len -= n;
-	}
 }
 
 /* A bio of @run completed: the run, if it was the last one, else NULL. */
@@ -248,44 +319,11 @@ static void write_endio(struct bio *bio)
 	spin_unlock_irqrestore(&wc->lock, flags);
 }
 
-/* Pages bytes [@off, @off + @len) of a run's buffer span. */
-static u32 run_pages(u32 off, u32 len)
-{
-	return DIV_ROUND_UP(offset_in_page(off) + len, PAGE_SIZE);
-}
-
-/* The end of the read bio from block @i: contiguous slots, one bio's pages. */
-static u32 read_range_end(struct wow_cache *wc, struct wow_run *run, u32 i)
-{
-	u32 bs = wc->args.block_size, j;
-
-	for (j = i + 1; j < run->nr && run->slots[j] == run->slots[j - 1] + 1 &&
-	     run_pages(i * bs, (j + 1 - i) * bs) <= BIO_MAX_VECS; j++)
-		;
-	return j;
-}
-
 /* Read the run's blocks from the cache, one bio per contiguous slot range. */
 static void submit_reads(struct wow_cache *wc, struct wow_run *run)
 {
-	u32 bs = wc->args.block_size, i = 0, j, n = 0;
-
-	for (i = 0; i < run->nr; i = j, n++)
-		j = read_range_end(wc, run, i);
-	atomic_set(&run->pending, n);
-	for (i = 0; i < run->nr; i = j) {
-		struct bio *bio;
-
-		j = read_range_end(wc, run, i);
-		bio = bio_alloc_bioset(wc->cache_dev->bdev,
-				       run_pages(i * bs, (j - i) * bs),
-				       REQ_OP_READ, GFP_NOIO, &wc->destage_bs);
-		bio->bi_iter.bi_sector = wow_slot_sector(wc, run->slots[i]);
-		run_add_pages(bio, run, i * bs, (j - i) * bs);
-		bio->bi_private = run;
-		bio->bi_end_io = read_endio;
-		submit_bio(bio);
-	}
+	wow_bg_read(wc, run->slots, run->nr, run->pages, &run->pending,
+		    read_endio, run);
 }
 
 /* Write the run to the origin: one write, split only at 1 MiB bios. */
@@ -309,10 +347,10 @@ static void submit_write(struct wow_cache *wc, struct wow_run *run)
 		struct bio *bio;
 
 		bio = bio_alloc_bioset(wc->origin_dev->bdev,
-				       run_pages(off, len), REQ_OP_WRITE,
+				       span_pages(off, len), REQ_OP_WRITE,
 				       GFP_NOIO, &wc->destage_bs);
 		bio->bi_iter.bi_sector = sector + (off >> SECTOR_SHIFT);
-		run_add_pages(bio, run, off, len);
+		bg_add_pages(bio, run->pages, off, len);
 		bio->bi_private = run;
 		bio->bi_end_io = write_endio;
 		submit_bio(bio);

@@ -655,6 +655,12 @@ int wow_destage_alloc(struct wow_cache *wc);
 void wow_destage_free(struct wow_cache *wc);
 struct page *wow_bg_page_alloc(struct wow_cache *wc);
 void wow_bg_page_free(struct wow_cache *wc, struct page *page);
+void wow_bg_pages_free(struct wow_cache *wc, struct page **pages, u32 n);
+void *wow_bg_struct_alloc(mempool_t *pool, size_t bytes, bool *pooled);
+void wow_bg_struct_free(mempool_t *pool, void *p, bool pooled);
+void wow_bg_read(struct wow_cache *wc, const u32 *slots, u32 nr,
+		 struct page **pages, atomic_t *pending, bio_end_io_t *end_io,
+		 void *private);
 u32 wow_destage_target(struct wow_cache *wc, bool idle);
 void wow_destage_work(struct work_struct *ws);
 void wow_tick(struct work_struct *ws);
