@@ -5,9 +5,9 @@
  * Destage takes runs of contiguous dirty blocks from the policy, and for
  * each: reads the blocks from the cache, writes them to the origin as one
  * write, and once a batch of origin writes completed, flushes the origin
- * and only then records the blocks clean.  Before the first cache read of new runs the cache device
- * is flushed if records completed since its last flush, so nothing is
- * destaged whose log record could still be lost.
+ * and only then records the blocks clean.  Before the first cache read of
+ * new runs the cache device is flushed if records completed since its last
+ * flush, so nothing is destaged whose log record could still be lost.
  *
  * Cleaning (dm-wow-clean.c) frees the log's segments; destage only makes
  * their blocks clean.

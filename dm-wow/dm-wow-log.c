@@ -1814,7 +1814,6 @@ static int reset_log(struct wow_cache *wc)
 	}
 	INIT_LIST_HEAD(&wc->free_segs);
 	wc->nr_free_segs = 0;
-	wc->nr_dirty_segs = 0;
 	wc->valid_blocks = 0;
 	wc->dirty_blocks = 0;
 	wow_policy_exit(&wc->policy);

@@ -488,7 +488,6 @@ struct wow_cache {
 	struct wow_segment *segs;
 	struct list_head free_segs;
 	u32 nr_free_segs;
-	u32 nr_dirty_segs;		/* segments holding dirty blocks */
 	u32 open_seg;			/* WOW_NO_SEG when none */
 	bool open_reserved;		/* open_seg came from the reserve */
 
@@ -584,27 +583,24 @@ static inline const char *wow_name(struct wow_cache *wc)
 	return dm_table_device_name(wc->ti->table);
 }
 
-/* Dirty occupancy in basis points (lock held). */
 /* A segment gained or lost a dirty block (lock held). */
 static inline void wow_seg_dirty_inc(struct wow_cache *wc, u32 s)
 {
-	if (!wc->segs[s].nr_dirty++)
-		wc->nr_dirty_segs++;
+	wc->segs[s].nr_dirty++;
 }
 
 static inline void wow_seg_dirty_dec(struct wow_cache *wc, u32 s)
 {
-	if (!--wc->segs[s].nr_dirty)
-		wc->nr_dirty_segs--;
+	wc->segs[s].nr_dirty--;
 }
 
-/* Free segments below this start reclaim: lazy, but never too late. */
+/* Free segments below this start cleaning: lazy, but never too late. */
 static inline u32 wow_reclaim_threshold(struct wow_cache *wc)
 {
 	return WOW_RESERVE_SEGMENTS + 2 + wc->nr_segments / 32;
 }
 
-/* The log wants space: reclaim runs, and wow spares no group (lock held). */
+/* The log wants space: cleaning runs, writes are paced (lock held). */
 static inline bool wow_log_short(struct wow_cache *wc)
 {
 	return wc->nr_free_segs < wow_reclaim_threshold(wc);
