@@ -60,22 +60,25 @@ static void seg_usage(struct wow_cache *wc, struct wow_segment *seg,
 }
 
 /*
- * The victim, by cost and benefit among the closed segments; urgent (any
- * segment that gains space) once free segments are down to the reserve.
- * Tombstones must be kept while an older segment life is on the device:
- * while many are held, the oldest closed segment goes first if it gains
- * anything, which keeps the oldest life young and the tombstones few.
- * Lock held.
+ * The victim, by cost and benefit among the closed segments that lazy
+ * recycling allows; when none qualifies, the log is starved (destage runs
+ * at full rate until one does) and, once free segments are down to the
+ * reserve (urgent), any segment that gains space goes.  Tombstones must be
+ * kept while an older segment life is on the device: while many are held,
+ * the oldest closed segment goes first if it gains anything, which keeps
+ * the oldest life young and the tombstones few.  Lock held.
  */
 static u32 pick_victim(struct wow_cache *wc)
 {
 	bool urgent = wc->nr_free_segs <= WOW_RESERVE_SEGMENTS + 1;
 	u64 tombs = prune_held_tombs(wc);
-	struct wow_victim_pick pick;
+	struct wow_victim_pick lazy, any;
 	struct wow_seg_usage u;
 	u32 oldest = WOW_NO_SEG, s;
 
-	wow_victim_pick_init(&pick);
+	lockdep_assert_held(&wc->lock);
+	wow_victim_pick_init(&lazy);
+	wow_victim_pick_init(&any);
 	for (s = 0; s < wc->nr_segments; s++) {
 		struct wow_segment *seg = &wc->segs[s];
 
@@ -84,15 +87,28 @@ static u32 pick_victim(struct wow_cache *wc)
 		if (oldest == WOW_NO_SEG || seg->seq < wc->segs[oldest].seq)
 			oldest = s;
 		seg_usage(wc, seg, &u);
-		wow_victim_consider(&pick, s, &u, wc->blocks_per_seg,
-				    WOW_CLEAN_MIN_FREE_PCT, urgent);
+		wow_victim_consider(&lazy, s, &u, wc->blocks_per_seg,
+				    WOW_CLEAN_MIN_FREE_PCT, false);
+		wow_victim_consider(&any, s, &u, wc->blocks_per_seg, 0, true);
 	}
+	wc->clean_starved = lazy.seg == WOW_NO_SEG;
 	if (oldest != WOW_NO_SEG && tombs > wc->nr_slots / 16) {
 		seg_usage(wc, &wc->segs[oldest], &u);
 		if (wow_victim_eligible(&u, wc->blocks_per_seg, 0, true))
 			return oldest;
 	}
-	return pick.seg;
+	return lazy.seg != WOW_NO_SEG || !urgent ? lazy.seg : any.seg;
+}
+
+/*
+ * Is the log short of space that cleaning cannot free cheaply?  Then
+ * destage runs at full rate, whatever the occupancy: it makes segments
+ * cheap to clean (lock held).
+ */
+bool wow_clean_starved(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	return wc->clean_starved && wow_log_short(wc);
 }
 
 /* Tombstones for a clean victim: its copies, and what it still holds. */

@@ -46,8 +46,9 @@ static bool device_idle(struct wow_cache *wc)
 /*
  * Destage writes to keep in flight: none below the low watermark, all
  * (max_destage_ios) at or above the high one, linear in between; all when
- * the device is idle, in cleaner mode, or degraded (drain what we can).
- * Lock held.
+ * the device is idle, in cleaner mode, degraded (drain what we can), or
+ * when the log is short and no segment is cheap to clean (destage makes
+ * them cheap: wow_clean_starved).  Lock held.
  */
 u32 wow_destage_target(struct wow_cache *wc, bool idle)
 {
@@ -56,7 +57,8 @@ u32 wow_destage_target(struct wow_cache *wc, bool idle)
 	if (wc->stopped || !wc->dirty_blocks ||
 	    time_before(jiffies, wc->origin_retry_at))
 		return 0;
-	if (wc->cleaner || idle || wc->state != WOW_STATE_OK)
+	if (wc->cleaner || idle || wc->state != WOW_STATE_OK ||
+	    wow_clean_starved(wc))
 		return max;
 	if (wc->args.max_age_s &&
 	    time_after(jiffies, wc->oldest_dirty +

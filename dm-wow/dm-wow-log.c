@@ -1240,12 +1240,16 @@ static int cmp_u64(const void *a, const void *b)
 
 struct wow_scan {
 	u64 *slot_seq;		/* seq of the record each slot came from */
-	void *buf;		/* one header block, then a data chunk */
+	/* the window: blocks [win_off, win_off + win_n) of segment win_seg */
+	void *buf;
+	u32 win_blocks;		/* its size */
+	u32 win_seg;
+	u32 win_off;
+	u32 win_n;		/* 0: empty */
 	u64 *oblocks;		/* one record's origin blocks */
 	struct wow_tomb_range *cleans;	/* clean marks found */
 	u32 nr_cleans;
 	u32 max_cleans;
-	u32 chunk_blocks;
 	u64 max_seq;
 	u64 max_seen;		/* newest seq in any header, valid or not */
 	u64 nr_records;
@@ -1292,6 +1296,36 @@ static int add_clean_mark(struct wow_scan *sc, struct wow_tomb_range *tr)
 	}
 	sc->cleans[sc->nr_cleans++] = *tr;
 	return 0;
+}
+
+/*
+ * Blocks [@off, @off + @n) of segment @s (@n <= win_blocks), from the
+ * scan's window; when they are not in it, the window is read again from
+ * @off: just @n blocks for a @probe (the first header of a segment, which
+ * may hold no record at all), else as much of the segment as it holds, in
+ * one large read.  So a segment's records cost a few large reads, not one
+ * per header.  Returns the blocks or an ERR_PTR.
+ */
+static void *scan_blocks(struct wow_cache *wc, struct wow_scan *sc, u32 s,
+			 u32 off, u32 n, bool probe)
+{
+	u32 bs = wc->args.block_size, len;
+	int r;
+
+	if (sc->win_n && sc->win_seg == s && off >= sc->win_off &&
+	    off + n <= sc->win_off + sc->win_n)
+		return sc->buf + (size_t)(off - sc->win_off) * bs;
+	len = probe ? n : min(sc->win_blocks, wc->blocks_per_seg - off);
+	sc->win_n = 0;
+	r = wow_sync_io(wc->cache_dev->bdev,
+			wow_slot_sector(wc, slot_of(wc, s, off)), sc->buf,
+			len * bs, REQ_OP_READ);
+	if (r)
+		return ERR_PTR(r);
+	sc->win_seg = s;
+	sc->win_off = off;
+	sc->win_n = len;
+	return sc->buf;
 }
 
 /* A valid header of segment @s says records up to @durable were durable. */
@@ -1449,21 +1483,19 @@ static int scan_proof(struct wow_cache *wc, struct wow_scan *sc, u32 s,
 {
 	u32 bs = wc->args.block_size, bps = wc->blocks_per_seg;
 	struct wow_record_info ri;
-	int r;
+	void *hdr;
 
 	while (off < bps) {
-		r = wow_sync_io(wc->cache_dev->bdev,
-				wow_slot_sector(wc, slot_of(wc, s, off)),
-				sc->buf, bs, REQ_OP_READ);
-		if (r)
-			return r;
-		if (wow_record_check(sc->buf, bs, wc->sb.uuid, &ri) !=
+		hdr = scan_blocks(wc, sc, s, off, 1, false);
+		if (IS_ERR(hdr))
+			return PTR_ERR(hdr);
+		if (wow_record_check(hdr, bs, wc->sb.uuid, &ri) !=
 		    WOW_REC_OK || ri.seg_seq != seg_seq || ri.seq != last + 1 ||
 		    ri.nr_data > bps - off - 1)
 			break;
 		note_claim(sc, s, ri.seq, ri.durable_seq);
 		if (su && su->known) {
-			__le64 *raw = wow_record_oblocks(sc->buf, ri.nr_tombs);
+			__le64 *raw = wow_record_oblocks(hdr, ri.nr_tombs);
 			u32 i;
 
 			for (i = 0; i < ri.nr_data; i++)
@@ -1491,18 +1523,16 @@ static int find_continuation(struct wow_cache *wc, struct wow_scan *sc, u32 s,
 {
 	u32 bs = wc->args.block_size, bps = wc->blocks_per_seg, k, n, i;
 	struct wow_record_info ri;
-	int r;
+	void *p;
 
 	for (k = off + 1; k < bps; k += n) {
-		n = min(bps - k, sc->chunk_blocks);
-		r = wow_sync_io(wc->cache_dev->bdev,
-				wow_slot_sector(wc, slot_of(wc, s, k)),
-				sc->buf, n * bs, REQ_OP_READ);
-		if (r)
-			return r;
+		n = min(bps - k, sc->win_blocks);
+		p = scan_blocks(wc, sc, s, k, n, false);
+		if (IS_ERR(p))
+			return PTR_ERR(p);
 		for (i = 0; i < n; i++) {
-			if (wow_record_check(sc->buf + i * bs, bs, wc->sb.uuid,
-					     &ri) != WOW_REC_OK ||
+			if (wow_record_check(p + (size_t)i * bs, bs,
+					     wc->sb.uuid, &ri) != WOW_REC_OK ||
 			    ri.seg_seq != seg_seq || ri.seq <= last ||
 			    ri.nr_data > bps - (k + i) - 1)
 				continue;
@@ -1529,7 +1559,6 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 	struct wow_segment *seg = &wc->segs[s];
 	u32 bs = wc->args.block_size, bps = wc->blocks_per_seg, off = 0;
 	u64 nr_oblocks = wc->ti->len >> wc->block_shift;
-	struct block_device *bdev = wc->cache_dev->bdev;
 	struct wow_suspect *su = NULL;
 	u64 seg_seq = 0, last = 0;
 	bool followed = false;
@@ -1541,19 +1570,19 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 		u32 i, done, csum, nt = 0;
 		bool ok, decoded = false;
 
-		r = wow_sync_io(bdev, wow_slot_sector(wc, slot_of(wc, s, off)),
-				sc->buf, bs, REQ_OP_READ);
-		if (r)
-			return r;
-		kind = wow_record_check(sc->buf, bs, wc->sb.uuid, &ri);
+		void *hdr = scan_blocks(wc, sc, s, off, 1, !off);
+
+		if (IS_ERR(hdr))
+			return PTR_ERR(hdr);
+		kind = wow_record_check(hdr, bs, wc->sb.uuid, &ri);
 		if (kind == WOW_REC_FOREIGN ||
 		    (kind == WOW_REC_OK && off && ri.seg_seq != seg_seq))
 			break;
 		ok = kind == WOW_REC_OK && ri.nr_data <= bps - off - 1 &&
 		     (off ? ri.seq == last + 1 : ri.seq == ri.seg_seq);
 		if (ok) {
-			struct wow_tomb *t = wow_record_tombs(sc->buf);
-			__le64 *raw = wow_record_oblocks(sc->buf, ri.nr_tombs);
+			struct wow_tomb *t = wow_record_tombs(hdr);
+			__le64 *raw = wow_record_oblocks(hdr, ri.nr_tombs);
 
 			r = reserve_tombs(wc, s, ri.nr_tombs);
 			if (r)
@@ -1581,17 +1610,16 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 			}
 			decoded = ok;
 		}
-		/* the data: crc in chunks (this reuses the header buffer) */
+		/* the data: crc in window-sized chunks (hdr may move) */
 		csum = ~0U;
 		for (done = 0; ok && done < ri.nr_data; ) {
-			u32 n = min(ri.nr_data - done, sc->chunk_blocks);
-			u32 slot = slot_of(wc, s, off + 1 + done);
+			u32 n = min(ri.nr_data - done, sc->win_blocks);
+			void *data = scan_blocks(wc, sc, s, off + 1 + done, n,
+						 false);
 
-			r = wow_sync_io(bdev, wow_slot_sector(wc, slot),
-					sc->buf, n * bs, REQ_OP_READ);
-			if (r)
-				return r;
-			csum = crc32c(csum, sc->buf, n * bs);
+			if (IS_ERR(data))
+				return PTR_ERR(data);
+			csum = crc32c(csum, data, n * bs);
 			done += n;
 		}
 		ok &= csum == ri.data_csum;
@@ -1840,12 +1868,15 @@ int wow_log_recover(struct wow_cache *wc)
 	if (!wc->index.slot_chunks && wow_index_init(&wc->index, wc->nr_slots))
 		return -ENOMEM;
 
-	sc.chunk_blocks = max(1U, (1U << 20) / bs);
+	/* a record (header and up to 1 MiB of data) fits the window */
+	sc.win_blocks = min(wc->blocks_per_seg,
+			    max(WOW_SCAN_WINDOW_BYTES / bs,
+				1 + wc->max_record_blocks));
 	sc.slot_seq = vzalloc(array_size(wc->nr_slots, sizeof(u64)));
 	sc.claims = vzalloc(array_size(wc->nr_segments, sizeof(*sc.claims)));
 	sc.sus = vmalloc(array_size(wc->nr_segments, sizeof(*sc.sus)));
 	sc.suspects = vmalloc(array_size(wc->nr_segments, sizeof(u64)));
-	sc.buf = kvmalloc(sc.chunk_blocks * bs, GFP_KERNEL);
+	sc.buf = kvmalloc(array_size(sc.win_blocks, bs), GFP_KERNEL);
 	sc.oblocks = kvmalloc_array(wow_record_capacity(bs, 0), sizeof(u64),
 				    GFP_KERNEL);
 	if (!sc.slot_seq || !sc.claims || !sc.sus || !sc.suspects ||

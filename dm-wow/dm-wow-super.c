@@ -301,30 +301,55 @@ int wow_first_vouched(const u64 *suspects, u32 n, u64 seq, u64 durable_seq)
 	return a;
 }
 
-/* Synchronous I/O of a kmalloc'ed or vmalloc'ed buffer. */
+/*
+ * Synchronous I/O of a kmalloc'ed or vmalloc'ed buffer, of any length: in
+ * bios of up to BIO_MAX_VECS pages, all in flight at once (each chained to
+ * the next, the last one waited for).
+ */
 int wow_sync_io(struct block_device *bdev, sector_t sector, void *buf,
 		unsigned int len, blk_opf_t opf)
 {
-	unsigned int nr = DIV_ROUND_UP(offset_in_page(buf) + len, PAGE_SIZE);
-	struct bio *bio;
-	int r;
+	struct bio *bio = NULL, *next;
+	int r = 0;
 
-	bio = bio_alloc(bdev, nr, opf, GFP_KERNEL);
-	bio->bi_iter.bi_sector = sector;
 	while (len) {
-		unsigned int chunk = min_t(unsigned int, len,
-					   PAGE_SIZE - offset_in_page(buf));
-		struct page *page = is_vmalloc_addr(buf) ?
-				    vmalloc_to_page(buf) : virt_to_page(buf);
+		unsigned int nr = DIV_ROUND_UP(offset_in_page(buf) + len,
+					       PAGE_SIZE);
 
-		if (!bio_add_page(bio, page, chunk, offset_in_page(buf))) {
-			bio_put(bio);
-			return -EIO;
+		next = bio_alloc(bdev, min_t(unsigned int, nr, BIO_MAX_VECS),
+				 opf, GFP_KERNEL);
+		next->bi_iter.bi_sector = sector;
+		while (len) {
+			unsigned int chunk = min_t(unsigned int, len,
+						   PAGE_SIZE -
+						   offset_in_page(buf));
+			struct page *page = is_vmalloc_addr(buf) ?
+					    vmalloc_to_page(buf) :
+					    virt_to_page(buf);
+
+			if (!bio_add_page(next, page, chunk,
+					  offset_in_page(buf)))
+				break;
+			buf += chunk;
+			len -= chunk;
+			sector += chunk >> SECTOR_SHIFT;
 		}
-		buf += chunk;
-		len -= chunk;
+		if (WARN_ON_ONCE(!next->bi_iter.bi_size)) {
+			bio_put(next);
+			r = -EIO;
+			break;
+		}
+		if (bio) {
+			bio_chain(bio, next);
+			submit_bio(bio);
+		}
+		bio = next;
 	}
-	r = submit_bio_wait(bio);
-	bio_put(bio);
+	if (bio) {
+		int w = submit_bio_wait(bio);
+
+		bio_put(bio);
+		r = r ?: w;
+	}
 	return r;
 }

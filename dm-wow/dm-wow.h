@@ -269,6 +269,8 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
 
 /* Most data bytes in one log record. */
 #define WOW_RECORD_DATA_BYTES	SZ_1M
+/* Recovery reads a segment in windows of this much (or the segment). */
+#define WOW_SCAN_WINDOW_BYTES	SZ_2M
 /* Free segments only reclaim's own records may use. */
 #define WOW_RESERVE_SEGMENTS	2U
 /* Destage at full rate after this long without foreground I/O. */
@@ -282,9 +284,12 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
 #define WOW_SEQ_QUEUE		2U
 /*
  * Lazy recycling: outside an emergency, cleaning takes a victim only when
- * at least this share of it comes free (its dirty blocks are copied).
+ * at least this share of it comes free (its dirty blocks are copied): at
+ * 80%, a freed block costs at most a quarter of a block copied.  While the
+ * log is short and no segment qualifies, destage runs at full rate
+ * (wow_clean_starved) until one does.
  */
-#define WOW_CLEAN_MIN_FREE_PCT	50U
+#define WOW_CLEAN_MIN_FREE_PCT	80U
 /* max_destage_ios counted up to this when the reserves are sized. */
 #define WOW_RESERVE_IOS		256U
 /* Copies (reads of a victim's dirty blocks, then records) in flight. */
@@ -545,6 +550,8 @@ struct wow_cache {
 	u32 victim;			/* segment being cleaned */
 	u32 copies_inflight;		/* reading, or queued to the log */
 	unsigned long clean_pick_at;	/* jiffies of the last victim scan */
+	/* the log is short and no segment is cheap to clean (last scan) */
+	bool clean_starved;
 	bool meta_inflight;
 	unsigned long origin_retry_at;
 	u64 last_destage_end;		/* sector after the last destage */
@@ -669,5 +676,6 @@ int wow_clean_alloc(struct wow_cache *wc);
 void wow_clean_free(struct wow_cache *wc);
 void wow_clean(struct wow_cache *wc);
 u32 wow_clean_free_done(struct wow_cache *wc);
+bool wow_clean_starved(struct wow_cache *wc);
 
 #endif /* DM_WOW_H */
