@@ -63,22 +63,23 @@ static void seg_usage(struct wow_cache *wc, struct wow_segment *seg,
  * The victim, by cost and benefit among the closed segments that lazy
  * recycling allows; when none qualifies, the log is starved (destage runs
  * at full rate until one does) and, once free segments are down to the
- * reserve (urgent), any segment that gains space goes.  Tombstones must be
- * kept while an older segment life is on the device: while many are held,
- * the oldest closed segment goes first if it gains anything, which keeps
- * the oldest life young and the tombstones few.  Lock held.
+ * reserve plus one (urgent), a segment at least half free goes.
+ * Tombstones must be kept while an older segment life is on the device:
+ * while many are held, the oldest closed segment goes first if it gains
+ * anything, which keeps the oldest life young and the tombstones few.
+ * Lock held.
  */
 static u32 pick_victim(struct wow_cache *wc)
 {
 	bool urgent = wc->nr_free_segs <= WOW_RESERVE_SEGMENTS + 1;
 	u64 tombs = prune_held_tombs(wc);
-	struct wow_victim_pick lazy, any;
+	struct wow_victim_pick lazy, half;
 	struct wow_seg_usage u;
 	u32 oldest = WOW_NO_SEG, s;
 
 	lockdep_assert_held(&wc->lock);
 	wow_victim_pick_init(&lazy);
-	wow_victim_pick_init(&any);
+	wow_victim_pick_init(&half);
 	for (s = 0; s < wc->nr_segments; s++) {
 		struct wow_segment *seg = &wc->segs[s];
 
@@ -89,7 +90,8 @@ static u32 pick_victim(struct wow_cache *wc)
 		seg_usage(wc, seg, &u);
 		wow_victim_consider(&lazy, s, &u, wc->blocks_per_seg,
 				    WOW_CLEAN_MIN_FREE_PCT, false);
-		wow_victim_consider(&any, s, &u, wc->blocks_per_seg, 0, true);
+		wow_victim_consider(&half, s, &u, wc->blocks_per_seg,
+				    WOW_CLEAN_URGENT_FREE_PCT, false);
 	}
 	wc->clean_starved = lazy.seg == WOW_NO_SEG;
 	if (oldest != WOW_NO_SEG && tombs > wc->nr_slots / 16) {
@@ -97,7 +99,7 @@ static u32 pick_victim(struct wow_cache *wc)
 		if (wow_victim_eligible(&u, wc->blocks_per_seg, 0, true))
 			return oldest;
 	}
-	return lazy.seg != WOW_NO_SEG || !urgent ? lazy.seg : any.seg;
+	return lazy.seg != WOW_NO_SEG || !urgent ? lazy.seg : half.seg;
 }
 
 /*

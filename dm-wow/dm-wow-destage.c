@@ -361,8 +361,9 @@ static void submit_write(struct wow_cache *wc, struct wow_run *run)
 
 /*
  * The run's origin write is durable (@ok) or failed: record its blocks
- * clean where the destaged copy is still the current one, else leave
- * them dirty for a retry.  Lock held.
+ * clean where the destaged copy is still the current one (and note them
+ * for a clean mark in the log), else leave them dirty for a retry.  Lock
+ * held.
  */
 static void complete_run(struct wow_cache *wc, struct wow_run *run, bool ok)
 {
@@ -382,6 +383,8 @@ static void complete_run(struct wow_cache *wc, struct wow_run *run, bool ok)
 			sl->flags &= ~WOW_SLOT_DIRTY;
 			wow_seg_dirty_dec(wc, wow_slot_seg(wc, run->slots[i]));
 			wc->dirty_blocks--;
+			wow_log_note_clean(wc, run->start + i,
+					   wc->completed_seq);
 		} else {
 			/* the group is alive while the run is busy */
 			wow_policy_mark_dirty(&wc->policy, run->start + i);
@@ -666,7 +669,7 @@ void wow_tick(struct work_struct *ws)
 	}
 	wow_policy_trim_spares(&wc->policy, 256, &extra);
 	spin_unlock_irq(&wc->lock);
-	wow_log_pace_sample(wc);
+	wow_log_tick(wc);
 	list_for_each_entry_safe(g, tmp, &extra, lru)
 		kfree(g);
 	wow_kick(wc);

@@ -45,31 +45,6 @@ static void pace_work(struct work_struct *ws)
 	queue_work(wc->wq, &wc->commit_work);
 }
 
-/*
- * Sample the rate cleaning frees log space (segments freed less the
- * blocks copied to free them); the housekeeping tick calls this.
- */
-void wow_log_pace_sample(struct wow_cache *wc)
-{
-	u64 now = ktime_get_ns();
-	u64 rec = atomic64_read(&wc->stats.reclaimed_segments);
-	u64 copied = atomic64_read(&wc->stats.copied_blocks);
-	u64 freed, used;
-
-	spin_lock_irq(&wc->lock);
-	/* clear_stats restarts the counters: start the sample over */
-	if (rec >= wc->pace_reclaimed && copied >= wc->pace_copied) {
-		freed = (rec - wc->pace_reclaimed) * wc->blocks_per_seg;
-		used = copied - wc->pace_copied;
-		wow_pace_sample(&wc->pace, freed > used ? freed - used : 0,
-				now - wc->pace_sample_ns);
-	}
-	wc->pace_reclaimed = rec;
-	wc->pace_copied = copied;
-	wc->pace_sample_ns = now;
-	spin_unlock_irq(&wc->lock);
-}
-
 int wow_log_alloc(struct wow_cache *wc)
 {
 	const struct wow_policy_ops *ops[WOW_NR_POLICIES] = {
@@ -107,6 +82,10 @@ int wow_log_alloc(struct wow_cache *wc)
 	wow_policy_init(&wc->policy, ops[wc->args.policy],
 			wc->args.write_group_size / bs);
 
+	wc->marks = kmalloc_array(WOW_CLEAN_MARKS, sizeof(*wc->marks),
+				  GFP_KERNEL);
+	if (!wc->marks)
+		return -ENOMEM;
 	wc->batch.hdr = kmalloc(bs, GFP_KERNEL);
 	wc->batch.pages = kcalloc(WOW_RECORD_DATA_BYTES / PAGE_SIZE,
 				  sizeof(struct page *), GFP_KERNEL);
@@ -154,6 +133,8 @@ void wow_log_free(struct wow_cache *wc)
 	if (wc->policy.ops)
 		wow_policy_exit(&wc->policy);
 	wow_index_exit(&wc->index);
+	kfree(wc->marks);
+	wc->marks = NULL;
 	kfree(wc->batch.hdr);
 	wc->batch.hdr = NULL;
 	if (wc->batch.pages) {
@@ -448,6 +429,80 @@ void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m)
 	list_add_tail(&m->list, &wc->pending_metas);
 	spin_unlock_irq(&wc->lock);
 	queue_work(wc->wq, &wc->commit_work);
+}
+
+/*
+ * Destage progress (lock held): the copy of origin block @ob recorded at
+ * or before seq @t is durable on the origin.  A clean mark for it goes
+ * into a coming record, so that after a crash recovery takes the block as
+ * clean and does not destage it again.  Any @t from the destaged copy's
+ * record up to completed_seq is right: no newer copy of @ob completed
+ * while the destaged one is still current.  Marks are hints: when there
+ * is no room for one it is dropped, and after a crash the block is
+ * destaged once more (the same data).
+ */
+void wow_log_note_clean(struct wow_cache *wc, u64 ob, u64 t)
+{
+	struct wow_tomb_range *last = wc->nr_marks ?
+				      &wc->marks[wc->nr_marks - 1] : NULL;
+
+	lockdep_assert_held(&wc->lock);
+	if (last && last->t == t && last->start + last->nr == ob &&
+	    last->nr < U32_MAX) {
+		last->nr++;
+		return;
+	}
+	if (wc->nr_marks == WOW_CLEAN_MARKS)
+		return;
+	if (!wc->nr_marks)
+		wc->marks_at = jiffies;
+	last = &wc->marks[wc->nr_marks++];
+	last->start = ob;
+	last->nr = 1;
+	last->t = t;
+	last->flags = WOW_TOMB_CLEAN;
+	if (wc->nr_marks == WOW_CLEAN_MARKS / 2)
+		queue_work(wc->wq, &wc->commit_work);
+}
+
+/* Do the pending marks want a record of their own? (lock held) */
+static bool marks_due(struct wow_cache *wc)
+{
+	return wc->nr_marks &&
+	       (wc->nr_marks >= WOW_CLEAN_MARKS / 2 ||
+		time_after_eq(jiffies, wc->marks_at +
+			      msecs_to_jiffies(WOW_MARKS_DUE_MS))) &&
+	       !wow_log_short(wc);
+}
+
+/*
+ * The housekeeping tick: sample the rate cleaning frees log space
+ * (segments freed less the blocks copied to free them), and have clean
+ * marks that waited long enough written.
+ */
+void wow_log_tick(struct wow_cache *wc)
+{
+	u64 now = ktime_get_ns();
+	u64 rec = atomic64_read(&wc->stats.reclaimed_segments);
+	u64 copied = atomic64_read(&wc->stats.copied_blocks);
+	u64 freed, used;
+	bool due;
+
+	spin_lock_irq(&wc->lock);
+	/* clear_stats restarts the counters: start the sample over */
+	if (rec >= wc->pace_reclaimed && copied >= wc->pace_copied) {
+		freed = (rec - wc->pace_reclaimed) * wc->blocks_per_seg;
+		used = copied - wc->pace_copied;
+		wow_pace_sample(&wc->pace, freed > used ? freed - used : 0,
+				now - wc->pace_sample_ns);
+	}
+	wc->pace_reclaimed = rec;
+	wc->pace_copied = copied;
+	wc->pace_sample_ns = now;
+	due = marks_due(wc);
+	spin_unlock_irq(&wc->lock);
+	if (due)
+		queue_work(wc->wq, &wc->commit_work);
 }
 
 /*
@@ -796,6 +851,24 @@ static void add_tomb(struct wow_batch *b, const struct wow_tomb_range *r)
 }
 
 /*
+ * Destage progress into the header (lock held): a record of marks alone
+ * takes as many as fit, any other record only as many as leave its data
+ * room (@room blocks, up to a record's worth) whole.
+ */
+static void add_marks(struct wow_cache *wc, struct wow_batch *b, bool only,
+		      u32 room)
+{
+	u32 bs = wc->args.block_size, n = 0;
+	u32 want = min(room, WOW_RECORD_DATA_BYTES / bs);
+
+	while (n < wc->nr_marks && tomb_room(wc, b->nr_tombs) &&
+	       (only || wow_record_capacity(bs, b->nr_tombs + 1) >= want))
+		add_tomb(b, &wc->marks[n++]);
+	wc->nr_marks -= n;
+	memmove(wc->marks, wc->marks + n, wc->nr_marks * sizeof(*wc->marks));
+}
+
+/*
  * Prune every pending copy (its nr_live is then current for this gather)
  * and hand back the ones left with nothing; returns the first one's
  * blocks, 0 if none is left (lock held).
@@ -865,7 +938,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	struct wow_copy *c, *ctmp;
 	struct bio_list cached;
 	u32 room, data_cap, copy_blocks;
-	bool reserve, tombs, first_admitted = false;
+	bool reserve, tombs, only_marks, first_admitted = false;
 	struct bio *bio;
 	u64 rate;
 
@@ -910,12 +983,14 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 			bio = NULL;		/* not its turn yet */
 		first_admitted = true;
 	}
-	if (!tombs && !bio && !copy_blocks) {
+	only_marks = !tombs && !bio && !copy_blocks;
+	if (only_marks && !marks_due(wc)) {
 		if (!bio_list_empty(&wc->pending_writes))
 			wow_kick(wc);
 		return false;
 	}
-	close_if_short(wc, 1 + (tombs ? 0 : copy_blocks ? copy_blocks :
+	close_if_short(wc, 1 + (tombs || only_marks ? 0 :
+				copy_blocks ? copy_blocks :
 				wow_bio_blocks(wc, bio)));
 	if (!open_segment(wc, reserve, wc->next_seq)) {
 		wow_kick(wc);
@@ -965,6 +1040,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 		b->fua = true;
 	}
 
+	add_marks(wc, b, only_marks, room);
 	data_cap = min3(room, wow_record_capacity(wc->args.block_size,
 						  b->nr_tombs),
 			WOW_RECORD_DATA_BYTES / wc->args.block_size);
@@ -2009,6 +2085,8 @@ int wow_log_mark_clean(struct wow_cache *wc)
 
 	spin_lock_irq(&wc->lock);
 	t = wc->completed_seq;
+	/* these marks cover every clean block: the pending ones too */
+	wc->nr_marks = 0;
 	for (i = 0; i < wc->nr_slots && n < nr; i++) {
 		struct wow_slot *sl = wow_slot_at(&wc->index, i);
 

@@ -269,6 +269,13 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
 
 /* Most data bytes in one log record. */
 #define WOW_RECORD_DATA_BYTES	SZ_1M
+/*
+ * Destage progress: clean marks waiting for a record, at most this many
+ * ranges; a record of marks alone is written once half of them are taken
+ * or the oldest has waited WOW_MARKS_DUE_MS.
+ */
+#define WOW_CLEAN_MARKS		256U
+#define WOW_MARKS_DUE_MS	1000U
 /* Recovery reads a segment in windows of this much (or the segment). */
 #define WOW_SCAN_WINDOW_BYTES	SZ_2M
 /* Free segments only reclaim's own records may use. */
@@ -290,6 +297,14 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
  * (wow_clean_starved) until one does.
  */
 #define WOW_CLEAN_MIN_FREE_PCT	80U
+/*
+ * Once free segments are down to the reserve plus one (urgent), a victim
+ * needs only this much free; a segment fuller than that is left to
+ * destage, which runs at full rate meanwhile (copying it would cost more
+ * log bandwidth than it frees, and a log busy copying turns over faster
+ * than destage can empty it: seen settling at 2 to 6 copies per write).
+ */
+#define WOW_CLEAN_URGENT_FREE_PCT	50U
 /* max_destage_ios counted up to this when the reserves are sized. */
 #define WOW_RESERVE_IOS		256U
 /* Copies (reads of a victim's dirty blocks, then records) in flight. */
@@ -517,6 +532,10 @@ struct wow_cache {
 	struct list_head pending_copies;
 	struct list_head copies_done;	/* finished or failed: to free */
 	struct wow_batch batch;
+	/* destage progress: clean marks for the coming records (hints) */
+	struct wow_tomb_range *marks;
+	u32 nr_marks;
+	unsigned long marks_at;		/* jiffies: the oldest was noted */
 	struct wow_pace pace;		/* admission while space is short */
 	struct delayed_work pace_work;	/* a paced write's turn */
 	u64 pace_reclaimed;		/* stats at the last sample */
@@ -642,8 +661,9 @@ void wow_log_queue_write(struct wow_cache *wc, struct bio *bio);
 void wow_log_queue_flush(struct wow_cache *wc, struct bio *bio);
 void wow_log_queue_discard(struct wow_cache *wc, struct bio *bio);
 void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m);
+void wow_log_note_clean(struct wow_cache *wc, u64 ob, u64 t);
 void wow_log_queue_copy(struct wow_cache *wc, struct wow_copy *c);
-void wow_log_pace_sample(struct wow_cache *wc);
+void wow_log_tick(struct wow_cache *wc);
 void wow_log_cancel_metas(struct wow_cache *wc);
 int wow_log_commit(struct wow_cache *wc);
 int wow_log_mark_clean(struct wow_cache *wc);
