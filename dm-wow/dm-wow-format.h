@@ -4,10 +4,11 @@
  *
  * Cache device layout (E = erase_block_size, B = block_size):
  *
- *   0          B                        E            2E           3E
- *   +----------+------------------------+------------+------------+---
- *   |superblock|   unused (never written)| segment 0  | segment 1  | ...
- *   +----------+------------------------+------------+------------+---
+ *   0          B      2B                E            2E           3E
+ *   +----------+------+-----------------+------------+------------+---
+ *   |superblock|health| unused (never   | segment 0  | segment 1  | ...
+ *   |          |      |  written)       |            |            |
+ *   +----------+------+-----------------+------------+------------+---
  *   |<------ erase block 0: metadata -->|<-- log segments, each one
  *                                          erase block, aligned ------>
  *
@@ -137,6 +138,34 @@ struct wow_superblock {
 	 */
 	char origin_id[WOW_ORIGIN_ID_LEN];
 	__u8 padding[WOW_SB_CSUM_BYTES - 88 - WOW_ORIGIN_ID_LEN];
+} __packed;
+
+/*
+ * The health block: block 1 of erase block 0 (offset block_size), whole
+ * block, its first WOW_SB_CSUM_BYTES covered by a crc32c like the
+ * superblock's, the rest zero.  The superblock is never rewritten; this
+ * block is, with FUA, when the cache device fails an I/O (the target goes
+ * read_only or failed), so the next load knows: WOW_SB_F_NEEDS_CHECK.
+ * Format writes it with no flag.  A block with another magic or another
+ * uuid (never written, or left from an earlier format) says nothing; one
+ * with our magic and uuid that fails its checksum was torn while being
+ * written, which only happens when an error is being recorded, so it too
+ * means needs_check.
+ */
+#define WOW_HEALTH_MAGIC	0x48544c48574f5744ULL	/* "DWOWHLTH" */
+#define WOW_HEALTH_VERSION	1
+#define WOW_HEALTH_WHAT_LEN	64
+
+struct wow_health {
+	__le32 csum;		/* crc32c of bytes 4..WOW_SB_CSUM_BYTES-1 */
+	__le32 version;
+	__le64 magic;
+	__u8 uuid[16];		/* the superblock's */
+	__le32 flags;		/* WOW_SB_F_NEEDS_CHECK */
+	__le32 state;		/* 1 read_only, 2 failed, when written */
+	__le64 time;		/* seconds since 1970 when written */
+	char what[WOW_HEALTH_WHAT_LEN];	/* what failed, NUL padded */
+	__u8 padding[WOW_SB_CSUM_BYTES - 48 - WOW_HEALTH_WHAT_LEN];
 } __packed;
 
 /*

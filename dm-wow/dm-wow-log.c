@@ -1278,6 +1278,7 @@ void wow_log_commit_work(struct work_struct *ws)
 /* A fresh cache: write the superblock; every segment is free. */
 int wow_log_format(struct wow_cache *wc)
 {
+	struct wow_health_info clear = { };
 	u32 bs = wc->args.block_size, i;
 	void *buf;
 	int r;
@@ -1285,6 +1286,14 @@ int wow_log_format(struct wow_cache *wc)
 	buf = kzalloc(bs, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
+	/* the health block, all clear; the superblock makes both durable */
+	wow_health_encode(buf, bs, wc->sb.uuid, &clear);
+	r = wow_sync_io(wc->cache_dev->bdev, bs >> SECTOR_SHIFT, buf, bs,
+			REQ_OP_WRITE | REQ_SYNC);
+	if (r) {
+		kfree(buf);
+		return r;
+	}
 	wow_sb_encode(buf, &wc->sb);
 	r = wow_sync_io(wc->cache_dev->bdev, 0, buf, bs,
 			REQ_OP_WRITE | REQ_SYNC | REQ_PREFLUSH | REQ_FUA);

@@ -56,6 +56,60 @@ void wow_sb_encode(struct wow_superblock *sb, const struct wow_sb_info *info)
 	sb->csum = cpu_to_le32(sb_csum(sb));
 }
 
+static_assert(sizeof(struct wow_health) == WOW_SB_CSUM_BYTES);
+
+static u32 health_csum(const struct wow_health *hb)
+{
+	return crc32c(WOW_CSUM_SEED, (const u8 *)hb + sizeof(hb->csum),
+		      WOW_SB_CSUM_BYTES - sizeof(hb->csum));
+}
+
+/* The health block for @h, in a whole block of @len bytes. */
+void wow_health_encode(void *block, unsigned int len, const u8 *uuid,
+		       const struct wow_health_info *h)
+{
+	struct wow_health *hb = block;
+
+	memset(block, 0, len);
+	hb->version = cpu_to_le32(WOW_HEALTH_VERSION);
+	hb->magic = cpu_to_le64(WOW_HEALTH_MAGIC);
+	memcpy(hb->uuid, uuid, sizeof(hb->uuid));
+	hb->flags = cpu_to_le32(h->flags);
+	hb->state = cpu_to_le32(h->state);
+	hb->time = cpu_to_le64(h->time);
+	strscpy_pad(hb->what, h->what, sizeof(hb->what));
+	hb->csum = cpu_to_le32(health_csum(hb));
+}
+
+/*
+ * Decode a health block for the cache with @uuid into @h.  Another magic
+ * or uuid says nothing (all clear); our magic and uuid with a bad checksum
+ * or an unknown version was torn while an error was being recorded:
+ * needs_check.  Returns true when @h says needs_check.
+ */
+bool wow_health_decode(const void *block, unsigned int len, const u8 *uuid,
+		       struct wow_health_info *h)
+{
+	const struct wow_health *hb = block;
+
+	memset(h, 0, sizeof(*h));
+	if (len < sizeof(*hb) || le64_to_cpu(hb->magic) != WOW_HEALTH_MAGIC ||
+	    memcmp(hb->uuid, uuid, sizeof(hb->uuid)))
+		return false;
+	if (le32_to_cpu(hb->csum) != health_csum(hb) ||
+	    le32_to_cpu(hb->version) != WOW_HEALTH_VERSION) {
+		h->flags = WOW_SB_F_NEEDS_CHECK;
+		strscpy(h->what, "(health block unreadable)", sizeof(h->what));
+		return true;
+	}
+	h->flags = le32_to_cpu(hb->flags);
+	h->state = le32_to_cpu(hb->state);
+	h->time = le64_to_cpu(hb->time);
+	memcpy(h->what, hb->what, sizeof(h->what));
+	h->what[sizeof(h->what) - 1] = 0;
+	return h->flags & WOW_SB_F_NEEDS_CHECK;
+}
+
 static bool all_zero(const void *buf, unsigned int len)
 {
 	return !memchr_inv(buf, 0, len);

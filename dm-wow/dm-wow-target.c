@@ -17,6 +17,7 @@
 #include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/random.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 
 #include "dm-wow.h"
@@ -37,11 +38,87 @@ void wow_error(struct wow_cache *wc, enum wow_state state, const char *what,
 	if (state > wc->state) {
 		wc->state = state;
 		changed = true;
+		/* persist it: the next load must know (needs_check) */
+		wc->needs_check = true;
+		wc->health.flags = WOW_SB_F_NEEDS_CHECK;
+		wc->health.state = state;
+		wc->health.time = ktime_get_real_seconds();
+		strscpy(wc->health.what, what, sizeof(wc->health.what));
+		if (wc->wq)
+			queue_work(wc->wq, &wc->health_work);
 	}
 	spin_unlock_irqrestore(&wc->lock, flags);
 	if (changed)
 		DMERR("%s: %s failed (%d): cache is now %s", wow_name(wc), what,
 		      err, state == WOW_STATE_FAILED ? "failed" : "read_only");
+}
+
+/*
+ * Write the health block (needs_check and what failed) with FUA.  The
+ * device just failed an I/O, so this may fail too: then only the kernel
+ * log tells.  No reclaim through our own device while allocating.
+ */
+static void wow_health_work(struct work_struct *ws)
+{
+	struct wow_cache *wc = container_of(ws, struct wow_cache, health_work);
+	u32 bs = wc->args.block_size;
+	struct wow_health_info h;
+	unsigned int noio;
+	void *buf;
+	int r = -ENOMEM;
+
+	spin_lock_irq(&wc->lock);
+	h = wc->health;
+	spin_unlock_irq(&wc->lock);
+	noio = memalloc_noio_save();
+	buf = kmalloc(bs, GFP_NOIO);
+	if (buf) {
+		wow_health_encode(buf, bs, wc->sb.uuid, &h);
+		r = wow_sync_io(wc->cache_dev->bdev, bs >> SECTOR_SHIFT, buf,
+				bs, REQ_OP_WRITE | REQ_SYNC | REQ_FUA);
+		kfree(buf);
+	}
+	memalloc_noio_restore(noio);
+	if (r)
+		DMERR("%s: cannot record needs_check on the cache device (%d)",
+		      wow_name(wc), r);
+}
+
+#define MSG_NEEDS_CHECK "%s: needs_check: the cache device failed before (%s, at %llu s since 1970); loading in cleaner mode, so dirty data drains to the origin; 'format' clears it"
+
+/*
+ * The health block of a valid cache (@blk: block 1 if the probe read it,
+ * else NULL and it is read here).  needs_check loads the cache in cleaner
+ * mode: its dirty data drains to the origin and new writes go there.
+ */
+static int wow_read_health(struct wow_cache *wc, void *blk, char **error)
+{
+	u32 len = wc->args.block_size;
+	void *own = NULL;
+	int r;
+
+	if (!blk) {
+		own = kvzalloc(len, GFP_KERNEL);
+		if (!own) {
+			*error = "Cannot allocate superblock buffer";
+			return -ENOMEM;
+		}
+		r = wow_sync_io(wc->cache_dev->bdev, len >> SECTOR_SHIFT, own,
+				len, REQ_OP_READ);
+		if (r) {
+			kvfree(own);
+			*error = "Cannot read the cache device's health block";
+			return r;
+		}
+		blk = own;
+	}
+	wc->needs_check = wow_health_decode(blk, len, wc->sb.uuid,
+					    &wc->health);
+	kvfree(own);
+	if (wc->needs_check)
+		DMERR(MSG_NEEDS_CHECK, wow_name(wc), wc->health.what,
+		      wc->health.time);
+	return 0;
 }
 
 /*
@@ -154,6 +231,9 @@ static int wow_check_superblock(struct wow_cache *wc, char **error)
 		r = -EINVAL;
 		break;
 	}
+	if (!r && kind == WOW_SB_VALID)
+		r = wow_read_health(wc, probe >= 2 * len ? buf + len : NULL,
+				    error);
 	if (r && why)
 		DMERR("%s: cache device %pg: %s", wow_name(wc), bdev, why);
 out:
@@ -262,6 +342,7 @@ static int wow_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	INIT_LIST_HEAD(&wc->runs_flushing);
 	INIT_WORK(&wc->destage_work, wow_destage_work);
 	INIT_DELAYED_WORK(&wc->tick, wow_tick);
+	INIT_WORK(&wc->health_work, wow_health_work);
 	wc->stopped = true;
 	wc->last_io = jiffies;
 	wc->oldest_dirty = jiffies;
@@ -305,7 +386,7 @@ static int wow_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		r = -ENOMEM;
 		goto bad;
 	}
-	wc->cleaner = wc->args.cleaner;
+	wc->cleaner = wc->args.cleaner || wc->needs_check;
 	wow_policy_set_drain(&wc->policy, wc->cleaner);
 	wow_thresholds_init(&wc->thresh, wc->args.low_watermark_pct,
 			    wc->args.high_watermark_pct);
@@ -562,6 +643,7 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 	u32 free_segs, inflight;
 	unsigned long oldest;
 	struct wow_args args;
+	bool needs_check;
 	unsigned int sz = 0;
 
 	spin_lock_irq(&wc->lock);
@@ -577,6 +659,7 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 	thresh = wc->thresh;
 	oldest = wc->oldest_dirty;
 	ps = wc->policy.stats;
+	needs_check = wc->needs_check;
 	spin_unlock_irq(&wc->lock);
 
 	switch (type) {
@@ -610,6 +693,7 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 		       dirty ? jiffies_to_msecs(jiffies - oldest) / 1000 : 0);
 		DMEMIT(" copied_blocks=%llu log_blocks=%llu load_dropped=%llu",
 		       STAT(copied_blocks), STAT(log_blocks), wc->load_dropped);
+		DMEMIT(" needs_check=%u", needs_check);
 		break;
 	case STATUSTYPE_TABLE:
 		args.set &= ~BIT(WOW_OPT_FORMAT);

@@ -214,6 +214,19 @@ void wow_geometry_init(struct wow_geometry *g, const struct wow_args *a,
 void wow_sb_encode(struct wow_superblock *sb, const struct wow_sb_info *info);
 enum wow_sb_kind wow_sb_decode(const void *block, unsigned int len,
 			       struct wow_sb_info *info, const char **why);
+/* The health block (dm-wow-format.h): what the last load should know. */
+struct wow_health_info {
+	u32 flags;		/* WOW_SB_F_NEEDS_CHECK */
+	u32 state;		/* enum wow_state when written */
+	u64 time;		/* seconds since 1970 */
+	char what[WOW_HEALTH_WHAT_LEN];	/* NUL terminated */
+};
+
+void wow_health_encode(void *block, unsigned int len, const u8 *uuid,
+		       const struct wow_health_info *h);
+/* Decode the health block of the cache with @uuid; true if it is bad. */
+bool wow_health_decode(const void *block, unsigned int len, const u8 *uuid,
+		       struct wow_health_info *h);
 /* Bytes read at the start of a cache device to tell blank from in use. */
 #define WOW_PROBE_BYTES		(68U << 10)
 const char *wow_foreign_signature(const void *buf, unsigned int len);
@@ -498,6 +511,10 @@ struct wow_cache {
 	bool loaded;			/* preresume formatted or recovered */
 	bool needs_format;		/* ctr: format at first preresume */
 	bool stopped;			/* suspended: no destage, no reclaim */
+	/* the health block said so at load, or an error was latched since */
+	bool needs_check;
+	struct wow_health_info health;	/* what the health block says */
+	struct work_struct health_work;	/* writes it */
 
 	struct wow_sb_info sb;
 	u32 block_shift;		/* log2(block_size / 512) */

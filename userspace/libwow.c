@@ -191,6 +191,9 @@ const struct wow_field wow_fields[WOW_NR_FIELDS] = {
 	F(LOAD_DROPPED, load_dropped, "Dropped at load", "records",
 	  "log records the last load dropped as torn or corrupt (the tail "
 	  "of a power cut; the kernel log says which)"),
+	F(NEEDS_CHECK, needs_check, "Needs check", "flag",
+	  "1 once the cache device failed an I/O, now or before this load "
+	  "(the cache loads in cleaner mode); cleared only by format"),
 	F(ORIGIN_ERRORS, origin_errors, "Origin errors", "errors",
 	  "I/O errors from the origin device (data stays dirty, retried)"),
 	F(CACHE_ERRORS, cache_errors, "Cache errors", "errors",

@@ -64,6 +64,7 @@ enum wow_field_id {
 	WOW_F_COPIED_BLOCKS,
 	WOW_F_LOG_BLOCKS,
 	WOW_F_LOAD_DROPPED,
+	WOW_F_NEEDS_CHECK,
 	WOW_F_ORIGIN_ERRORS,
 	WOW_F_CACHE_ERRORS,
 	WOW_F_SEGMENTS,
@@ -111,7 +112,7 @@ struct wow_status {
 	uint64_t read_hits, read_misses, write_hits, write_misses;
 	uint64_t writes_bypassed, destage_writes, destage_blocks;
 	uint64_t merged_blocks, commits, flushes, reclaimed_segments;
-	uint64_t copied_blocks, log_blocks, load_dropped;
+	uint64_t copied_blocks, log_blocks, load_dropped, needs_check;
 	uint64_t origin_errors, cache_errors;
 	uint64_t segments, free_segments, low_watermark, high_watermark;
 	uint64_t destage_inflight, hand, dirty_groups, recency_bits;

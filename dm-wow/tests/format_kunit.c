@@ -436,7 +436,53 @@ static void wow_format_foreign_signatures(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, wow_foreign_signature(buf, WOW_PROBE_BYTES));
 }
 
+/*
+ * The health block: round trip; another uuid or magic says nothing; our
+ * magic and uuid with any byte of the checksummed part flipped (a torn
+ * write while an error was being recorded) says needs_check.
+ */
+static void wow_format_health_block(struct kunit *test)
+{
+	const u8 uuid[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 };
+	const u8 other[16] = { 9 };
+	struct wow_health_info h = {
+		.flags = WOW_SB_F_NEEDS_CHECK, .state = 1, .time = 1234567,
+	}, out;
+	u8 *buf = kunit_kzalloc(test, 4096, GFP_KERNEL);
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_EXPECT_EQ(test, sizeof(struct wow_health), 512UL);
+	strscpy(h.what, "log record write", sizeof(h.what));
+	wow_health_encode(buf, 4096, uuid, &h);
+	KUNIT_EXPECT_TRUE(test, wow_health_decode(buf, 4096, uuid, &out));
+	KUNIT_EXPECT_EQ(test, out.state, 1U);
+	KUNIT_EXPECT_EQ(test, out.time, 1234567ULL);
+	KUNIT_EXPECT_STREQ(test, out.what, "log record write");
+	KUNIT_EXPECT_FALSE(test, wow_health_decode(buf, 4096, other, &out));
+	KUNIT_EXPECT_EQ(test, out.flags, 0U);
+
+	/* all clear, as format writes it */
+	memset(&h, 0, sizeof(h));
+	wow_health_encode(buf, 4096, uuid, &h);
+	KUNIT_EXPECT_FALSE(test, wow_health_decode(buf, 4096, uuid, &out));
+	for (i = 4; i < 512; i++) {
+		if (i >= 8 && i < 32)
+			continue;	/* magic and uuid: not ours at all */
+		buf[i] ^= 0x10;
+		KUNIT_EXPECT_TRUE(test, wow_health_decode(buf, 4096, uuid,
+							  &out));
+		buf[i] ^= 0x10;
+	}
+	buf[0] ^= 1;
+	KUNIT_EXPECT_TRUE(test, wow_health_decode(buf, 4096, uuid, &out));
+	/* never written: zeros */
+	memset(buf, 0, 4096);
+	KUNIT_EXPECT_FALSE(test, wow_health_decode(buf, 4096, uuid, &out));
+}
+
 static struct kunit_case wow_format_cases[] = {
+	KUNIT_CASE(wow_format_health_block),
 	KUNIT_CASE(wow_format_foreign_signatures),
 	KUNIT_CASE(wow_format_next_epoch),
 	KUNIT_CASE(wow_format_vouching),
