@@ -60,26 +60,52 @@ static void seg_usage(struct wow_cache *wc, struct wow_segment *seg,
 }
 
 /*
+ * Urgent (free segments down to the reserve plus one), a victim needs
+ * less to come free the longer no segment has been freed: at first as
+ * much as lazy recycling asks (destage, at full rate, makes segments
+ * cheap; copying mostly dirty segments makes the log turn over faster
+ * than destage empties it, so they stay dirty: seen settling at 2 to 6
+ * copies per write), after WOW_CLEAN_URGENT_MS half, after five times
+ * that anything that gains 1/16 (destage is not freeing: origin errors,
+ * or groups spared again and again).  Lock held.
+ */
+static u32 urgent_free_pct(struct wow_cache *wc)
+{
+	unsigned long waited, step = msecs_to_jiffies(WOW_CLEAN_URGENT_MS);
+
+	if (!wc->urgent_since)
+		wc->urgent_since = jiffies ?: 1;
+	waited = jiffies - wc->urgent_since;
+	if (waited < step)
+		return WOW_CLEAN_MIN_FREE_PCT;
+	if (waited < 5 * step)
+		return WOW_CLEAN_URGENT_FREE_PCT;
+	return 0;
+}
+
+/*
  * The victim, by cost and benefit among the closed segments that lazy
  * recycling allows; when none qualifies, the log is starved (destage runs
- * at full rate until one does) and, once free segments are down to the
- * reserve plus one (urgent), a segment at least half free goes.
- * Tombstones must be kept while an older segment life is on the device:
- * while many are held, the oldest closed segment goes first if it gains
- * anything, which keeps the oldest life young and the tombstones few.
- * Lock held.
+ * at full rate until one does) and, when urgent, what urgent_free_pct
+ * allows goes.  Tombstones must be kept while an older segment life is on
+ * the device: while many are held, the oldest closed segment goes first if
+ * it gains anything, which keeps the oldest life young and the tombstones
+ * few.  Lock held.
  */
 static u32 pick_victim(struct wow_cache *wc)
 {
 	bool urgent = wc->nr_free_segs <= WOW_RESERVE_SEGMENTS + 1;
 	u64 tombs = prune_held_tombs(wc);
-	struct wow_victim_pick lazy, half;
+	struct wow_victim_pick lazy, tier;
 	struct wow_seg_usage u;
-	u32 oldest = WOW_NO_SEG, s;
+	u32 oldest = WOW_NO_SEG, s, pct;
 
 	lockdep_assert_held(&wc->lock);
+	if (!urgent)
+		wc->urgent_since = 0;
+	pct = urgent ? urgent_free_pct(wc) : WOW_CLEAN_MIN_FREE_PCT;
 	wow_victim_pick_init(&lazy);
-	wow_victim_pick_init(&half);
+	wow_victim_pick_init(&tier);
 	for (s = 0; s < wc->nr_segments; s++) {
 		struct wow_segment *seg = &wc->segs[s];
 
@@ -90,8 +116,8 @@ static u32 pick_victim(struct wow_cache *wc)
 		seg_usage(wc, seg, &u);
 		wow_victim_consider(&lazy, s, &u, wc->blocks_per_seg,
 				    WOW_CLEAN_MIN_FREE_PCT, false);
-		wow_victim_consider(&half, s, &u, wc->blocks_per_seg,
-				    WOW_CLEAN_URGENT_FREE_PCT, false);
+		wow_victim_consider(&tier, s, &u, wc->blocks_per_seg, pct,
+				    !pct);
 	}
 	wc->clean_starved = lazy.seg == WOW_NO_SEG;
 	if (oldest != WOW_NO_SEG && tombs > wc->nr_slots / 16) {
@@ -99,7 +125,7 @@ static u32 pick_victim(struct wow_cache *wc)
 		if (wow_victim_eligible(&u, wc->blocks_per_seg, 0, true))
 			return oldest;
 	}
-	return lazy.seg != WOW_NO_SEG || !urgent ? lazy.seg : half.seg;
+	return lazy.seg != WOW_NO_SEG || !urgent ? lazy.seg : tier.seg;
 }
 
 /*
@@ -365,6 +391,7 @@ void wow_clean(struct wow_cache *wc)
 			seg->state = WOW_SEG_FREE;
 			wc->nr_free_segs++;
 			wc->victim = WOW_NO_SEG;
+			wc->urgent_since = 0;	/* progress */
 			atomic64_inc(&wc->stats.reclaimed_segments);
 			spin_unlock_irq(&wc->lock);
 			/* writers may be waiting for the space */

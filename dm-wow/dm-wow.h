@@ -311,13 +311,12 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
  */
 #define WOW_CLEAN_MIN_FREE_PCT	80U
 /*
- * Once free segments are down to the reserve plus one (urgent), a victim
- * needs only this much free; a segment fuller than that is left to
- * destage, which runs at full rate meanwhile (copying it would cost more
- * log bandwidth than it frees, and a log busy copying turns over faster
- * than destage can empty it: seen settling at 2 to 6 copies per write).
+ * Once free segments are down to the reserve plus one (urgent) and none
+ * came free for WOW_CLEAN_URGENT_MS, a victim needs only this much free;
+ * after five times that, anything that gains space (dm-wow-clean.c).
  */
 #define WOW_CLEAN_URGENT_FREE_PCT	50U
+#define WOW_CLEAN_URGENT_MS		1000U
 /* max_destage_ios counted up to this when the reserves are sized. */
 #define WOW_RESERVE_IOS		256U
 /* Copies (reads of a victim's dirty blocks, then records) in flight. */
@@ -588,6 +587,7 @@ struct wow_cache {
 	unsigned long clean_pick_at;	/* jiffies of the last victim scan */
 	/* the log is short and no segment is cheap to clean (last scan) */
 	bool clean_starved;
+	unsigned long urgent_since;	/* jiffies: urgent, nothing freed */
 	bool meta_inflight;
 	unsigned long origin_retry_at;
 	u64 last_destage_end;		/* sector after the last destage */
