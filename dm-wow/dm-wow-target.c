@@ -790,10 +790,11 @@ static void wow_io_hints(struct dm_target *ti, struct queue_limits *limits)
 	struct wow_cache *wc = ti->private;
 	unsigned int bs = wc->args.block_size;
 
+	/* the fields themselves: 6.11 dropped blk_limits_io_min/opt */
 	limits->logical_block_size = bs;
 	limits->physical_block_size = max(limits->physical_block_size, bs);
-	blk_limits_io_min(limits, bs);
-	blk_limits_io_opt(limits, wc->args.write_group_size);
+	limits->io_min = max(limits->io_min, limits->physical_block_size);
+	limits->io_opt = wc->args.write_group_size;
 	limits->discard_granularity = bs;
 	limits->max_discard_sectors = UINT_MAX >> SECTOR_SHIFT;
 	limits->max_hw_discard_sectors = limits->max_discard_sectors;

@@ -71,11 +71,23 @@ check_status w2 wow 4096
 	fail "data written before remove is not read back after reopen"
 wow_remove w2
 
+# check_limits NAME BLOCK_SIZE WRITE_GROUP: the queue limits io_hints sets
+check_limits() {
+	q=/sys/block/dm-$(dmsetup info -c --noheadings -o minor "$1" | tr -d ' ')/queue
+	lbs=$(cat $q/logical_block_size) min=$(cat $q/minimum_io_size)
+	opt=$(cat $q/optimal_io_size)
+	echo "limits: logical $lbs, minimum io $min, optimal io $opt"
+	[ "$lbs" = "$2" ] || fail "logical_block_size $lbs, not $2"
+	[ "$min" -ge "$2" ] || fail "minimum_io_size $min below the block size $2"
+	[ "$opt" = "$3" ] || fail "optimal_io_size $opt, not the write group $3"
+}
+
 info "create with options (blank cache)"
 wow_reset_disks
 wow_create w "$ORIGIN" "$CACHE" block_size 8192 policy cscan
 check_table w "0 $LEN wow $O $C 4 block_size 8192 policy cscan"
 check_status w cscan 8192
+check_limits w 8192 131072
 wow_remove w
 
 info "create again with the same options (reopens the cache)"
