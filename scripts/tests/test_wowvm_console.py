@@ -167,3 +167,29 @@ def test_header_after_a_long_comment(tmp_path):
     assert not s.error
     assert s.cache == 512 << 20 and s.timeout == 1800
 
+
+
+def test_prune_spares_run_dirs_in_use(tmp_path):
+    """Pruning keeps the newest run dirs, --keep ones, and the dirs of
+    wowvm processes still running (a short run once deleted the dir of a
+    check-debug running beside it)."""
+    root = tmp_path
+    live = subprocess.Popen(["sleep", "30"])
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    try:
+        names = ["20260101-0000%02d.x" % i for i in range(wowvm.KEEP_RUN_DIRS + 3)]
+        for n in names:
+            os.makedirs(root / n)
+        (root / names[0] / "OWNER").write_text("%d\n" % live.pid)
+        (root / names[1] / "OWNER").write_text("%d\n" % dead.pid)
+        (root / names[2] / "KEEP").write_text("")
+        wowvm.RunDir.prune(str(root))
+        left = sorted(os.listdir(root))
+        assert names[0] in left          # its wowvm is alive
+        assert names[1] not in left      # its wowvm is gone
+        assert names[2] in left          # --keep
+        assert left[-wowvm.KEEP_RUN_DIRS:] == names[-wowvm.KEEP_RUN_DIRS:]
+    finally:
+        live.kill()
+        live.wait()

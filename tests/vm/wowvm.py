@@ -54,7 +54,8 @@ when the kernel, a package it took files from, or this recipe changes; the
 project's files go into a small overlay archive per boot.  Each run gets
 $WOW_CACHE/run/<time>.<id>/ with console-*.log (one per boot), results/
 (NAME.out, NAME.rc; the 9p share) and, with --keep, disks-*/ (vda.img ...).
-The last 10 run dirs are kept (plus every --keep one).
+The last 10 run dirs are kept (plus every --keep one, and every one a
+running wowvm uses).
 
 Environment: KV (kernel version, default scripts/kver.sh), WOW_CACHE (cache
 root, default ${XDG_CACHE_HOME:-~/.cache}/dm-wow), WOW_QEMU (qemu binary),
@@ -701,16 +702,41 @@ class RunDir:
         os.makedirs(root, exist_ok=True)
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         self.path = tempfile.mkdtemp(prefix=stamp + ".", dir=root)
+        with open(os.path.join(self.path, "OWNER"), "w") as f:
+            f.write("%d\n" % os.getpid())
         self.keep = keep
         self.disk_dirs = []
         self.prune(root)
 
     @staticmethod
+    def in_use(path):
+        """Does a live wowvm own the run dir at PATH?  (A long run, such
+        as check-debug, must not lose its dir to the pruning of a short
+        run started beside it: that was seen.)"""
+        try:
+            with open(os.path.join(path, "OWNER")) as f:
+                pid = int(f.read().strip())
+        except (OSError, ValueError):
+            return False
+        if pid == os.getpid():
+            return True
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    @staticmethod
     def prune(root):
+        """Delete all but the newest KEEP_RUN_DIRS run dirs, sparing
+        --keep ones and those a live wowvm still uses."""
         dirs = sorted(os.listdir(root))
         for d in dirs[:-KEEP_RUN_DIRS]:
             p = os.path.join(root, d)
-            if os.path.exists(os.path.join(p, "KEEP")):
+            if os.path.exists(os.path.join(p, "KEEP")) or \
+                    RunDir.in_use(p):
                 continue
             shutil.rmtree(p, ignore_errors=True)
 
