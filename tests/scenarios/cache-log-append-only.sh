@@ -6,7 +6,8 @@
 # reuses segments), overwrites of a hot set, mixed sizes, FUA writes, a
 # discard, a reload (recovery) and more writes, every write the cache device
 # is given (blktrace D events) must be whole 4 KiB blocks, erase block 0
-# may only get the superblock (once, at format), and inside each 1 MiB erase
+# may only get the superblock and the health block (once each, at format:
+# no error happens here), and inside each 1 MiB erase
 # block writes must append at its write pointer (a write at an erase block's
 # start reuses the segment).  tests/vm/guest/cachecheck.awk checks the
 # trace and prints the write amplification under an erase-block model; it
@@ -42,8 +43,12 @@ awk -f $CHECK /tmp/bt-bad.txt > /dev/null &&
 	fail "checker accepts a mid-segment rewrite"
 printf 'D W 0 8\nD W 2048 4\n' | awk -f $CHECK > /dev/null &&
 	fail "checker accepts a partial-block write"
-printf 'D W 0 8\nD W 8 8\n' | awk -f $CHECK > /dev/null &&
-	fail "checker accepts a write to erase block 0 past the superblock"
+printf 'D W 0 8\nD W 8 8\n' | awk -f $CHECK > /dev/null ||
+	fail "checker rejects the health block written at format"
+printf 'D W 0 8\nD W 8 8\nD W 8 8\n' | awk -f $CHECK > /dev/null &&
+	fail "checker accepts the health block written twice with no error"
+printf 'D W 0 8\nD W 16 8\n' | awk -f $CHECK > /dev/null &&
+	fail "checker accepts a write to erase block 0 past the health block"
 
 wow_reset_disks
 BT=/tmp/bt

@@ -3,7 +3,9 @@
 # cachecheck.awk: check a blktrace of dm-wow's cache device against
 # invariant 5 (DESIGN.md): every write is block-aligned and whole blocks,
 # erase block 0 is written only in its first block (the superblock, once, at
-# format), and inside every other erase block (a log segment) writes only
+# format) and its second (the health block: at format, and again only when
+# the cache device fails an I/O), and inside every other erase block (a log
+# segment) writes only
 # append at the write pointer.  A write at the start of an erase block is
 # always allowed and resets that erase block's write pointer (the segment
 # is reused from its start; records never straddle segments).
@@ -15,8 +17,8 @@
 # writes; discards are counted, not checked.
 #
 # Variables (-v): ev (D), eb (erase block, sectors, 2048 = 1 MiB), bs (block,
-# sectors, 8 = 4 KiB), max_sb (superblock writes allowed, 1), show (violations
-# listed, 10).
+# sectors, 8 = 4 KiB), max_sb (superblock writes allowed, 1), max_health
+# (health block writes allowed, 1), show (violations listed, 10).
 #
 # Prints totals and the write amplification under an erase-block model
 # (each non-append write costs a read-modify-write of its erase block):
@@ -28,9 +30,10 @@ BEGIN {
 	if (eb == "") eb = 2048
 	if (bs == "") bs = 8
 	if (max_sb == "") max_sb = 1
+	if (max_health == "") max_health = 1
 	if (show == "") show = 10
 	writes = 0; sectors = 0; viol = 0; nonappend = 0; resets = 0
-	sb = 0; discards = 0; opened = 0; lines = 0
+	sb = 0; health = 0; discards = 0; opened = 0; lines = 0
 }
 
 function bad(why) {
@@ -52,8 +55,12 @@ $1 == ev && NF >= 4 && $4 ~ /^[0-9]+$/ {
 		if (s == 0 && n == bs) {
 			sb++
 			if (sb > max_sb) bad("superblock written " sb " times")
+		} else if (s == bs && n == bs) {
+			health++
+			if (health > max_health)
+				bad("health block written " health " times")
 		} else {
-			bad("write to erase block 0 beyond the superblock")
+			bad("write to erase block 0 beyond the superblock and health block")
 		}
 		next
 	}
