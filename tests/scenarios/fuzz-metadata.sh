@@ -53,14 +53,19 @@ dd if="$CACHE" of=/tmp/md.cache bs=1M count=$SNAP iflag=direct 2> /dev/null || f
 dd if="$ORIGIN" of=/tmp/md.origin bs=1M count=16 iflag=direct 2> /dev/null
 SLOTS=$(( ($(size_sectors "$CACHE") / 2048 - 1) * 256 ))
 
-# restore: the snapshot back, and the first block of every
-# segment past them that holds records now (new writes of a case) zeroed
+# restore: the snapshot back, and every segment past them that holds
+# records now (new writes of a case) zeroed whole.  Every case's load starts
+# the same next epoch, so its records have the seqs and seg_seqs an earlier
+# case's had: a record left past the first block of a segment would read as
+# a later record of the same life (seen: "the log breaks at block 189 and
+# goes on at block 190", a state no real device reaches, as seqs are never
+# used twice)
 restore() {
 	dd if=/tmp/md.cache of="$CACHE" bs=1M oflag=direct conv=notrunc 2> /dev/null &&
 		dd if=/tmp/md.origin of="$ORIGIN" bs=1M oflag=direct conv=notrunc 2> /dev/null ||
 		fail "cannot restore the snapshot"
 	for _s in $(wowforge scan "$CACHE" | awk -v f=$FREE '$1 != "max_seq" && $1 > f { print $1 }'); do
-		dd if=/dev/zero of="$CACHE" bs=4096 seek=$(( (_s + 1) * 256 )) count=1 \
+		dd if=/dev/zero of="$CACHE" bs=1M seek=$((_s + 1)) count=1 \
 			oflag=direct conv=notrunc 2> /dev/null
 	done
 	[ "$(wowforge scan "$CACHE")" = "$(cat /tmp/md.scan)" ] ||
