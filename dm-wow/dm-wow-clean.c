@@ -103,7 +103,7 @@ static u32 pick_victim(struct wow_cache *wc)
 	lockdep_assert_held(&wc->lock);
 	if (!urgent)
 		wc->urgent_since = 0;
-	pct = urgent ? urgent_free_pct(wc) : WOW_CLEAN_MIN_FREE_PCT;
+	pct = urgent ? urgent_free_pct(wc) : 0;
 	wow_victim_pick_init(&lazy);
 	wow_victim_pick_init(&tier);
 	for (s = 0; s < wc->nr_segments; s++) {
@@ -116,8 +116,9 @@ static u32 pick_victim(struct wow_cache *wc)
 		seg_usage(wc, seg, &u);
 		wow_victim_consider(&lazy, s, &u, wc->blocks_per_seg,
 				    WOW_CLEAN_MIN_FREE_PCT, false);
-		wow_victim_consider(&tier, s, &u, wc->blocks_per_seg, pct,
-				    !pct);
+		if (urgent)
+			wow_victim_consider(&tier, s, &u, wc->blocks_per_seg,
+					    pct, !pct);
 	}
 	wc->clean_starved = lazy.seg == WOW_NO_SEG;
 	if (oldest != WOW_NO_SEG && tombs > wc->nr_slots / 16) {
@@ -125,7 +126,7 @@ static u32 pick_victim(struct wow_cache *wc)
 		if (wow_victim_eligible(&u, wc->blocks_per_seg, 0, true))
 			return oldest;
 	}
-	return lazy.seg != WOW_NO_SEG || !urgent ? lazy.seg : tier.seg;
+	return lazy.seg != WOW_NO_SEG ? lazy.seg : tier.seg;
 }
 
 /*

@@ -39,7 +39,6 @@ void wow_error(struct wow_cache *wc, enum wow_state state, const char *what,
 		wc->state = state;
 		changed = true;
 		/* persist it: the next load must know (needs_check) */
-		wc->needs_check = true;
 		wc->health.flags = WOW_SB_F_NEEDS_CHECK;
 		wc->health.state = state;
 		wc->health.time = ktime_get_real_seconds();
@@ -87,38 +86,16 @@ static void wow_health_work(struct work_struct *ws)
 #define MSG_NEEDS_CHECK "%s: needs_check: the cache device failed before (%s, at %llu s since 1970); loading in cleaner mode, so dirty data drains to the origin; 'format' clears it"
 
 /*
- * The health block of a valid cache (@blk: block 1 if the probe read it,
- * else NULL and it is read here).  needs_check loads the cache in cleaner
- * mode: its dirty data drains to the origin and new writes go there.
+ * The health block of a valid cache (block 1, which the probe read).
+ * needs_check loads the cache in cleaner mode: its dirty data drains to
+ * the origin and new writes go there.
  */
-static int wow_read_health(struct wow_cache *wc, void *blk, char **error)
+static void wow_read_health(struct wow_cache *wc, const void *blk)
 {
-	u32 len = wc->args.block_size;
-	void *own = NULL;
-	int r;
-
-	if (!blk) {
-		own = kvzalloc(len, GFP_KERNEL);
-		if (!own) {
-			*error = "Cannot allocate superblock buffer";
-			return -ENOMEM;
-		}
-		r = wow_sync_io(wc->cache_dev->bdev, len >> SECTOR_SHIFT, own,
-				len, REQ_OP_READ);
-		if (r) {
-			kvfree(own);
-			*error = "Cannot read the cache device's health block";
-			return r;
-		}
-		blk = own;
-	}
-	wc->needs_check = wow_health_decode(blk, len, wc->sb.uuid,
-					    &wc->health);
-	kvfree(own);
-	if (wc->needs_check)
+	if (wow_health_decode(blk, wc->args.block_size, wc->sb.uuid,
+			      &wc->health))
 		DMERR(MSG_NEEDS_CHECK, wow_name(wc), wc->health.what,
 		      wc->health.time);
-	return 0;
 }
 
 /*
@@ -167,9 +144,12 @@ static int wow_check_superblock(struct wow_cache *wc, char **error)
 	void *buf;
 	int r;
 
-	/* the first block, and enough after it to find others' signatures */
-	probe = max_t(u64, len, min_t(u64, WOW_PROBE_BYTES,
-				      bdev_nr_bytes(bdev) & ~(u64)(len - 1)));
+	/*
+	 * The superblock and the health block, and enough after them to find
+	 * others' signatures (the device holds at least an erase block)
+	 */
+	probe = max_t(u64, 2 * len, min_t(u64, WOW_PROBE_BYTES,
+					  bdev_nr_bytes(bdev) & ~(u64)(len - 1)));
 
 	wow_geometry_init(&table, &wc->args, wc->ti->len,
 			  bdev_nr_sectors(bdev));
@@ -232,8 +212,7 @@ static int wow_check_superblock(struct wow_cache *wc, char **error)
 		break;
 	}
 	if (!r && kind == WOW_SB_VALID)
-		r = wow_read_health(wc, probe >= 2 * len ? buf + len : NULL,
-				    error);
+		wow_read_health(wc, buf + len);
 	if (r && why)
 		DMERR("%s: cache device %pg: %s", wow_name(wc), bdev, why);
 out:
@@ -386,7 +365,8 @@ static int wow_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		r = -ENOMEM;
 		goto bad;
 	}
-	wc->cleaner = wc->args.cleaner || wc->needs_check;
+	wc->cleaner = wc->args.cleaner ||
+		      (wc->health.flags & WOW_SB_F_NEEDS_CHECK);
 	wow_policy_set_drain(&wc->policy, wc->cleaner);
 	wow_thresholds_init(&wc->thresh, wc->args.low_watermark_pct,
 			    wc->args.high_watermark_pct);
@@ -659,7 +639,7 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 	thresh = wc->thresh;
 	oldest = wc->oldest_dirty;
 	ps = wc->policy.stats;
-	needs_check = wc->needs_check;
+	needs_check = wc->health.flags & WOW_SB_F_NEEDS_CHECK;
 	spin_unlock_irq(&wc->lock);
 
 	switch (type) {

@@ -510,9 +510,11 @@ struct wow_cache {
 	bool loaded;			/* preresume formatted or recovered */
 	bool needs_format;		/* ctr: format at first preresume */
 	bool stopped;			/* suspended: no destage, no reclaim */
-	/* the health block said so at load, or an error was latched since */
-	bool needs_check;
-	struct wow_health_info health;	/* what the health block says */
+	/*
+	 * What the health block says: WOW_SB_F_NEEDS_CHECK since an error was
+	 * latched, here or before this load
+	 */
+	struct wow_health_info health;
 	struct work_struct health_work;	/* writes it */
 
 	struct wow_sb_info sb;
