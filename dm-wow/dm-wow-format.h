@@ -62,7 +62,7 @@
 #endif
 
 #define WOW_SB_MAGIC		0x48434143574f5744ULL	/* "DWOWCACH" */
-#define WOW_SB_VERSION		1
+#define WOW_SB_VERSION		2	/* 1: no checkpoint */
 #define WOW_SB_CSUM_BYTES	512	/* crc32c covers this prefix */
 #define WOW_CSUM_SEED		0xd3f00d5eU
 
@@ -169,12 +169,146 @@ struct wow_health {
 } __packed;
 
 /*
+ * The checkpoint (format version 2): what a load needs, written at a clean
+ * shutdown so that the next load reads it instead of the whole log.
+ * Documentation/design.rst, Checkpoint, has the commit order.
+ *
+ * The area starts at block 2 (after the superblock and the health block):
+ *
+ *   | header | slot table ...           | segment stream ...             |
+ *   | 1 blk  | S blocks, 6 B per slot   | G blocks, each sealed with a   |
+ *   |        | (no trailer)             | struct wow_ckpt_trailer        |
+ *
+ * Slot table: one 6-byte little-endian entry per cache slot, in slot
+ * order, wow_ckpt_slots_per_block() to a block (the rest of a block is
+ * zero): bits 0..45 the origin block, bit 46 dirty, bit 47 valid; 0 when
+ * the slot holds nothing.
+ * Segment stream: the payloads of the G blocks, as one stream of bytes:
+ * struct wow_ckpt_seg per segment, then a __le32 crc32c per slot table
+ * block, then the tombstones the segments hold (struct wow_tomb, in
+ * segment order, nr_tombs each).  Each block ends with a trailer naming
+ * the checkpoint's generation and the block's index, under a crc32c of
+ * the block, so a block left from another checkpoint, torn or misplaced
+ * is told apart.
+ *
+ * The header is written last, with FUA, and is valid only while it says
+ * WOW_CKPT_VALID and every block checks.  Before the first log record
+ * after a load or resume the header is rewritten without WOW_CKPT_VALID
+ * (FUA), so a valid header never hides a record written after it.
+ */
+#define WOW_CKPT_MAGIC		0x54504b43574f5744ULL	/* "DWOWCKPT" */
+#define WOW_CKPT_VERSION	1
+#define WOW_CKPT_VALID		0x00000001U
+#define WOW_CKPT_FIRST_BLOCK	2
+#define WOW_CKPT_SLOT_BYTES	6
+#define WOW_CKPT_OBLOCK_BITS	46
+#define WOW_CKPT_SLOT_DIRTY	0x0000400000000000ULL	/* bit 46 */
+#define WOW_CKPT_SLOT_VALID	0x0000800000000000ULL	/* bit 47 */
+#define WOW_CKPT_OBLOCK_MASK	0x00003fffffffffffULL	/* bits 0..45 */
+
+struct wow_ckpt_header {
+	__le32 csum;		/* crc32c of bytes 4..WOW_SB_CSUM_BYTES-1 */
+	__le32 version;
+	__le64 magic;
+	__u8 uuid[16];		/* the superblock's */
+	__le32 flags;		/* WOW_CKPT_VALID */
+	__le32 reserved;
+	__le64 generation;	/* of every segment stream block */
+	__le64 next_seq;	/* the log's: every record on disk is older */
+	__le64 completed_seq;	/* the newest record */
+	__le64 nr_slots;
+	__le64 nr_segments;
+	__le64 slot_blocks;	/* S */
+	__le64 seg_blocks;	/* G */
+	__le64 nr_tombs;	/* tombstones in the segment stream */
+	__u8 padding[WOW_SB_CSUM_BYTES - 104];
+} __packed;
+
+struct wow_ckpt_trailer {
+	__le32 csum;		/* crc32c of the block, this field zeroed */
+	__le32 index;		/* the block's index in the segment stream */
+	__le64 generation;
+} __packed;
+
+#define WOW_CKPT_SEG_CLOSED	1	/* else free: seq and the rest 0 */
+
+struct wow_ckpt_seg {
+	__le64 seq;		/* the life's first record */
+	__le64 max_seq;		/* its newest record */
+	__le32 wp;		/* blocks written */
+	__le32 nr_tombs;	/* tombstones it holds */
+	__le32 state;		/* WOW_CKPT_SEG_CLOSED or 0 */
+	__le32 reserved;
+} __packed;
+
+static inline __u32 wow_ckpt_slots_per_block(__u32 block_size)
+{
+	return block_size / WOW_CKPT_SLOT_BYTES;
+}
+
+/* Tombstones a checkpoint has room for: past this none is written. */
+static inline __u64 wow_ckpt_max_tombs(__u64 nr_slots)
+{
+	return nr_slots / 8 + 64;
+}
+
+static inline __u64 wow_ckpt_slot_blocks(__u64 nr_slots, __u32 block_size)
+{
+	__u32 per = wow_ckpt_slots_per_block(block_size);
+
+	return (nr_slots + per - 1) / per;
+}
+
+/* Blocks of the segment stream holding @nr_tombs tombstones. */
+static inline __u64 wow_ckpt_seg_blocks(__u64 nr_slots, __u64 nr_segments,
+					__u64 nr_tombs, __u32 block_size)
+{
+	__u64 bytes = nr_segments * sizeof(struct wow_ckpt_seg) +
+		      wow_ckpt_slot_blocks(nr_slots, block_size) * 4 +
+		      nr_tombs * sizeof(struct wow_tomb);
+	__u32 payload = block_size - sizeof(struct wow_ckpt_trailer);
+
+	return (bytes + payload - 1) / payload;
+}
+
+/* The whole area of a cache of @nr_segments segments, in blocks. */
+static inline __u64 wow_ckpt_area_blocks(__u64 nr_segments,
+					 __u32 erase_block_size,
+					 __u32 block_size)
+{
+	__u64 slots = nr_segments * (erase_block_size / block_size);
+
+	return 1 + wow_ckpt_slot_blocks(slots, block_size) +
+	       wow_ckpt_seg_blocks(slots, nr_segments,
+				   wow_ckpt_max_tombs(slots), block_size);
+}
+
+/*
  * Geometry derived from the superblock fields; the same math is used to
  * format, to check a table against a superblock, and by userspace.
+ * Version 1 has no checkpoint: segments start at erase block 1.  Version 2
+ * puts the checkpoint area after the health block and starts the segments
+ * at the first erase block boundary after it.
  */
+static inline __u64 wow_first_segment_sector_v(__u32 version,
+					       __u64 nr_segments,
+					       __u32 erase_block_size,
+					       __u32 block_size)
+{
+	__u64 bytes;
+
+	if (version < 2)
+		return erase_block_size >> 9;
+	bytes = (WOW_CKPT_FIRST_BLOCK +
+		 wow_ckpt_area_blocks(nr_segments, erase_block_size,
+				      block_size)) * (__u64)block_size;
+	bytes = (bytes + erase_block_size - 1) & ~(__u64)(erase_block_size - 1);
+	return bytes >> 9;
+}
+
 static inline __u64 wow_first_segment_sector(__u32 erase_block_size)
 {
-	return erase_block_size >> 9;
+	return wow_first_segment_sector_v(1, 0, erase_block_size, 512);
 }
 
 static inline __u64 wow_nr_segments(__u64 cache_sectors,
@@ -188,11 +322,46 @@ static inline __u64 wow_nr_segments(__u64 cache_sectors,
 	return (cache_sectors - first) / seg_sectors;
 }
 
+/*
+ * Segments of a cache of @cache_sectors in format @version: as many as fit
+ * after the metadata their own checkpoint area needs.  Each segment fewer
+ * frees at least a segment's sectors, so one step per excess segment.
+ */
+static inline __u64 wow_nr_segments_v(__u32 version, __u64 cache_sectors,
+				      __u32 erase_block_size,
+				      __u32 block_size)
+{
+	__u64 seg_sectors = erase_block_size >> 9;
+	__u64 n = wow_nr_segments(cache_sectors, erase_block_size);
+
+	while (n) {
+		__u64 need = wow_first_segment_sector_v(version, n,
+							erase_block_size,
+							block_size) +
+			     n * seg_sectors;
+		__u64 less = (need - cache_sectors + seg_sectors - 1) /
+			     seg_sectors;
+
+		if (need <= cache_sectors)
+			break;
+		n -= less < n ? less : n;
+	}
+	return n;
+}
+
 /* Smallest cache device, in sectors, for an erase block size. */
+static inline __u64 wow_min_cache_sectors_v(__u32 version,
+					    __u32 erase_block_size,
+					    __u32 block_size)
+{
+	return wow_first_segment_sector_v(version, WOW_MIN_SEGMENTS,
+					  erase_block_size, block_size) +
+	       (__u64)WOW_MIN_SEGMENTS * (erase_block_size >> 9);
+}
+
 static inline __u64 wow_min_cache_sectors(__u32 erase_block_size)
 {
-	return wow_first_segment_sector(erase_block_size) +
-	       (__u64)WOW_MIN_SEGMENTS * (erase_block_size >> 9);
+	return wow_min_cache_sectors_v(1, erase_block_size, 512);
 }
 
 #endif /* DM_WOW_FORMAT_H */

@@ -31,6 +31,8 @@
 
 #include "dm-wow.h"
 
+static int retire_checkpoint(struct wow_cache *wc);
+
 static u32 slot_of(struct wow_cache *wc, u32 seg, u32 block)
 {
 	return seg * wc->blocks_per_seg + block;
@@ -1269,6 +1271,16 @@ void wow_log_commit_work(struct work_struct *ws)
 
 		end_bios(&flushes, r ? BLK_STS_IOERR : BLK_STS_OK);
 	}
+	if (go && retire_checkpoint(wc)) {
+		/* as if the record failed: nothing may follow a valid header */
+		spin_lock_irq(&wc->lock);
+		wc->batch.status = BLK_STS_IOERR;
+		wc->batch.busy = false;
+		wc->batch.done = true;
+		queue_work(wc->wq, &wc->commit_work);
+		spin_unlock_irq(&wc->lock);
+		return;
+	}
 	if (go)
 		submit_batch(wc);
 }
@@ -1407,6 +1419,7 @@ static void *scan_blocks(struct wow_cache *wc, struct wow_scan *sc, u32 s,
 			len * bs, REQ_OP_READ);
 	if (r)
 		return ERR_PTR(r);
+	wc->load_bytes += (u64)len * bs;
 	sc->win_seg = s;
 	sc->win_off = off;
 	sc->win_n = len;
@@ -1937,53 +1950,291 @@ static int reset_log(struct wow_cache *wc)
 	return wow_index_init(&wc->index, wc->nr_slots);
 }
 
+/* ---- checkpoint (dm-wow-checkpoint.c writes and reads it) ---- */
+
+#define MSG_CKPT_WRITTEN "%s: checkpoint %llu written (%llu blocks, %llu tombstones): %llu dirty of %llu valid blocks"
+#define MSG_LOADED_CKPT "%s: loaded checkpoint %llu (%llu KiB read): %llu dirty of %llu valid blocks, %u free segments"
+#define MSG_RECOVERED "%s: recovered %llu records (%llu KiB read): %llu dirty of %llu valid blocks, %u free segments, %llu dropped"
+
+static void ckpt_area(struct wow_cache *wc, struct wow_ckpt_area *a)
+{
+	a->bdev = wc->cache_dev->bdev;
+	a->block_size = wc->args.block_size;
+	a->blocks_per_seg = wc->blocks_per_seg;
+	a->uuid = wc->sb.uuid;
+	a->nr_slots = wc->nr_slots;
+	a->nr_segments = wc->nr_segments;
+}
+
 /*
- * Rebuild the index from the log.  The newest record of each block wins,
- * unless a tombstone kills it.  A recovered copy is dirty unless a clean
- * mark (written at a clean shutdown) covers it: after a crash, what was
- * destaged since the last clean shutdown is destaged again.
+ * The callbacks run with the log quiet (postsuspend: destage, cleaning
+ * and the commit worker stopped; preresume: nothing started), so they
+ * read and build the index and the segments without the lock.
+ */
+static u64 ckpt_slot_entry(void *ctx, u64 slot)
+{
+	struct wow_cache *wc = ctx;
+	struct wow_slot *sl = wow_slot_at(&wc->index, slot);
+
+	return wow_ckpt_slot_encode(from_oblock(wow_slot_oblock(sl)),
+				    sl->flags & WOW_SLOT_VALID,
+				    sl->flags & WOW_SLOT_DIRTY);
+}
+
+static void ckpt_seg_info(void *ctx, u64 s, struct wow_ckpt_seg_info *si)
+{
+	struct wow_cache *wc = ctx;
+	struct wow_segment *seg = &wc->segs[s];
+
+	si->seq = seg->seq;
+	si->max_seq = seg->seq ? seg->max_seq : 0;
+	si->wp = seg->seq ? seg->wp : 0;
+	si->nr_tombs = seg->seq ? seg->nr_tombs : 0;
+	si->closed = seg->seq && seg->state != WOW_SEG_FREE;
+}
+
+static const struct wow_tomb_range *ckpt_seg_tombs(void *ctx, u64 s)
+{
+	struct wow_cache *wc = ctx;
+
+	return wc->segs[s].tombs;
+}
+
+static int ckpt_load_seg(void *ctx, u64 s, const struct wow_ckpt_seg_info *si)
+{
+	struct wow_cache *wc = ctx;
+	struct wow_segment *seg = &wc->segs[s];
+
+	seg->seq = si->seq;
+	seg->max_seq = si->max_seq;
+	seg->wp = si->wp;
+	seg->open_time = jiffies;
+	return 0;
+}
+
+static int ckpt_load_tomb(void *ctx, u64 s, const struct wow_tomb_range *tr)
+{
+	struct wow_cache *wc = ctx;
+	int r = reserve_tombs(wc, s, 1);
+
+	if (!r)
+		wc->segs[s].tombs[wc->segs[s].nr_tombs++] = *tr;
+	return r;
+}
+
+/* A valid slot: in a written block of a segment life, its block once. */
+static int ckpt_load_slot(void *ctx, u64 slot, u64 ob, bool dirty)
+{
+	struct wow_cache *wc = ctx;
+	struct wow_segment *seg = &wc->segs[wow_slot_seg(wc, slot)];
+	u32 block = slot - wow_slot_seg(wc, slot) * wc->blocks_per_seg;
+
+	if (ob >= wc->ti->len >> wc->block_shift || !seg->seq || !block ||
+	    block >= seg->wp ||
+	    wow_index_lookup(&wc->index, to_oblock(ob)) != WOW_NO_SLOT)
+		return -EUCLEAN;
+	wow_index_insert(&wc->index, to_oblock(ob), slot,
+			 dirty ? WOW_SLOT_DIRTY : 0);
+	return 0;
+}
+
+static void ckpt_ops_init(struct wow_cache *wc, struct wow_ckpt_ops *ops)
+{
+	ops->slot_entry = ckpt_slot_entry;
+	ops->seg_info = ckpt_seg_info;
+	ops->seg_tombs = ckpt_seg_tombs;
+	ops->load_seg = ckpt_load_seg;
+	ops->load_tomb = ckpt_load_tomb;
+	ops->load_slot = ckpt_load_slot;
+	ops->ctx = wc;
+}
+
+/*
+ * Before the first record after a load or a resume: the checkpoint on
+ * disk no longer tells the whole story, so its header is rewritten not
+ * valid (FUA) before any record can follow it.  Commit worker only.
+ */
+static int retire_checkpoint(struct wow_cache *wc)
+{
+	struct wow_ckpt_info ci = { .generation = wc->ckpt_gen };
+	struct wow_ckpt_area a;
+	int r;
+
+	if (!wc->ckpt_live)
+		return 0;
+	ckpt_area(wc, &a);
+	r = wow_ckpt_write_header(&a, &ci);
+	if (r) {
+		DMERR("%s: cannot retire the checkpoint: %d", wow_name(wc), r);
+		return r;
+	}
+	wc->ckpt_live = false;
+	return 0;
+}
+
+/*
+ * At a clean shutdown (postsuspend, after the last commit): write a
+ * checkpoint, so the next load reads it instead of the log.  Skipped on
+ * a version 1 cache and after an error; a cache whose segments hold more
+ * tombstones than the area has room for is loaded by the scan instead.
+ */
+int wow_log_checkpoint(struct wow_cache *wc)
+{
+	struct wow_ckpt_info ci = { };
+	struct wow_ckpt_area a;
+	struct wow_ckpt_ops ops;
+	u64 dirty, valid;
+	bool ok;
+	int r;
+
+	spin_lock_irq(&wc->lock);
+	ok = wc->state == WOW_STATE_OK &&
+	     wc->durable_seq >= wc->completed_seq &&
+	     wc->completed_seq < wc->next_seq;
+	ci.next_seq = wc->next_seq;
+	ci.completed_seq = wc->completed_seq;
+	dirty = wc->dirty_blocks;
+	valid = wc->valid_blocks;
+	spin_unlock_irq(&wc->lock);
+	if (wc->sb.version < 2 || !ok)
+		return 0;
+	r = retire_checkpoint(wc);
+	if (r)
+		return r;
+	ckpt_area(wc, &a);
+	ckpt_ops_init(wc, &ops);
+	ci.generation = ++wc->ckpt_gen;
+	r = wow_ckpt_write(&a, &ci, &ops);
+	if (r)
+		return r;
+	wc->ckpt_live = true;
+	DMINFO(MSG_CKPT_WRITTEN, wow_name(wc), ci.generation,
+	       1 + ci.slot_blocks + ci.seg_blocks, ci.nr_tombs, dirty, valid);
+	return 0;
+}
+
+/*
+ * Load from the checkpoint: 0 when the index and the segments came from
+ * it; otherwise nothing was kept and the log must be scanned.
+ */
+static int load_checkpoint(struct wow_cache *wc, struct wow_ckpt_info *ci)
+{
+	struct wow_ckpt_ops ops;
+	struct wow_ckpt_area a;
+	int r;
+
+	if (wc->sb.version < 2)
+		return -ENOENT;
+	ckpt_area(wc, &a);
+	r = wow_ckpt_read_header(&a, ci);
+	wc->ckpt_gen = ci->generation;
+	wc->load_bytes += a.block_size;
+	if (r)
+		return r;
+	wc->load_bytes += (ci->slot_blocks + ci->seg_blocks) * a.block_size;
+	ckpt_ops_init(wc, &ops);
+	r = wow_ckpt_read(&a, ci, &ops);
+	if (r) {
+		DMWARN("%s: checkpoint %llu does not check (%d); scanning the log",
+		       wow_name(wc), ci->generation, r);
+		if (reset_log(wc))
+			return -ENOMEM;
+		return r;
+	}
+	wc->ckpt_live = true;
+	return 0;
+}
+
+/*
+ * Rebuild the index from the log: every segment, every record.  What a
+ * clean mark covers is clean; what was destaged since the last mark is
+ * destaged again.
+ */
+static int scan_log(struct wow_cache *wc, struct wow_scan *sc)
+{
+	u32 bs = wc->args.block_size, s;
+	int r;
+
+	/* a record (header and up to 1 MiB of data) fits the window */
+	sc->win_blocks = min(wc->blocks_per_seg,
+			     max(WOW_SCAN_WINDOW_BYTES / bs,
+				 1 + wc->max_record_blocks));
+	sc->slot_seq = vzalloc(array_size(wc->nr_slots, sizeof(u64)));
+	sc->claims = vzalloc(array_size(wc->nr_segments, sizeof(*sc->claims)));
+	sc->sus = vmalloc(array_size(wc->nr_segments, sizeof(*sc->sus)));
+	sc->suspects = vmalloc(array_size(wc->nr_segments, sizeof(u64)));
+	sc->buf = kvmalloc(array_size(sc->win_blocks, bs), GFP_KERNEL);
+	sc->oblocks = kvmalloc_array(wow_record_capacity(bs, 0), sizeof(u64),
+				     GFP_KERNEL);
+	if (!sc->slot_seq || !sc->claims || !sc->sus || !sc->suspects ||
+	    !sc->buf || !sc->oblocks)
+		return -ENOMEM;
+
+	for (s = 0; s < wc->nr_segments; s++) {
+		r = scan_segment(wc, sc, s);
+		if (r) {
+			DMERR("%s: cannot read the log: %d", wow_name(wc), r);
+			return r;
+		}
+		cond_resched();
+	}
+
+	r = apply_tombs(wc, sc);
+	if (!r)
+		r = judge_suspects(wc, sc);
+	return r;
+}
+
+static void scan_free(struct wow_scan *sc)
+{
+	u32 i;
+
+	vfree(sc->slot_seq);
+	vfree(sc->claims);
+	for (i = 0; i < sc->nr_suspects; i++)
+		kvfree(sc->sus[i].lost);
+	vfree(sc->sus);
+	vfree(sc->suspects);
+	kvfree(sc->kenv);
+	kvfree(sc->cleans);
+	kvfree(sc->buf);
+	kvfree(sc->oblocks);
+}
+
+/*
+ * Load the index and the segments: from the checkpoint when a valid one
+ * is on disk (a clean shutdown, nothing written since), else from the
+ * log.  The newest record of each block wins, unless a tombstone kills
+ * it.  A recovered copy is dirty unless a clean mark covers it.
  */
 int wow_log_recover(struct wow_cache *wc)
 {
 	struct wow_scan sc = { };
-	u32 bs = wc->args.block_size, s, i;
-	int r = -ENOMEM;
+	struct wow_ckpt_info ci;
+	u64 seen, newest;
+	u32 s, i;
+	int r;
 
 	/* a failed earlier attempt could not rebuild the index */
 	if (!wc->index.slot_chunks && wow_index_init(&wc->index, wc->nr_slots))
 		return -ENOMEM;
 
-	/* a record (header and up to 1 MiB of data) fits the window */
-	sc.win_blocks = min(wc->blocks_per_seg,
-			    max(WOW_SCAN_WINDOW_BYTES / bs,
-				1 + wc->max_record_blocks));
-	sc.slot_seq = vzalloc(array_size(wc->nr_slots, sizeof(u64)));
-	sc.claims = vzalloc(array_size(wc->nr_segments, sizeof(*sc.claims)));
-	sc.sus = vmalloc(array_size(wc->nr_segments, sizeof(*sc.sus)));
-	sc.suspects = vmalloc(array_size(wc->nr_segments, sizeof(u64)));
-	sc.buf = kvmalloc(array_size(sc.win_blocks, bs), GFP_KERNEL);
-	sc.oblocks = kvmalloc_array(wow_record_capacity(bs, 0), sizeof(u64),
-				    GFP_KERNEL);
-	if (!sc.slot_seq || !sc.claims || !sc.sus || !sc.suspects ||
-	    !sc.buf || !sc.oblocks)
+	wc->load_bytes = 0;
+	r = load_checkpoint(wc, &ci);
+	if (r == -ENOMEM)
 		goto out;
-
-	for (s = 0; s < wc->nr_segments; s++) {
-		r = scan_segment(wc, &sc, s);
-		if (r) {
-			DMERR("%s: cannot read the log: %d", wow_name(wc), r);
+	if (!r) {
+		seen = ci.next_seq - 1;
+		newest = ci.completed_seq;
+	} else {
+		r = scan_log(wc, &sc);
+		if (r)
 			goto out;
-		}
-		cond_resched();
+		seen = sc.max_seen;
+		newest = sc.max_seq;
 	}
-
-	r = apply_tombs(wc, &sc);
-	if (!r)
-		r = judge_suspects(wc, &sc);
-	if (r)
-		goto out;
 	/* a new epoch: nothing written from now on vouches for a dropped record */
-	wc->next_seq = wow_next_epoch_seq(max(sc.max_seen, wc->sb.format_seq));
+	wc->next_seq = wow_next_epoch_seq(max(seen, wc->sb.format_seq));
 	if (!wc->next_seq) {
 		DMERR("%s: log sequence numbers exhausted; not loading",
 		      wow_name(wc));
@@ -2036,28 +2287,26 @@ int wow_log_recover(struct wow_cache *wc)
 			seg->state = WOW_SEG_CLOSED;
 	}
 
-	wc->completed_seq = sc.max_seq;
-	wc->durable_seq = sc.max_seq;
+	wc->completed_seq = newest;
+	wc->durable_seq = newest;
 	wc->load_dropped = sc.nr_dropped;
-	DMINFO("%s: recovered %llu records: %llu dirty blocks, %u free segments, %llu dropped",
-	       wow_name(wc), sc.nr_records, wc->dirty_blocks,
-	       wc->nr_free_segs,
-	       sc.nr_dropped);
+	wc->load_from_ckpt = wc->ckpt_live;
+	if (wc->ckpt_live)
+		DMINFO(MSG_LOADED_CKPT, wow_name(wc), ci.generation,
+		       wc->load_bytes >> 10, wc->dirty_blocks, wc->valid_blocks, wc->nr_free_segs);
+	else
+		DMINFO(MSG_RECOVERED, wow_name(wc), sc.nr_records,
+		       wc->load_bytes >> 10, wc->dirty_blocks, wc->valid_blocks, wc->nr_free_segs,
+		       sc.nr_dropped);
 	r = 0;
 out:
-	if (r && reset_log(wc))
-		DMERR("%s: cannot reset the index after a failed recovery",
-		      wow_name(wc));
-	vfree(sc.slot_seq);
-	vfree(sc.claims);
-	for (i = 0; i < sc.nr_suspects; i++)
-		kvfree(sc.sus[i].lost);
-	vfree(sc.sus);
-	vfree(sc.suspects);
-	kvfree(sc.kenv);
-	kvfree(sc.cleans);
-	kvfree(sc.buf);
-	kvfree(sc.oblocks);
+	if (r) {
+		wc->ckpt_live = false;
+		if (reset_log(wc))
+			DMERR("%s: cannot reset the index after a failed recovery",
+			      wow_name(wc));
+	}
+	scan_free(&sc);
 	return r;
 }
 

@@ -25,8 +25,11 @@ void wow_geometry_init(struct wow_geometry *g, const struct wow_args *a,
 	g->write_group_size = a->write_group_size;
 	g->origin_sectors = origin_sectors;
 	g->cache_sectors = cache_sectors;
-	g->first_segment_sector = wow_first_segment_sector(a->erase_block_size);
-	g->nr_segments = wow_nr_segments(cache_sectors, a->erase_block_size);
+	g->nr_segments = wow_nr_segments_v(WOW_SB_VERSION, cache_sectors,
+					   a->erase_block_size, a->block_size);
+	g->first_segment_sector =
+		wow_first_segment_sector_v(WOW_SB_VERSION, g->nr_segments,
+					   a->erase_block_size, a->block_size);
 }
 
 static u32 sb_csum(const struct wow_superblock *sb)
@@ -40,7 +43,7 @@ void wow_sb_encode(struct wow_superblock *sb, const struct wow_sb_info *info)
 	const struct wow_geometry *g = &info->geo;
 
 	memset(sb, 0, sizeof(*sb));
-	sb->version = cpu_to_le32(WOW_SB_VERSION);
+	sb->version = cpu_to_le32(info->version);
 	sb->magic = cpu_to_le64(WOW_SB_MAGIC);
 	sb->flags = cpu_to_le32(info->flags);
 	sb->block_size = cpu_to_le32(g->block_size);
@@ -155,6 +158,7 @@ enum wow_sb_kind wow_sb_decode(const void *block, unsigned int len,
 	}
 
 	memset(info, 0, sizeof(*info));
+	info->version = le32_to_cpu(sb->version);
 	info->flags = le32_to_cpu(sb->flags);
 	info->format_seq = le64_to_cpu(sb->format_seq);
 	memcpy(info->uuid, sb->uuid, sizeof(info->uuid));
@@ -170,10 +174,14 @@ enum wow_sb_kind wow_sb_decode(const void *block, unsigned int len,
 
 	if (!valid_block_geometry(g->block_size, g->erase_block_size,
 				  g->write_group_size) ||
+	    g->nr_segments != wow_nr_segments_v(info->version,
+						g->cache_sectors,
+						g->erase_block_size,
+						g->block_size) ||
 	    g->first_segment_sector !=
-		    wow_first_segment_sector(g->erase_block_size) ||
-	    g->nr_segments != wow_nr_segments(g->cache_sectors,
-					      g->erase_block_size) ||
+		    wow_first_segment_sector_v(info->version, g->nr_segments,
+					       g->erase_block_size,
+					       g->block_size) ||
 	    g->nr_segments < WOW_MIN_SEGMENTS || !g->origin_sectors) {
 		*why = "superblock geometry is inconsistent";
 		return WOW_SB_CORRUPT;

@@ -192,6 +192,7 @@ static int wow_check_superblock(struct wow_cache *wc, char **error)
 		break;
 	case WOW_SB_ZERO:
 		memset(&wc->sb, 0, sizeof(wc->sb));
+		wc->sb.version = WOW_SB_VERSION;
 		wc->sb.geo = table;
 		strscpy(wc->sb.origin_id, origin_id, sizeof(wc->sb.origin_id));
 		get_random_bytes(wc->sb.uuid, sizeof(wc->sb.uuid));
@@ -252,12 +253,14 @@ static int wow_check_devices(struct wow_cache *wc, char **error)
 		return -EINVAL;
 	}
 	if (bdev_nr_sectors(cache) <
-	    wow_min_cache_sectors(wc->args.erase_block_size)) {
-		*error = "Cache device too small: needs one erase block of metadata and 4 segments";
+	    wow_min_cache_sectors_v(WOW_SB_VERSION, wc->args.erase_block_size,
+				    wc->args.block_size)) {
+		*error = "Cache device too small: needs its metadata and 4 segments";
 		return -EINVAL;
 	}
-	segs = wow_nr_segments(bdev_nr_sectors(cache),
-			       wc->args.erase_block_size);
+	segs = wow_nr_segments_v(WOW_SB_VERSION, bdev_nr_sectors(cache),
+				 wc->args.erase_block_size,
+				 wc->args.block_size);
 	if (segs * (wc->args.erase_block_size / wc->args.block_size) >
 	    WOW_MAX_SLOTS) {
 		*error = "Cache device too large for block_size";
@@ -586,6 +589,9 @@ static void wow_postsuspend(struct dm_target *ti)
 		       wow_name(wc));
 	if (wow_log_commit(wc))
 		DMERR("%s: commit at suspend failed", wow_name(wc));
+	else if (wow_log_checkpoint(wc))
+		DMWARN("%s: no checkpoint written; the next load scans the log",
+		       wow_name(wc));
 }
 
 static const char *wow_state_name(struct wow_cache *wc)
@@ -674,6 +680,9 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 		DMEMIT(" copied_blocks=%llu log_blocks=%llu load_dropped=%llu",
 		       STAT(copied_blocks), STAT(log_blocks), wc->load_dropped);
 		DMEMIT(" needs_check=%u", needs_check);
+		DMEMIT(" load_kib=%llu loaded_from=%s", wc->load_bytes >> 10,
+		       wc->needs_format ? "format" :
+		       wc->load_from_ckpt ? "checkpoint" : "log");
 		break;
 	case STATUSTYPE_TABLE:
 		args.set &= ~BIT(WOW_OPT_FORMAT);

@@ -112,7 +112,7 @@ unsigned int wow_emit_opt_args(const struct wow_args *a, char *result,
 
 #define WOW_NO_SLOT		U32_MAX
 #define WOW_MAX_SLOTS		(U32_MAX - 1)
-#define WOW_MAX_OBLOCK		((1ULL << 48) - 1)
+#define WOW_MAX_OBLOCK		WOW_CKPT_OBLOCK_MASK
 
 /* wow_slot.flags */
 #define WOW_SLOT_VALID		0x0001	/* the current copy of its block */
@@ -194,6 +194,7 @@ struct wow_geometry {
 
 struct wow_sb_info {
 	struct wow_geometry geo;
+	u32 version;		/* 1: no checkpoint area */
 	u32 flags;
 	u64 format_seq;
 	u8 uuid[16];
@@ -227,6 +228,78 @@ void wow_health_encode(void *block, unsigned int len, const u8 *uuid,
 /* Decode the health block of the cache with @uuid; true if it is bad. */
 bool wow_health_decode(const void *block, unsigned int len, const u8 *uuid,
 		       struct wow_health_info *h);
+/* ---- dm-wow-ckpt.c: the checkpoint codec (pure) ---- */
+
+struct wow_ckpt_info {
+	bool valid;
+	u64 generation;
+	u64 next_seq;
+	u64 completed_seq;
+	u64 nr_slots;
+	u64 nr_segments;
+	u64 slot_blocks;
+	u64 seg_blocks;
+	u64 nr_tombs;
+};
+
+u32 wow_ckpt_payload(u32 block_size);
+u64 wow_ckpt_slot_encode(u64 oblock, bool valid, bool dirty);
+bool wow_ckpt_slot_decode(u64 e, u64 *oblock, bool *valid, bool *dirty);
+void wow_ckpt_slot_put(void *blk, u32 entry, u64 e);
+u64 wow_ckpt_slot_get(const void *blk, u32 entry);
+u32 wow_ckpt_slot_block_csum(const void *blk, u32 block_size);
+void wow_ckpt_seal(void *blk, u32 block_size, u64 gen, u32 index);
+bool wow_ckpt_block_ok(const void *blk, u32 block_size, u64 gen, u32 index);
+u32 wow_ckpt_stream_copy(void *blocks, u32 block_size, u64 first, u32 n,
+			 u64 pos, void *data, u32 len, bool to_blocks);
+void wow_ckpt_header_encode(void *block, u32 block_size, const u8 *uuid,
+			    const struct wow_ckpt_info *ci);
+bool wow_ckpt_header_decode(const void *block, u32 block_size,
+			    const u8 *uuid, u64 nr_slots, u64 nr_segments,
+			    struct wow_ckpt_info *ci);
+
+/* ---- dm-wow-checkpoint.c: checkpoint I/O ---- */
+
+struct wow_tomb_range;
+
+struct wow_ckpt_area {
+	struct block_device *bdev;	/* the cache device */
+	u32 block_size;
+	u32 blocks_per_seg;
+	const u8 *uuid;
+	u64 nr_slots;
+	u64 nr_segments;
+};
+
+struct wow_ckpt_seg_info {
+	u64 seq;
+	u64 max_seq;
+	u32 wp;
+	u32 nr_tombs;
+	bool closed;
+};
+
+/* What a checkpoint holds, from its owner (the log) and back to it. */
+struct wow_ckpt_ops {
+	u64 (*slot_entry)(void *ctx, u64 slot);
+	void (*seg_info)(void *ctx, u64 s, struct wow_ckpt_seg_info *si);
+	const struct wow_tomb_range *(*seg_tombs)(void *ctx, u64 s);
+	int (*load_seg)(void *ctx, u64 s, const struct wow_ckpt_seg_info *si);
+	int (*load_tomb)(void *ctx, u64 s, const struct wow_tomb_range *tr);
+	int (*load_slot)(void *ctx, u64 slot, u64 oblock, bool dirty);
+	void *ctx;
+};
+
+int wow_ckpt_write_header(const struct wow_ckpt_area *a,
+			  const struct wow_ckpt_info *ci);
+int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
+		   const struct wow_ckpt_ops *ops);
+int wow_ckpt_read_header(const struct wow_ckpt_area *a,
+			 struct wow_ckpt_info *ci);
+int wow_ckpt_read(const struct wow_ckpt_area *a,
+		  const struct wow_ckpt_info *ci,
+		  const struct wow_ckpt_ops *ops);
+
 /* Bytes read at the start of a cache device to tell blank from in use. */
 #define WOW_PROBE_BYTES		(68U << 10)
 const char *wow_foreign_signature(const void *buf, unsigned int len);
@@ -542,6 +615,11 @@ struct wow_cache {
 	u64 completed_seq;		/* newest record completed */
 	u64 durable_seq;		/* every record <= this is durable */
 	u64 load_dropped;		/* records the last load dropped */
+	u64 load_bytes;			/* metadata the last load read */
+	bool load_from_ckpt;		/* it read the checkpoint */
+	/* checkpoint: the newest generation on disk, and is it valid */
+	u64 ckpt_gen;
+	bool ckpt_live;
 	bool origin_unflushed;		/* bypass writes since origin flush */
 	struct bio_list pending_writes;
 	struct bio_list pending_flushes;
@@ -686,6 +764,7 @@ void wow_log_tick(struct wow_cache *wc);
 void wow_log_cancel_metas(struct wow_cache *wc);
 int wow_log_commit(struct wow_cache *wc);
 int wow_log_mark_clean(struct wow_cache *wc);
+int wow_log_checkpoint(struct wow_cache *wc);
 u64 wow_min_disk_seq(struct wow_cache *wc);
 void wow_log_commit_work(struct work_struct *ws);
 void wow_log_stop(struct wow_cache *wc);

@@ -21,6 +21,7 @@ static void make_info(struct wow_sb_info *info)
 	memset(info, 0, sizeof(*info));
 	/* 1 GiB origin, 64 MiB + 3 sectors of cache */
 	wow_geometry_init(&info->geo, &a, 2097152, 131072 + 3);
+	info->version = WOW_SB_VERSION;
 	info->flags = WOW_SB_F_CLEAN;
 	info->format_seq = 77;
 	for (i = 0; i < sizeof(info->uuid); i++)
@@ -80,8 +81,8 @@ static void wow_format_little_endian_layout(struct kunit *test)
 	struct wow_sb_info info;
 	u8 *b = encoded_block(test, &info);
 
-	/* version 1 at offset 4, magic "DWOWCACH" at offset 8 */
-	KUNIT_EXPECT_EQ(test, b[4], 1);
+	/* version 2 at offset 4, magic "DWOWCACH" at offset 8 */
+	KUNIT_EXPECT_EQ(test, b[4], 2);
 	KUNIT_EXPECT_EQ(test, memcmp(b + 8, "DWOWCACH", 8), 0);
 	/* block_size 4096 at offset 20 */
 	KUNIT_EXPECT_EQ(test, b[20], 0x00);
@@ -135,6 +136,48 @@ static void reseal(u8 *b)
 {
 	*(__le32 *)b = cpu_to_le32(crc32c(WOW_CSUM_SEED, b + 4,
 					  WOW_SB_CSUM_BYTES - 4));
+}
+
+/*
+ * A version 1 superblock (no checkpoint area) still decodes, with its own
+ * geometry; each version's geometry is wrong for the other where they
+ * differ (a cache whose checkpoint area takes an erase block).
+ */
+static void wow_format_version1_geometry(struct kunit *test)
+{
+	struct wow_sb_info info, out;
+	struct wow_args a;
+	const char *why;
+	void *buf = kunit_kzalloc(test, TEST_BLOCK, GFP_KERNEL);
+	u64 cache = 4ULL << 21;		/* 4 GiB */
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	make_info(&info);
+	wow_args_init(&a);
+	wow_geometry_init(&info.geo, &a, 2097152, cache);
+	KUNIT_ASSERT_GT(test, info.geo.first_segment_sector,
+			wow_first_segment_sector(a.erase_block_size));
+	wow_sb_encode(buf, &info);
+	KUNIT_EXPECT_EQ(test, wow_sb_decode(buf, TEST_BLOCK, &out, &why),
+			WOW_SB_VALID);
+	KUNIT_EXPECT_EQ(test, out.version, 2U);
+
+	info.version = 1;
+	wow_sb_encode(buf, &info);
+	KUNIT_EXPECT_EQ(test, wow_sb_decode(buf, TEST_BLOCK, &out, &why),
+			WOW_SB_CORRUPT);
+	info.geo.first_segment_sector =
+		wow_first_segment_sector(a.erase_block_size);
+	info.geo.nr_segments = wow_nr_segments(cache, a.erase_block_size);
+	wow_sb_encode(buf, &info);
+	KUNIT_EXPECT_EQ(test, wow_sb_decode(buf, TEST_BLOCK, &out, &why),
+			WOW_SB_VALID);
+	KUNIT_EXPECT_EQ(test, out.version, 1U);
+	KUNIT_EXPECT_EQ(test, out.geo.nr_segments, info.geo.nr_segments);
+	info.version = 2;
+	wow_sb_encode(buf, &info);
+	KUNIT_EXPECT_EQ(test, wow_sb_decode(buf, TEST_BLOCK, &out, &why),
+			WOW_SB_CORRUPT);
 }
 
 static void wow_format_newer_version_refused(struct kunit *test)
@@ -496,6 +539,7 @@ static struct kunit_case wow_format_cases[] = {
 	KUNIT_CASE(wow_format_little_endian_layout),
 	KUNIT_CASE(wow_format_every_flipped_byte_detected),
 	KUNIT_CASE(wow_format_classifies_zero_and_foreign),
+	KUNIT_CASE(wow_format_version1_geometry),
 	KUNIT_CASE(wow_format_newer_version_refused),
 	KUNIT_CASE(wow_format_inconsistent_geometry_refused),
 	KUNIT_CASE(wow_format_table_mismatch_named),

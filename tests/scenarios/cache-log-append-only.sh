@@ -5,9 +5,11 @@
 # takes random writes twice its size (the log wraps, reclaim frees and
 # reuses segments), overwrites of a hot set, mixed sizes, FUA writes, a
 # discard, a reload (recovery) and more writes, every write the cache device
-# is given (blktrace D events) must be whole 4 KiB blocks, erase block 0
-# may only get the superblock and the health block (once each, at format:
-# no error happens here), and inside each 1 MiB erase
+# is given (blktrace D events) must be whole 4 KiB blocks, the metadata
+# before the first segment may only get the superblock and the health
+# block (once each, at format: no error happens here) and the checkpoint
+# area (format version 2: at each removal and before the first record
+# after a load), and inside each 1 MiB erase
 # block writes must append at its write pointer (a write at an erase block's
 # start reuses the segment).  tests/vm/guest/cachecheck.awk checks the
 # trace and prints the write amplification under an erase-block model; it
@@ -49,6 +51,10 @@ printf 'D W 0 8\nD W 8 8\nD W 8 8\n' | awk -f $CHECK > /dev/null &&
 	fail "checker accepts the health block written twice with no error"
 printf 'D W 0 8\nD W 16 8\n' | awk -f $CHECK > /dev/null &&
 	fail "checker accepts a write to erase block 0 past the health block"
+printf 'D W 0 8\nD W 16 8\nD W 16 8\n' | awk -v meta=2048 -f $CHECK > /dev/null ||
+	fail "checker rejects checkpoint area writes (format version 2)"
+printf 'D W 0 8\nD W 2040 16\n' | awk -v meta=2048 -f $CHECK > /dev/null &&
+	fail "checker accepts a checkpoint write that runs into the log"
 
 wow_reset_disks
 BT=/tmp/bt
@@ -103,8 +109,10 @@ info "check the trace"
 blkparse -i cache -D $BT -f "%a %d %S %n\n" -o $BT/parsed.txt > /dev/null 2>&1 ||
 	fail "blkparse failed"
 echo "$(wc -l < $BT/parsed.txt) trace lines"
-awk -v ev=Q -f $CHECK $BT/parsed.txt | sed 's/^/    Q (submitted by dm-wow): /'
-awk -f $CHECK $BT/parsed.txt > $BT/check.txt
+META=$(read_u "$CACHE" 48 8)	# first_segment_sector: the checkpoint area ends
+echo "segments start at sector $META"
+awk -v ev=Q -v meta="$META" -f $CHECK $BT/parsed.txt | sed 's/^/    Q (submitted by dm-wow): /'
+awk -v meta="$META" -f $CHECK $BT/parsed.txt > $BT/check.txt
 rc=$?
 sed 's/^/    D (given to the device): /' $BT/check.txt
 if [ $rc -ne 0 ]; then
@@ -116,7 +124,7 @@ fi
 awk '$1 == "D" && $2 ~ /W/ && $3 >= 2048 && $3 % 2048 && $4 > 0 { print; exit }' \
 	$BT/parsed.txt > $BT/rewrite.txt
 [ -s $BT/rewrite.txt ] || fail "no mid-segment write in the trace"
-if cat $BT/parsed.txt $BT/rewrite.txt | awk -f $CHECK > $BT/check2.txt; then
+if cat $BT/parsed.txt $BT/rewrite.txt | awk -v meta="$META" -f $CHECK > $BT/check2.txt; then
 	fail "the checker missed a rewrite appended to the real trace: $(cat $BT/rewrite.txt)"
 fi
 echo "checker self-test on the real trace + a rewrite: $(grep -m1 VIOLATION $BT/check2.txt)"

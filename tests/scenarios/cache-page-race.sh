@@ -18,6 +18,8 @@ wow_create pr "$ORIGIN" "$CACHE"
 run pagerace "$(dm_node pr)" 32 8
 echo "status: $(wow_status pr)"
 wow_remove pr
+# the records' checksums are what is checked: scan them, as after a crash
+drop_checkpoint "$CACHE"
 
 info "load again after the clean shutdown"
 dmesg_clear

@@ -3,8 +3,8 @@
 #
 # Suspend/resume and table reload with dirty data (invariant 1): data
 # written before `dmsetup suspend`/`resume`, and before `dmsetup reload`
-# (same table) + `resume` (the new table recovers the log at its first
-# preresume), must verify afterwards; dirty data must survive a suspend
+# (same table) + `resume` (the new table loads the checkpoint the old one
+# wrote at its suspend), must verify afterwards; dirty data must survive a suspend
 # (dirty_blocks stays > 0).  Then the same cycles run while a fio
 # write+verify load keeps I/O in flight: no I/O error, everything verifies.
 #
@@ -37,8 +37,8 @@ dmesg_clear
 run dmsetup reload sr --table "$TABLE"
 run dmsetup resume sr
 dmesg_since | grep -E 'wow' | sed 's/^/    kernel: /'
-dmesg_since | grep -q 'recovered' ||
-	fail "the reloaded table did not recover from the log"
+dmesg_since | grep -q 'loaded checkpoint' ||
+	fail "the reloaded table did not load the checkpoint the suspend wrote"
 echo "after reload: $(wow_status sr)"
 [ "$(dmsetup table sr)" = "$TABLE" ] || fail "table changed: $(dmsetup table sr)"
 fio_verify_only "$D" $A --iodepth=16

@@ -16,9 +16,16 @@
 # (default D, what the device was given) and whose RWBS has a W are
 # writes; discards are counted, not checked.
 #
+# Format version 2 adds the checkpoint area: blocks 2.. up to the first
+# segment (meta, sectors), rewritten whole at every clean shutdown and its
+# header (block 2) rewritten before the first record after a load: writes
+# there are allowed and counted, never checked as appends.
+#
 # Variables (-v): ev (D), eb (erase block, sectors, 2048 = 1 MiB), bs (block,
-# sectors, 8 = 4 KiB), max_sb (superblock writes allowed, 1), max_health
-# (health block writes allowed, 1), show (violations listed, 10).
+# sectors, 8 = 4 KiB), meta (first segment sector; 0: version 1, segments
+# from erase block 1 and no checkpoint area), max_sb (superblock writes
+# allowed, 1), max_health (health block writes allowed, 1), show
+# (violations listed, 10).
 #
 # Prints totals and the write amplification under an erase-block model
 # (each non-append write costs a read-modify-write of its erase block):
@@ -32,6 +39,8 @@ BEGIN {
 	if (max_sb == "") max_sb = 1
 	if (max_health == "") max_health = 1
 	if (show == "") show = 10
+	if (meta == "") meta = 0
+	ckpt = 0; ckpt_sectors = 0
 	writes = 0; sectors = 0; viol = 0; nonappend = 0; resets = 0
 	sb = 0; health = 0; discards = 0; opened = 0; lines = 0
 }
@@ -51,7 +60,12 @@ $1 == ev && NF >= 4 && $4 ~ /^[0-9]+$/ {
 	writes++; sectors += n
 	e = int(s / eb); off = s - e * eb
 	if (s % bs || n % bs) { bad("not whole aligned blocks"); nonappend++; next }
-	if (e == 0) {
+	if (meta && s >= 2 * bs && s < meta) {
+		if (s + n > meta) bad("checkpoint write runs into the log")
+		ckpt++; ckpt_sectors += n
+		next
+	}
+	if (e == 0 || s < meta) {
 		if (s == 0 && n == bs) {
 			sb++
 			if (sb > max_sb) bad("superblock written " sb " times")
@@ -90,6 +104,9 @@ END {
 		lines, ev, writes, bytes, bytes / 1048576, discards
 	printf "cachecheck: %d erase blocks opened, %d reused from their start, %d superblock writes\n",
 		opened, resets, sb
+	if (meta)
+		printf "cachecheck: %d checkpoint area writes (%.1f MiB)\n",
+			ckpt, ckpt_sectors / 2048
 	printf "cachecheck: %d non-append writes, %d violations\n", nonappend, viol
 	if (bytes > 0)
 		printf "cachecheck: write amplification (erase-block model) %.3f\n",

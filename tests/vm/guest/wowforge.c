@@ -71,7 +71,23 @@ static void io(int wr, void *buf, size_t len, uint64_t off)
 
 static uint64_t blk_off(uint64_t seg, uint64_t blk)
 {
-	return (uint64_t)eb * (seg + 1) + blk * bs;
+	return sb.first_segment_sector * 512 + (uint64_t)eb * seg + blk * bs;
+}
+
+/*
+ * A record written behind the kernel's back, as the kernel would: the
+ * checkpoint (format version 2) is retired first, so the next load scans
+ * the log and sees the record.  An all-zero header is no checkpoint.
+ */
+static void retire_checkpoint(void)
+{
+	void *z;
+
+	if (sb.version < 2)
+		return;
+	z = xalloc(bs);
+	io(1, z, bs, (uint64_t)WOW_CKPT_FIRST_BLOCK * bs);
+	free(z);
 }
 
 static uint32_t rec_csum(void *hdr)
@@ -257,6 +273,7 @@ static int cmd_rec(uint64_t s, int argc, char **argv)
 	r->nr_data = hdr_nd >= 0 ? hdr_nd : (long)nr_data;
 	r->nr_tombs = hdr_nt >= 0 ? hdr_nt : (long)nt;
 	r->csum = rec_csum(buf) ^ (badcsum ? 1 : 0);
+	retire_checkpoint();
 	io(1, buf, bs, blk_off(s, at));
 	if (nr_data)
 		io(1, data, nr_data * bs, blk_off(s, at + 1));

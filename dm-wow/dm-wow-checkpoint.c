@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-wow checkpoint I/O: write a checkpoint area, read one back, retire
+ * one.  The layout is in dm-wow-format.h, the entries' codec in
+ * dm-wow-ckpt.c; what goes in and what comes out is the log's
+ * (dm-wow-log.c), through the callbacks of struct wow_ckpt_ops, so this
+ * file knows nothing of segments or the index and holds no state.
+ *
+ * Locking: none here.  The callers run with the log quiet (postsuspend,
+ * preresume) or from the commit worker.
+ *
+ * Commit order of a checkpoint (the header on disk is not valid before):
+ *   1. the slot table, then the segment stream, in large writes;
+ *   2. the header, valid, with PREFLUSH | FUA.
+ * A crash before 2 leaves no valid header: the next load scans the log.
+ */
+#include <linux/blkdev.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "dm-wow.h"
+
+/* Reads and writes of the tables go through a window of this size. */
+#define WOW_CKPT_WINDOW_BYTES	SZ_1M
+
+struct ckpt_io {
+	const struct wow_ckpt_area *a;
+	const struct wow_ckpt_info *ci;
+	void *buf;			/* the window */
+	u32 win;			/* its size, in blocks */
+	u64 first;			/* stream block buf holds first */
+	u32 n;				/* blocks it holds (reading) */
+	u64 pos;			/* stream byte */
+};
+
+static sector_t area_sector(const struct wow_ckpt_area *a, u64 block)
+{
+	return (WOW_CKPT_FIRST_BLOCK + block) * (a->block_size >> SECTOR_SHIFT);
+}
+
+/* Block of the area where the segment stream starts. */
+static u64 stream_start(const struct wow_ckpt_info *ci)
+{
+	return 1 + ci->slot_blocks;
+}
+
+static int io_init(struct ckpt_io *io, const struct wow_ckpt_area *a,
+		   const struct wow_ckpt_info *ci)
+{
+	memset(io, 0, sizeof(*io));
+	io->a = a;
+	io->ci = ci;
+	io->win = max(1U, WOW_CKPT_WINDOW_BYTES / a->block_size);
+	io->buf = kvzalloc(io->win * a->block_size, GFP_KERNEL);
+	return io->buf ? 0 : -ENOMEM;
+}
+
+int wow_ckpt_write_header(const struct wow_ckpt_area *a,
+			  const struct wow_ckpt_info *ci)
+{
+	void *blk = kzalloc(a->block_size, GFP_KERNEL);
+	int r;
+
+	if (!blk)
+		return -ENOMEM;
+	wow_ckpt_header_encode(blk, a->block_size, a->uuid, ci);
+	r = wow_sync_io(a->bdev, area_sector(a, 0), blk, a->block_size,
+			REQ_OP_WRITE | REQ_SYNC | REQ_PREFLUSH | REQ_FUA);
+	kfree(blk);
+	return r;
+}
+
+/* Write the window's stream blocks, sealed; the window then follows. */
+static int stream_flush(struct ckpt_io *io, u64 upto)
+{
+	u32 bs = io->a->block_size, n, i;
+	int r;
+
+	n = min_t(u64, io->win, upto - io->first);
+	for (i = 0; i < n; i++)
+		wow_ckpt_seal(io->buf + i * bs, bs, io->ci->generation,
+			      io->first + i);
+	r = wow_sync_io(io->a->bdev,
+			area_sector(io->a, stream_start(io->ci) + io->first),
+			io->buf, n * bs, REQ_OP_WRITE);
+	memset(io->buf, 0, io->win * bs);
+	io->first += io->win;
+	return r;
+}
+
+static int stream_put(struct ckpt_io *io, const void *data, u32 len)
+{
+	int r;
+
+	while (len) {
+		u32 c = wow_ckpt_stream_copy(io->buf, io->a->block_size,
+					     io->first, io->win, io->pos,
+					     (void *)data, len, true);
+
+		io->pos += c;
+		data += c;
+		len -= c;
+		if (len) {
+			r = stream_flush(io, io->first + io->win);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* The next stream bytes; -EUCLEAN when a block does not check. */
+static int stream_get(struct ckpt_io *io, void *data, u32 len)
+{
+	u32 bs = io->a->block_size, i;
+	int r;
+
+	while (len) {
+		u32 c = wow_ckpt_stream_copy(io->buf, bs, io->first, io->n,
+					     io->pos, data, len, false);
+
+		io->pos += c;
+		data += c;
+		len -= c;
+		if (!len)
+			break;
+		io->first += io->n;
+		if (io->first >= io->ci->seg_blocks)
+			return -EUCLEAN;
+		io->n = min_t(u64, io->win, io->ci->seg_blocks - io->first);
+		r = wow_sync_io(io->a->bdev,
+				area_sector(io->a,
+					    stream_start(io->ci) + io->first),
+				io->buf, io->n * bs, REQ_OP_READ);
+		if (r)
+			return r;
+		for (i = 0; i < io->n; i++)
+			if (!wow_ckpt_block_ok(io->buf + i * bs, bs,
+					       io->ci->generation,
+					       io->first + i))
+				return -EUCLEAN;
+	}
+	return 0;
+}
+
+/*
+ * Write a checkpoint of generation ci->generation with ci's seqs; the
+ * table sizes and ci->nr_tombs are filled here.  -ENOSPC (nothing
+ * written) when the segments hold more tombstones than the area has room
+ * for.  The caller has made sure no valid header is on disk.
+ */
+int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
+		   const struct wow_ckpt_ops *ops)
+{
+	u32 bs = a->block_size, per = wow_ckpt_slots_per_block(bs);
+	struct wow_ckpt_seg_info si;
+	struct ckpt_io io;
+	__le32 *csums;
+	u64 b, slot, s;
+	u32 i;
+	int r;
+
+	ci->valid = true;
+	ci->nr_slots = a->nr_slots;
+	ci->nr_segments = a->nr_segments;
+	ci->slot_blocks = wow_ckpt_slot_blocks(a->nr_slots, bs);
+	ci->nr_tombs = 0;
+	for (s = 0; s < a->nr_segments; s++) {
+		ops->seg_info(ops->ctx, s, &si);
+		ci->nr_tombs += si.nr_tombs;
+	}
+	if (ci->nr_tombs > wow_ckpt_max_tombs(a->nr_slots))
+		return -ENOSPC;
+	ci->seg_blocks = wow_ckpt_seg_blocks(a->nr_slots, a->nr_segments,
+					     ci->nr_tombs, bs);
+
+	csums = kvmalloc_array(ci->slot_blocks, sizeof(*csums), GFP_KERNEL);
+	if (!csums)
+		return -ENOMEM;
+	r = io_init(&io, a, ci);
+	if (r)
+		goto out;
+
+	/* 1. the slot table, a window at a time */
+	for (b = 0; b < ci->slot_blocks; b += io.win) {
+		u32 n = min_t(u64, io.win, ci->slot_blocks - b);
+
+		memset(io.buf, 0, n * bs);
+		for (slot = b * per; slot < min(a->nr_slots, (b + n) * per);
+		     slot++) {
+			u32 e;
+			u64 blk = div_u64_rem(slot - b * per, per, &e);
+
+			wow_ckpt_slot_put(io.buf + blk * bs, e,
+					  ops->slot_entry(ops->ctx, slot));
+		}
+		for (i = 0; i < n; i++) {
+			u32 c = wow_ckpt_slot_block_csum(io.buf + i * bs, bs);
+
+			csums[b + i] = cpu_to_le32(c);
+		}
+		r = wow_sync_io(a->bdev, area_sector(a, 1 + b), io.buf,
+				n * bs, REQ_OP_WRITE);
+		if (r)
+			goto out;
+		cond_resched();
+	}
+
+	/* then the segment stream: segments, slot block csums, tombstones */
+	memset(io.buf, 0, io.win * bs);
+	for (s = 0; s < a->nr_segments && !r; s++) {
+		struct wow_ckpt_seg e = { };
+
+		ops->seg_info(ops->ctx, s, &si);
+		e.seq = cpu_to_le64(si.seq);
+		e.max_seq = cpu_to_le64(si.max_seq);
+		e.wp = cpu_to_le32(si.wp);
+		e.nr_tombs = cpu_to_le32(si.nr_tombs);
+		e.state = cpu_to_le32(si.closed ? WOW_CKPT_SEG_CLOSED : 0);
+		r = stream_put(&io, &e, sizeof(e));
+	}
+	if (!r)
+		r = stream_put(&io, csums, ci->slot_blocks * sizeof(*csums));
+	for (s = 0; s < a->nr_segments && !r; s++) {
+		const struct wow_tomb_range *tr;
+
+		ops->seg_info(ops->ctx, s, &si);
+		tr = ops->seg_tombs(ops->ctx, s);
+		for (i = 0; i < si.nr_tombs && !r; i++) {
+			struct wow_tomb t = {
+				.start = cpu_to_le64(tr[i].start),
+				.t = cpu_to_le64(tr[i].t),
+				.nr = cpu_to_le32(tr[i].nr),
+				.flags = cpu_to_le32(tr[i].flags),
+			};
+
+			r = stream_put(&io, &t, sizeof(t));
+		}
+	}
+	if (!r)
+		r = stream_flush(&io, ci->seg_blocks);
+	/* 2. the header says it is whole */
+	if (!r)
+		r = wow_ckpt_write_header(a, ci);
+out:
+	kvfree(io.buf);
+	kvfree(csums);
+	return r;
+}
+
+/* Read the header: 0 if it is a valid checkpoint's, else -ENOENT. */
+int wow_ckpt_read_header(const struct wow_ckpt_area *a,
+			 struct wow_ckpt_info *ci)
+{
+	void *blk = kzalloc(a->block_size, GFP_KERNEL);
+	int r;
+
+	if (!blk)
+		return -ENOMEM;
+	r = wow_sync_io(a->bdev, area_sector(a, 0), blk, a->block_size,
+			REQ_OP_READ);
+	if (!r && !wow_ckpt_header_decode(blk, a->block_size, a->uuid,
+					  a->nr_slots, a->nr_segments, ci))
+		r = -ENOENT;
+	kfree(blk);
+	return r;
+}
+
+/*
+ * Read the checkpoint @ci (its header read and valid) and hand every
+ * segment, tombstone and valid slot to @ops.  -EUCLEAN when a block does
+ * not check or an entry is malformed: what was handed over must then be
+ * forgotten and the log scanned instead.  A callback's error stops it.
+ */
+int wow_ckpt_read(const struct wow_ckpt_area *a,
+		  const struct wow_ckpt_info *ci,
+		  const struct wow_ckpt_ops *ops)
+{
+	u32 bs = a->block_size, per = wow_ckpt_slots_per_block(bs);
+	u32 *nr_tombs = NULL, i;
+	__le32 *csums = NULL;
+	struct ckpt_io io;
+	u64 s, b, total = 0;
+	int r;
+
+	r = io_init(&io, a, ci);
+	if (r)
+		return r;
+	nr_tombs = kvmalloc_array(a->nr_segments, sizeof(*nr_tombs),
+				  GFP_KERNEL);
+	csums = kvmalloc_array(ci->slot_blocks, sizeof(*csums), GFP_KERNEL);
+	if (!nr_tombs || !csums) {
+		r = -ENOMEM;
+		goto out;
+	}
+
+	/* the segment stream first: it vouches for the slot table */
+	for (s = 0; s < a->nr_segments && !r; s++) {
+		struct wow_ckpt_seg e;
+		struct wow_ckpt_seg_info si;
+
+		r = stream_get(&io, &e, sizeof(e));
+		if (r)
+			break;
+		si.seq = le64_to_cpu(e.seq);
+		si.max_seq = le64_to_cpu(e.max_seq);
+		si.wp = le32_to_cpu(e.wp);
+		si.nr_tombs = le32_to_cpu(e.nr_tombs);
+		si.closed = le32_to_cpu(e.state) == WOW_CKPT_SEG_CLOSED;
+		if (si.wp > a->blocks_per_seg || si.max_seq < si.seq ||
+		    si.max_seq >= ci->next_seq ||
+		    (le32_to_cpu(e.state) & ~WOW_CKPT_SEG_CLOSED) ||
+		    (!si.seq && (si.closed || si.wp || si.nr_tombs))) {
+			r = -EUCLEAN;
+			break;
+		}
+		nr_tombs[s] = si.nr_tombs;
+		total += si.nr_tombs;
+		r = ops->load_seg(ops->ctx, s, &si);
+	}
+	if (!r && total != ci->nr_tombs)
+		r = -EUCLEAN;
+	if (!r)
+		r = stream_get(&io, csums, ci->slot_blocks * sizeof(*csums));
+	for (s = 0; s < a->nr_segments && !r; s++)
+		for (i = 0; i < nr_tombs[s] && !r; i++) {
+			struct wow_tomb t;
+			struct wow_tomb_range tr;
+
+			r = stream_get(&io, &t, sizeof(t));
+			if (r)
+				break;
+			tr.start = le64_to_cpu(t.start);
+			tr.t = le64_to_cpu(t.t);
+			tr.nr = le32_to_cpu(t.nr);
+			tr.flags = le32_to_cpu(t.flags);
+			if (tr.flags || tr.t >= ci->next_seq) {
+				r = -EUCLEAN;
+				break;
+			}
+			r = ops->load_tomb(ops->ctx, s, &tr);
+		}
+
+	/* then the slot table, a window at a time */
+	for (b = 0; b < ci->slot_blocks && !r; b += io.win) {
+		u32 n = min_t(u64, io.win, ci->slot_blocks - b);
+		u64 slot;
+
+		r = wow_sync_io(a->bdev, area_sector(a, 1 + b), io.buf,
+				n * bs, REQ_OP_READ);
+		for (i = 0; i < n && !r; i++)
+			if (le32_to_cpu(csums[b + i]) !=
+			    wow_ckpt_slot_block_csum(io.buf + i * bs, bs))
+				r = -EUCLEAN;
+		for (slot = b * per;
+		     slot < min(a->nr_slots, (b + n) * per) && !r; slot++) {
+			u64 blk, e, ob;
+			bool valid, dirty;
+			u32 k;
+
+			blk = div_u64_rem(slot - b * per, per, &k);
+			e = wow_ckpt_slot_get(io.buf + blk * bs, k);
+			if (!wow_ckpt_slot_decode(e, &ob, &valid, &dirty))
+				r = -EUCLEAN;
+			else if (valid)
+				r = ops->load_slot(ops->ctx, slot, ob, dirty);
+		}
+		cond_resched();
+	}
+out:
+	kvfree(io.buf);
+	kvfree(nr_tombs);
+	kvfree(csums);
+	return r;
+}

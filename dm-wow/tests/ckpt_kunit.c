@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for the checkpoint codec (dm-wow-ckpt.c) and the version 2
+ * geometry (dm-wow-format.h): area sizes, slot entries, sealed blocks, the
+ * segment stream's bytes over blocks, the header.
+ */
+#include <kunit/test.h>
+
+#include "../dm-wow.h"
+
+static const u8 uuid[16] = { 7, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
+
+/* At 4 KiB blocks the slot table is 6 bytes per block: under 1/512. */
+static void wow_ckpt_area_sizes(struct kunit *test)
+{
+	u64 slots = 1ULL << 28;		/* 1 TiB of 4 KiB blocks */
+	u64 segs = slots / 512;		/* 2 MiB erase blocks */
+	u64 sb = wow_ckpt_slot_blocks(slots, 4096);
+	u64 read = (1 + sb + wow_ckpt_seg_blocks(slots, segs, 0, 4096)) *
+		   4096ULL;
+
+	KUNIT_EXPECT_EQ(test, wow_ckpt_slots_per_block(4096), 682U);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_slots_per_block(512), 85U);
+	KUNIT_EXPECT_EQ(test, sb, DIV_ROUND_UP_ULL(slots, 682));
+	/* what a load after a clean shutdown reads: under 1/512 */
+	KUNIT_EXPECT_LT(test, read, (slots * 4096) / 512);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_seg_blocks(slots, segs, 10, 4096),
+			DIV_ROUND_UP_ULL(segs * 32 + sb * 4 + 10 * 24, 4080));
+	/* 682 slots fill one block; 683 need two */
+	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_blocks(682, 4096), 1ULL);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_blocks(683, 4096), 2ULL);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_area_blocks(1, 16384, 4096),
+			1 + 1 + wow_ckpt_seg_blocks(4, 1, 64, 4096));
+}
+
+/* Version 2 geometry: segments fit after their own area, aligned. */
+static void wow_ckpt_geometry(struct kunit *test)
+{
+	u32 eb = 1U << 20, bs = 4096;
+	u64 cache = 64ULL << 11;	/* 64 MiB in sectors */
+	u64 n, first;
+
+	/* a small cache: the area fits in erase block 0 */
+	KUNIT_EXPECT_EQ(test, wow_nr_segments_v(2, cache, eb, bs), 63ULL);
+	KUNIT_EXPECT_EQ(test, wow_first_segment_sector_v(2, 63, eb, bs),
+			2048ULL);
+	/* version 1 is unchanged */
+	KUNIT_EXPECT_EQ(test, wow_nr_segments_v(1, cache, eb, bs), 63ULL);
+	KUNIT_EXPECT_EQ(test, wow_first_segment_sector_v(1, 63, eb, bs),
+			2048ULL);
+	/* 64 GiB: the area takes erase blocks; whatever n is, it fits */
+	cache = 64ULL << 21;
+	n = wow_nr_segments_v(2, cache, eb, bs);
+	first = wow_first_segment_sector_v(2, n, eb, bs);
+	KUNIT_EXPECT_GT(test, first, 2048ULL);
+	KUNIT_EXPECT_EQ(test, first % 2048, 0ULL);
+	KUNIT_EXPECT_LE(test, first + n * 2048, cache);
+	/* and one more segment would not */
+	KUNIT_EXPECT_GT(test, wow_first_segment_sector_v(2, n + 1, eb, bs) +
+			(n + 1) * 2048, cache);
+	KUNIT_EXPECT_GE(test, (first >> 3) * 4096ULL,
+			(2 + wow_ckpt_area_blocks(n, eb, bs)) * 4096ULL);
+	/*
+	 * 16 KiB erase blocks of 4 blocks: the area (header, a slot block, a
+	 * stream block) does not fit beside the superblock and health block,
+	 * so the segments start at the second erase block
+	 */
+	KUNIT_EXPECT_EQ(test, wow_first_segment_sector_v(2, 4, 16384, 4096),
+			64ULL);
+	KUNIT_EXPECT_EQ(test, wow_min_cache_sectors_v(2, 16384, 4096),
+			64ULL + 4 * 32);
+	KUNIT_EXPECT_EQ(test, wow_nr_segments_v(2, 64 + 4 * 32, 16384, 4096),
+			4ULL);
+	KUNIT_EXPECT_EQ(test, wow_nr_segments_v(2, 64 + 4 * 32 - 1, 16384,
+						4096), 3ULL);
+}
+
+static void wow_ckpt_slot_entries(struct kunit *test)
+{
+	u8 *blk = kunit_kzalloc(test, 4096, GFP_KERNEL);
+	u64 ob, e;
+	bool v, d;
+
+	KUNIT_ASSERT_NOT_NULL(test, blk);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_encode(5, false, true), 0ULL);
+	KUNIT_EXPECT_TRUE(test, wow_ckpt_slot_decode(0, &ob, &v, &d));
+	KUNIT_EXPECT_FALSE(test, v);
+	e = wow_ckpt_slot_encode(WOW_MAX_OBLOCK, true, true);
+	KUNIT_EXPECT_TRUE(test, wow_ckpt_slot_decode(e, &ob, &v, &d));
+	KUNIT_EXPECT_EQ(test, ob, WOW_MAX_OBLOCK);
+	KUNIT_EXPECT_TRUE(test, v);
+	KUNIT_EXPECT_TRUE(test, d);
+	e = wow_ckpt_slot_encode(12345, true, false);
+	KUNIT_EXPECT_TRUE(test, wow_ckpt_slot_decode(e, &ob, &v, &d));
+	KUNIT_EXPECT_EQ(test, ob, 12345ULL);
+	KUNIT_EXPECT_TRUE(test, v);
+	KUNIT_EXPECT_FALSE(test, d);
+	/* malformed: past 48 bits, dirty without valid, a block when empty */
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_slot_decode(WOW_CKPT_SLOT_VALID |
+						      (1ULL << 50), &ob, &v,
+						      &d));
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_slot_decode(WOW_CKPT_SLOT_DIRTY,
+						      &ob, &v, &d));
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_slot_decode(7, &ob, &v, &d));
+
+	/* 6 bytes each, little endian, neighbours untouched */
+	wow_ckpt_slot_put(blk, 1, 0x80123456789aULL);
+	KUNIT_EXPECT_EQ(test, blk[5], 0U);
+	KUNIT_EXPECT_EQ(test, blk[6], 0x9aU);
+	KUNIT_EXPECT_EQ(test, blk[11], 0x80U);
+	KUNIT_EXPECT_EQ(test, blk[12], 0U);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_get(blk, 1), 0x80123456789aULL);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_get(blk, 0), 0ULL);
+	wow_ckpt_slot_put(blk, 681, e);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_get(blk, 681), e);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_get(blk, 1), 0x80123456789aULL);
+}
+
+/* A sealed block checks only as its own generation and index, intact. */
+static void wow_ckpt_sealed_blocks(struct kunit *test)
+{
+	u8 *blk = kunit_kzalloc(test, 4096, GFP_KERNEL);
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, blk);
+	for (i = 0; i < 4080; i++)
+		blk[i] = i * 7;
+	wow_ckpt_seal(blk, 4096, 42, 9);
+	KUNIT_EXPECT_TRUE(test, wow_ckpt_block_ok(blk, 4096, 42, 9));
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_block_ok(blk, 4096, 41, 9));
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_block_ok(blk, 4096, 42, 10));
+	for (i = 0; i < 4096; i++) {
+		blk[i] ^= 0x01;
+		KUNIT_EXPECT_FALSE(test, wow_ckpt_block_ok(blk, 4096, 42, 9));
+		blk[i] ^= 0x01;
+	}
+	KUNIT_EXPECT_TRUE(test, wow_ckpt_block_ok(blk, 4096, 42, 9));
+	memset(blk, 0, 4096);
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_block_ok(blk, 4096, 0, 0));
+}
+
+/*
+ * The segment stream over 512-byte blocks (496 bytes of payload each):
+ * a record that straddles blocks and windows goes in and comes back out.
+ */
+static void wow_ckpt_stream_bytes(struct kunit *test)
+{
+	u8 *buf = kunit_kzalloc(test, 2 * 512, GFP_KERNEL);
+	u8 in[40], out[40];
+	u32 i, c;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	for (i = 0; i < sizeof(in); i++)
+		in[i] = i + 1;
+	/* window of blocks 0..1: 20 bytes before block 1, 20 in it */
+	c = wow_ckpt_stream_copy(buf, 512, 0, 2, 476, in, 40, true);
+	KUNIT_EXPECT_EQ(test, c, 40U);
+	KUNIT_EXPECT_EQ(test, buf[476], 1U);
+	KUNIT_EXPECT_EQ(test, buf[495], 20U);
+	KUNIT_EXPECT_EQ(test, buf[496], 0U);	/* the trailer: untouched */
+	KUNIT_EXPECT_EQ(test, buf[512], 21U);
+	c = wow_ckpt_stream_copy(buf, 512, 0, 2, 476, out, 40, false);
+	KUNIT_EXPECT_EQ(test, c, 40U);
+	KUNIT_EXPECT_EQ(test, memcmp(in, out, 40), 0);
+	/* the window ends inside: only what fits */
+	c = wow_ckpt_stream_copy(buf, 512, 0, 2, 2 * 496 - 8, in, 40, true);
+	KUNIT_EXPECT_EQ(test, c, 8U);
+	/* outside the window */
+	KUNIT_EXPECT_EQ(test, wow_ckpt_stream_copy(buf, 512, 2, 2, 10, in, 4,
+						   true), 0U);
+	/* a window of blocks 2..3: byte 2 * 496 is its first */
+	memset(buf, 0, 1024);
+	c = wow_ckpt_stream_copy(buf, 512, 2, 2, 2 * 496, in, 4, true);
+	KUNIT_EXPECT_EQ(test, c, 4U);
+	KUNIT_EXPECT_EQ(test, buf[0], 1U);
+}
+
+static void wow_ckpt_header_round_trip(struct kunit *test)
+{
+	u8 *blk = kunit_kzalloc(test, 4096, GFP_KERNEL);
+	const u8 other[16] = { 1 };
+	struct wow_ckpt_info ci = {
+		.valid = true, .generation = 3, .next_seq = 1000,
+		.completed_seq = 999, .nr_slots = 4096, .nr_segments = 16,
+		.nr_tombs = 5,
+	}, out;
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, blk);
+	ci.slot_blocks = wow_ckpt_slot_blocks(4096, 4096);
+	ci.seg_blocks = wow_ckpt_seg_blocks(4096, 16, 5, 4096);
+	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
+	KUNIT_EXPECT_TRUE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
+						       16, &out));
+	KUNIT_EXPECT_EQ(test, out.generation, 3ULL);
+	KUNIT_EXPECT_EQ(test, out.next_seq, 1000ULL);
+	KUNIT_EXPECT_EQ(test, out.completed_seq, 999ULL);
+	KUNIT_EXPECT_EQ(test, out.nr_tombs, 5ULL);
+	KUNIT_EXPECT_EQ(test, out.slot_blocks, ci.slot_blocks);
+	/* another cache, another geometry: no checkpoint */
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, other, 4096,
+							16, &out));
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 8192,
+							16, &out));
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
+							15, &out));
+	/* any flipped byte of the covered part */
+	for (i = 0; i < 512; i++) {
+		blk[i] ^= 0x80;
+		KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid,
+								4096, 16,
+								&out));
+		blk[i] ^= 0x80;
+	}
+	/* retired: written before the first record after a load or resume */
+	ci.valid = false;
+	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
+							16, &out));
+	KUNIT_EXPECT_EQ(test, out.generation, 3ULL);
+	/* table sizes that do not match the counts */
+	ci.valid = true;
+	ci.seg_blocks++;
+	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
+							16, &out));
+	ci.seg_blocks--;
+	ci.slot_blocks++;
+	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
+							16, &out));
+	ci.slot_blocks--;
+	/* more tombstones than the area holds */
+	ci.nr_tombs = wow_ckpt_max_tombs(4096) + 1;
+	ci.seg_blocks = wow_ckpt_seg_blocks(4096, 16, ci.nr_tombs, 4096);
+	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
+							16, &out));
+	/* seqs out of order */
+	ci.nr_tombs = 5;
+	ci.seg_blocks = wow_ckpt_seg_blocks(4096, 16, 5, 4096);
+	ci.completed_seq = ci.next_seq;
+	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
+							16, &out));
+}
+
+static struct kunit_case wow_ckpt_cases[] = {
+	KUNIT_CASE(wow_ckpt_area_sizes),
+	KUNIT_CASE(wow_ckpt_geometry),
+	KUNIT_CASE(wow_ckpt_slot_entries),
+	KUNIT_CASE(wow_ckpt_sealed_blocks),
+	KUNIT_CASE(wow_ckpt_stream_bytes),
+	KUNIT_CASE(wow_ckpt_header_round_trip),
+	{}
+};
+
+static struct kunit_suite wow_ckpt_suite = {
+	.name = "dm_wow_ckpt",
+	.test_cases = wow_ckpt_cases,
+};
+
+kunit_test_suite(wow_ckpt_suite);

@@ -1,0 +1,151 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The checkpoint (format version 2, issue 14).  A 256 MiB cache takes
+# 16 MiB that it destages (clean blocks), 24 MiB more that stay dirty, and
+# a discard (tombstones), and is removed cleanly; then:
+#  (a) the next load reads the checkpoint, not the log: status says
+#      loaded_from=checkpoint, the cache device's sectors read while the
+#      table loads are at most 1/512 of the cache plus the superblock
+#      probe (68 KiB), dirty_blocks and valid_blocks are what they were at
+#      the removal, and the data verifies.  The same cache with its
+#      checkpoint dropped loads by the log scan; both reads are printed.
+#  (b) a record after a load retires the checkpoint before it is written:
+#      after more writes and a commit, a power cut; the next boot loads by
+#      the log scan, and every write verifies, the ones after the load
+#      too.
+#  (c) a damaged checkpoint (a byte flipped in its header, in a slot table
+#      block, in a segment stream block) is not used: the load scans the
+#      log ("does not check") and the data verifies.
+#
+# vm: origin=2G cache=256M timeout=420 boots=2
+. "${WOW_LIB:-/wow/lib.sh}"
+
+DEV=$(basename "$(readlink -f "$CACHE")")
+CSECT=$(size_sectors "$CACHE")
+# A2 is written to be discarded in part, so it is not verified
+A="--rw=randwrite --bs=4k --offset=0 --size=8M --randseed=61"
+A2="--rw=randwrite --bs=4k --offset=8M --size=8M --randseed=64"
+B="--rw=randwrite --bsrange=4k-128k --blockalign=4k --offset=512M --size=24M --randseed=62"
+C="--rw=randwrite --bs=4k --offset=1G --size=8M --randseed=63"
+FAILED=""
+nok() { echo "NOT OK: $*"; FAILED="$FAILED; $*"; }
+
+reads() { awk '{ print $3 }' "/sys/block/$DEV/stat"; }
+
+# load NAME: create the device, print what the load read; sets LOAD_READ
+# (sectors of the cache device read while the table loaded)
+load() {
+	_r0=$(reads)
+	wow_create ck "$ORIGIN" "$CACHE"
+	LOAD_READ=$(($(reads) - _r0))
+	echo "$1: $(wow_stat ck loaded_from), $LOAD_READ sectors read (load_kib=$(wow_stat ck load_kib)); dirty $(wow_stat ck dirty_blocks) valid $(wow_stat ck valid_blocks)"
+	dmesg_since | grep -E 'wow: .*(checkpoint|recovered)' | sed 's/^/    kernel: /'
+}
+
+verify_all() {	# verify_all WHAT: A, B and (with c) C read back
+	fio_verify_only "$(dm_node ck)" $A --iodepth=16
+	fio_verify_only "$(dm_node ck)" $B --iodepth=8
+	[ "${1:-}" != c ] || fio_verify_only "$(dm_node ck)" $C --iodepth=16
+}
+
+# counts MSG: "DIRTY VALID" from the kernel's line matching MSG
+counts() {
+	dmesg_since | grep -E "wow: .*$1" | tail -n 1 |
+		sed -n 's/.* \([0-9]*\) dirty of \([0-9]*\) valid blocks.*/\1 \2/p'
+}
+
+remove() {	# remove: what the checkpoint written at the removal holds
+	dmesg_clear
+	wow_remove ck
+	SAVED=$(counts 'checkpoint [0-9]* written')
+	echo "removed: checkpoint of $SAVED (dirty valid)"
+	[ -n "$SAVED" ] || nok "no checkpoint written at the removal"
+}
+
+# same_counts WHAT: the load found what the last checkpoint held
+same_counts() {
+	_got=$(counts '(loaded checkpoint|recovered)')
+	[ -n "$_got" ] && [ "$_got" = "$SAVED" ] ||
+		nok "$1: loaded '$_got' (dirty valid), the checkpoint held '$SAVED'"
+}
+
+case $WOW_BOOT in
+1)
+	wow_reset_disks
+	wow_create ck "$ORIGIN" "$CACHE" low_watermark 0 high_watermark 1
+	D=$(dm_node ck)
+	info "write A and A2 and destage them, then B (kept dirty), then discard 1 MiB of A2"
+	fio_run "$D" $A --iodepth=16 --verify=crc32c --do_verify=0
+	fio_run "$D" $A2 --iodepth=16
+	wow_wait_clean ck 120
+	wow_remove ck
+	wow_create ck "$ORIGIN" "$CACHE" low_watermark 90 high_watermark 95
+	D=$(dm_node ck)
+	fio_run "$D" $B --iodepth=8 --verify=crc32c --do_verify=0
+	run blkdiscard -o $((8 << 20)) -l $((1 << 20)) "$D"
+	echo "before removal: $(wow_status ck)"
+	remove
+	set -- $SAVED
+	[ "${1:-0}" -gt 0 ] && [ "${2:-0}" -gt "$1" ] ||
+		fail "want both dirty and clean blocks cached: '$SAVED' (dirty valid)"
+
+	info "(a) load after a clean shutdown: the checkpoint"
+	load "(a) checkpoint"
+	[ "$(wow_stat ck loaded_from)" = checkpoint ] ||
+		nok "(a) not loaded from the checkpoint"
+	LIMIT=$((CSECT / 512 + 136))
+	[ "$LOAD_READ" -le $LIMIT ] ||
+		nok "(a) the load read $LOAD_READ sectors, more than 1/512 of the cache and the probe ($LIMIT)"
+	same_counts "(a)"
+	CKREAD=$LOAD_READ
+	verify_all
+	remove
+	drop_checkpoint "$CACHE"
+	load "(a) the same cache by the log scan"
+	[ "$(wow_stat ck loaded_from)" = log ] ||
+		nok "(a) a dropped checkpoint was used"
+	same_counts "(a) scan"
+	echo "(a) read at load: checkpoint $CKREAD sectors, log scan $LOAD_READ sectors, cache $CSECT sectors"
+	verify_all
+	remove
+
+	info "(b) writes after a checkpoint load, then a power cut"
+	load "(b) checkpoint"
+	[ "$(wow_stat ck loaded_from)" = checkpoint ] ||
+		nok "(b) not loaded from the checkpoint"
+	fio_run "$(dm_node ck)" $C --iodepth=16 --verify=crc32c --do_verify=0
+	wow_message ck commit
+	[ -z "$FAILED" ] || fail "${FAILED#; }"
+	wow_power_cut
+	;;
+2)
+	load "(b) after the cut"
+	[ "$(wow_stat ck loaded_from)" = log ] ||
+		nok "(b) loaded from a checkpoint older than the records after it"
+	verify_all c
+	SLOTS=$(wow_stat ck cache_blocks)
+	remove
+
+	info "(c) damaged checkpoints are not used"
+	# header (block 2), the first slot table block, the first stream block
+	BS=4096
+	SB=$(( (SLOTS + 681) / 682 ))
+	for what in "header:$((2 * BS + 40))" "slot table:$((3 * BS + 100))" \
+		    "segment stream:$(((3 + SB) * BS + 10))"; do
+		load "(c) before damaging the ${what%%:*}"
+		[ "$(wow_stat ck loaded_from)" = checkpoint ] ||
+			nok "(c) not loaded from the checkpoint"
+		remove
+		echo "flip byte ${what#*:} (${what%%:*}): $(flip_byte "$CACHE" "${what#*:}")"
+		load "(c) damaged ${what%%:*}"
+		[ "$(wow_stat ck loaded_from)" = log ] ||
+			nok "(c) a checkpoint with a damaged ${what%%:*} was used"
+		same_counts "(c) ${what%%:*}"
+		verify_all c
+		remove
+	done
+	[ -z "$FAILED" ] || fail "${FAILED#; }"
+	echo "cache-checkpoint: ok"
+	;;
+esac
