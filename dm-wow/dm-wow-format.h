@@ -2,23 +2,25 @@
 /*
  * dm-wow on-disk format, shared by the kernel target and userspace.
  *
- * Cache device layout (E = erase_block_size, B = block_size):
+ * Cache device layout (E = erase_block_size, B = block_size), version 2:
  *
- *   0          B      2B                E            2E           3E
- *   +----------+------+-----------------+------------+------------+---
- *   |superblock|health| unused (never   | segment 0  | segment 1  | ...
- *   |          |      |  written)       |            |            |
- *   +----------+------+-----------------+------------+------------+---
- *   |<------ erase block 0: metadata -->|<-- log segments, each one
- *                                          erase block, aligned ------>
+ *   0          B      2B                          F            F+E
+ *   +----------+------+--------------------+------+------------+---
+ *   |superblock|health| checkpoint area     |unused| segment 0  | ...
+ *   +----------+------+--------------------+------+------------+---
+ *   |<-------- metadata: F = first_segment_sector, a multiple of E -->|
+ *
+ * Version 1 has no checkpoint area: F = E, blocks 2.. of erase block 0
+ * are never written.  The area's size and the segment count follow from
+ * the cache size, E and B (wow_nr_segments_v, wow_first_segment_sector_v).
  *
  * The superblock is one block at offset 0, written at format time and
  * otherwise rewritten only when the whole device is reformatted.  Its first
  * WOW_SB_CSUM_BYTES bytes are covered by a crc32c; the rest of the block is
  * zero.  All integers are little endian.
  *
- * Log segments start at erase block 1 and fill the device in whole erase
- * blocks; a tail shorter than one erase block is never used.
+ * Log segments start at F and fill the device in whole erase blocks; a
+ * tail shorter than one erase block is never used.
  *
  * A segment holds log records appended back to back from its start:
  *
