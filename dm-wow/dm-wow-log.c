@@ -1336,7 +1336,9 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 struct wow_scan {
-	u64 *slot_seq;		/* seq of the record each slot came from */
+	/* seq of the record each slot came from, in chunks */
+	u64 **slot_seq;
+	u32 nr_seq_chunks;
 	/* the window: blocks [win_off, win_off + win_n) of segment win_seg */
 	void *buf;
 	u32 win_blocks;		/* its size */
@@ -1375,6 +1377,14 @@ struct wow_scan {
 	struct wow_tomb_range *kenv;
 	u32 nr_kenv;
 };
+
+/* 2 MiB chunks: no allocation grows with the cache */
+#define WOW_SEQ_CHUNK	BIT(18)
+
+static u64 *slot_seq(struct wow_scan *sc, u32 slot)
+{
+	return &sc->slot_seq[slot / WOW_SEQ_CHUNK][slot % WOW_SEQ_CHUNK];
+}
 
 static int add_clean_mark(struct wow_scan *sc, struct wow_tomb_range *tr)
 {
@@ -1495,7 +1505,7 @@ static bool suspect_harmless(struct wow_cache *wc, struct wow_scan *sc,
 		return false;
 	for (i = 0; i < su->nr_lost; i++) {
 		slot = wow_index_lookup(&wc->index, to_oblock(su->lost[i]));
-		if (slot != WOW_NO_SLOT && sc->slot_seq[slot] > su->seq)
+		if (slot != WOW_NO_SLOT && *slot_seq(sc, slot) > su->seq)
 			continue;
 		e = wow_tomb_find(sc->kenv, sc->nr_kenv, su->lost[i]);
 		if (e && e->t >= su->seq)
@@ -1762,10 +1772,10 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 			oblock_t b = to_oblock(sc->oblocks[i]);
 			u32 cur = wow_index_lookup(&wc->index, b);
 
-			sc->slot_seq[slot] = ri.seq;
+			*slot_seq(sc, slot) = ri.seq;
 			wow_slot_set_oblock(wow_slot_at(&wc->index, slot), b);
 			/* of two copies in one record the later is current */
-			if (cur == WOW_NO_SLOT || sc->slot_seq[cur] <= ri.seq)
+			if (cur == WOW_NO_SLOT || *slot_seq(sc, cur) <= ri.seq)
 				wow_index_insert(&wc->index, b, slot,
 						 WOW_SLOT_DIRTY);
 		}
@@ -1831,12 +1841,12 @@ static int apply_tombs(struct wow_cache *wc, struct wow_scan *sc)
 		if (!(sl->flags & WOW_SLOT_VALID))
 			continue;
 		e = wow_tomb_find(kenv, nke, b);
-		if (e && sc->slot_seq[s] <= e->t) {
+		if (e && *slot_seq(sc, s) <= e->t) {
 			wow_index_remove(&wc->index, s);
 			continue;
 		}
 		e = wow_tomb_find(cenv, nce, b);
-		if (e && sc->slot_seq[s] <= e->t)
+		if (e && *slot_seq(sc, s) <= e->t)
 			sl->flags &= ~WOW_SLOT_DIRTY;
 		if (!(s % 4096))
 			cond_resched();
@@ -2150,6 +2160,50 @@ static int load_checkpoint(struct wow_cache *wc, struct wow_ckpt_info *ci)
  * clean mark covers is clean; what was destaged since the last mark is
  * destaged again.
  */
+#define MSG_STAYS_V1 "%s: format version 1 with no room for a checkpoint: every load scans the whole log; to move to version 2, drain it ('cleaner on' until dirty_blocks is 0) and reload the table with 'format'"
+
+/*
+ * After the scan of a version 1 cache: where version 2 keeps its geometry
+ * (the checkpoint area fits in erase block 0, which version 1 never
+ * writes past the health block), rewrite the superblock as version 2
+ * (one sector, FUA), so clean shutdowns write checkpoints from now on.
+ * A larger cache stays version 1.
+ */
+static void upgrade_v1(struct wow_cache *wc)
+{
+	const struct wow_geometry *g = &wc->sb.geo;
+	struct wow_sb_info v2 = wc->sb;
+	void *buf;
+	int r;
+
+	if (wc->sb.version != 1)
+		return;
+	if (wow_nr_segments_v(2, g->cache_sectors, g->erase_block_size,
+			      g->block_size) != g->nr_segments ||
+	    wow_first_segment_sector_v(2, g->nr_segments, g->erase_block_size,
+				       g->block_size) !=
+	    g->first_segment_sector) {
+		DMWARN(MSG_STAYS_V1, wow_name(wc));
+		return;
+	}
+	buf = kzalloc(g->block_size, GFP_KERNEL);
+	if (!buf)
+		return;
+	v2.version = 2;
+	wow_sb_encode(buf, &v2);
+	r = wow_sync_io(wc->cache_dev->bdev, 0, buf, g->block_size,
+			REQ_OP_WRITE | REQ_SYNC | REQ_FUA);
+	kfree(buf);
+	if (r) {
+		DMWARN("%s: cannot upgrade the superblock to format version 2: %d",
+		       wow_name(wc), r);
+		return;
+	}
+	wc->sb.version = 2;
+	DMINFO("%s: upgraded to format version 2 (checkpoints at clean shutdown)",
+	       wow_name(wc));
+}
+
 static int scan_log(struct wow_cache *wc, struct wow_scan *sc)
 {
 	u32 bs = wc->args.block_size, s;
@@ -2159,7 +2213,14 @@ static int scan_log(struct wow_cache *wc, struct wow_scan *sc)
 	sc->win_blocks = min(wc->blocks_per_seg,
 			     max(WOW_SCAN_WINDOW_BYTES / bs,
 				 1 + wc->max_record_blocks));
-	sc->slot_seq = vzalloc(array_size(wc->nr_slots, sizeof(u64)));
+	sc->nr_seq_chunks = DIV_ROUND_UP(wc->nr_slots, WOW_SEQ_CHUNK);
+	sc->slot_seq = kvcalloc(sc->nr_seq_chunks, sizeof(u64 *), GFP_KERNEL);
+	for (s = 0; sc->slot_seq && s < sc->nr_seq_chunks; s++) {
+		sc->slot_seq[s] = kvcalloc(WOW_SEQ_CHUNK, sizeof(u64),
+					   GFP_KERNEL);
+		if (!sc->slot_seq[s])
+			return -ENOMEM;
+	}
 	sc->claims = vzalloc(array_size(wc->nr_segments, sizeof(*sc->claims)));
 	sc->sus = vmalloc(array_size(wc->nr_segments, sizeof(*sc->sus)));
 	sc->suspects = vmalloc(array_size(wc->nr_segments, sizeof(u64)));
@@ -2189,7 +2250,9 @@ static void scan_free(struct wow_scan *sc)
 {
 	u32 i;
 
-	vfree(sc->slot_seq);
+	for (i = 0; sc->slot_seq && i < sc->nr_seq_chunks; i++)
+		kvfree(sc->slot_seq[i]);
+	kvfree(sc->slot_seq);
 	vfree(sc->claims);
 	for (i = 0; i < sc->nr_suspects; i++)
 		kvfree(sc->sus[i].lost);
@@ -2291,6 +2354,7 @@ int wow_log_recover(struct wow_cache *wc)
 	wc->durable_seq = newest;
 	wc->load_dropped = sc.nr_dropped;
 	wc->load_from_ckpt = wc->ckpt_live;
+	upgrade_v1(wc);
 	if (wc->ckpt_live)
 		DMINFO(MSG_LOADED_CKPT, wow_name(wc), ci.generation,
 		       wc->load_bytes >> 10, wc->dirty_blocks, wc->valid_blocks, wc->nr_free_segs);

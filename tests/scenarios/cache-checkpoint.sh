@@ -17,6 +17,13 @@
 #  (c) a damaged checkpoint (a byte flipped in its header, in a slot table
 #      block, in a segment stream block) is not used: the load scans the
 #      log ("does not check") and the data verifies.
+#  (d) a version 1 cache (the superblock forged back to version 1) loads
+#      by the scan and is upgraded: its geometry is version 2's, so the
+#      superblock is rewritten as version 2 and the next load uses a
+#      checkpoint.
+#  (e) a version 1 cache where version 2's checkpoint would move the
+#      segments (16 KiB erase blocks) stays version 1, says so, and keeps
+#      working: written data reads back after a reload (by the scan).
 #
 # vm: origin=2G cache=256M timeout=420 boots=2
 . "${WOW_LIB:-/wow/lib.sh}"
@@ -145,6 +152,53 @@ case $WOW_BOOT in
 		verify_all c
 		remove
 	done
+
+	info "(d) a version 1 cache is upgraded where its geometry allows"
+	command -v wowforge > /dev/null || fail "no wowforge in the guest"
+	run wowforge sb "$CACHE" version 1
+	load "(d) version 1"
+	[ "$(wow_stat ck loaded_from)" = log ] ||
+		nok "(d) a version 1 cache was not loaded by the log scan"
+	dmesg_since | grep -q 'upgraded to format version 2' ||
+		nok "(d) no upgrade message"
+	[ "$(read_u "$CACHE" 4 4)" = 2 ] ||
+		nok "(d) the superblock still says version $(read_u "$CACHE" 4 4)"
+	verify_all c
+	remove
+	load "(d) after the upgrade"
+	[ "$(wow_stat ck loaded_from)" = checkpoint ] ||
+		nok "(d) the upgraded cache wrote no checkpoint"
+	same_counts "(d)"
+	verify_all c
+	wow_remove ck
+
+	info "(e) a version 1 cache whose checkpoint would not fit stays version 1"
+	# 16 KiB erase blocks: version 2 puts the segments after the area,
+	# version 1 at erase block 1; a blank cache forged to version 1
+	wow_reset_disks
+	wow_create ck "$ORIGIN" "$CACHE" erase_block_size 16384
+	wow_remove ck
+	run wowforge sb "$CACHE" version 1
+	run wowforge sb "$CACHE" first_segment_sector 32
+	run wowforge sb "$CACHE" nr_segments $(((CSECT - 32) / 32))
+	load16() {
+		_r0=$(reads)
+		wow_create ck "$ORIGIN" "$CACHE" erase_block_size 16384
+		echo "$1: $(wow_stat ck loaded_from), $(($(reads) - _r0)) sectors read"
+	}
+	load16 "(e) version 1, 16 KiB erase blocks"
+	dmesg_since | grep -q 'format version 1 with no room for a checkpoint' ||
+		nok "(e) no message that the cache stays version 1"
+	[ "$(read_u "$CACHE" 4 4)" = 1 ] ||
+		nok "(e) the superblock was changed to version $(read_u "$CACHE" 4 4)"
+	fio_run "$(dm_node ck)" $C --iodepth=16 --verify=crc32c --do_verify=0
+	wow_remove ck
+	load16 "(e) reloaded"
+	[ "$(wow_stat ck loaded_from)" = log ] ||
+		nok "(e) a version 1 cache was loaded from a checkpoint"
+	fio_verify_only "$(dm_node ck)" $C --iodepth=16
+	wow_remove ck
+
 	[ -z "$FAILED" ] || fail "${FAILED#; }"
 	echo "cache-checkpoint: ok"
 	;;

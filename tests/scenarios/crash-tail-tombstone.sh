@@ -33,8 +33,10 @@ info "discard block 0: its tombstone record takes the segment's last block"
 run blkdiscard -o 0 -l $BS "$D"
 log_records "$CACHE" 0 $BS $EB > /tmp/tt.records
 sed 's/^/    record (pos seq seg_seq durable nr_data nr_tombs): /' /tmp/tt.records
-# pos seq seg_seq durable nr_data nr_tombs
-last=$(awk -v eb=$EB -v bs=$BS '$1 == eb + 3 * bs && $5 == 0 && $6 >= 1' \
+# pos seq seg_seq durable nr_data nr_tombs; segment 0 starts at the
+# superblock's first_segment_sector (after the checkpoint area)
+FIRST=$(($(read_u "$CACHE" 48 8) * 512))
+last=$(awk -v f=$FIRST -v bs=$BS '$1 == f + 3 * bs && $5 == 0 && $6 >= 1' \
 	/tmp/tt.records)
 [ -n "$last" ] ||
 	fail "setup: no tombstone record in the segment's last block (see the records above)"
@@ -45,6 +47,7 @@ V=$(wow_stat tt valid_blocks)
 
 info "reload: the tombstone in the last block must be found"
 wow_remove tt
+drop_checkpoint "$CACHE"	# by the log scan, as after a crash
 wow_create tt "$ORIGIN" "$CACHE" erase_block_size $EB
 D=$(dm_node tt)
 dmesg_since | grep -E 'wow' | sed 's/^/    kernel: /'

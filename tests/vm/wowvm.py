@@ -110,7 +110,8 @@ DEFAULT_HEADER = {"origin": 2 << 30, "cache": 256 << 20, "extra": (),
                   "timeout": 120, "boots": 1, "timeout_full": 0}
 BOOT_TIMEOUT = 240          # seconds from QEMU start to the first marker
 BOOT_STALL = 60             # seconds without console output before it
-BOOT_TRIES = 3              # boots of a group that stalled before it ran
+BOOT_STALL_SCALE = 2        # most the timeout scale stretches BOOT_STALL
+BOOT_TRIES = 6              # boots of a group that stalled before it ran
 POWEROFF_GRACE = 60         # seconds after the last scenario ended
 KEEP_RUN_DIRS = 10
 
@@ -1044,7 +1045,8 @@ def boot(kv, base, rd, tag, plan, scenarios, disks, results, module,
                         now - t0 > boot_timeout:
                     status = "boot-timeout"
                 elif not con.started and not con.ready and \
-                        now - con.last_output > BOOT_STALL * sc:
+                        now - con.last_output > \
+                        BOOT_STALL * min(sc, BOOT_STALL_SCALE):
                     # seen under TCG: an early boot that never goes on
                     # (after "Running RCU-tasks wait API self tests")
                     status = "boot-stall"
