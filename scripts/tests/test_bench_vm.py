@@ -107,3 +107,19 @@ def test_no_build_takes_the_module_as_it_is(tmp_path, monkeypatch):
     (tmp_path / "dm-wow" / "dm-wow.ko").write_bytes(b"\x7fELF")
     m = bench.ensure_module(build=False)
     assert m["built"] is False and m["mtime"][:2] == "20"
+
+
+def test_scenario_mem_header_sizes_the_vm(tmp_path):
+    """A scenario's `mem=` sets the VM's RAM and keeps it out of groups
+    with another size (the 1 TiB cache needs more than 2 GiB)."""
+    big = tmp_path / "big.sh"
+    big.write_text("#!/bin/sh\n# vm: cache=1T mem=7G timeout=60\n")
+    small = tmp_path / "small.sh"
+    small.write_text("#!/bin/sh\n# vm: cache=1T timeout=60\n")
+    b, s = wowvm.parse_scenario(str(big)), wowvm.parse_scenario(str(small))
+    assert not b.error and not s.error
+    assert b.mem == 7 << 30 and s.mem == 2 << 30
+    assert b.disk_key() != s.disk_key()
+    cmd = wowvm.qemu_command("6.1", "/tmp/i", ["/tmp/o", "/tmp/c"], "/tmp/r",
+                             mem=b.mem)
+    assert cmd[cmd.index("-m") + 1] == "7G"

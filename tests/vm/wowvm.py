@@ -35,8 +35,9 @@ Scenario header (a comment line anywhere in the first 40 lines):
       # vm: origin=2G cache=256M extra=1G,512M timeout=300 boots=1
   origin/cache: sizes of /dev/vda and /dev/vdb (sparse files); extra: more
   disks, /dev/vdc, /dev/vdd, ...; timeout: seconds per boot for this
-  scenario; boots: how many boots it may use (crash tests).  Defaults:
-  origin=2G cache=256M timeout=120 boots=1.
+  scenario; boots: how many boots it may use (crash tests); mem: the VM's
+  RAM (scenarios with another mem boot apart).  Defaults: origin=2G
+  cache=256M timeout=120 boots=1 mem=2G.
 
 Guest environment of a scenario: RESULTS (the 9p results dir), WOW_NAME,
 WOW_BOOT (1, 2, ... for multi-boot scenarios), ORIGIN=/dev/vda,
@@ -107,7 +108,8 @@ BASE_DIRS = ["bin", "sbin", "usr/bin", "usr/sbin", "lib", "lib64", "usr/lib",
              "mnt", "var/tmp", "wow", "wow/scenarios"]
 
 DEFAULT_HEADER = {"origin": 2 << 30, "cache": 256 << 20, "extra": (),
-                  "timeout": 120, "boots": 1, "timeout_full": 0}
+                  "timeout": 120, "boots": 1, "timeout_full": 0,
+                  "mem": 2 << 30}
 BOOT_TIMEOUT = 240          # seconds from QEMU start to the first marker
 BOOT_STALL = 60             # seconds without console output before it
 BOOT_STALL_SCALE = 2        # most the timeout scale stretches BOOT_STALL
@@ -514,10 +516,11 @@ class Scenario:
     timeout: int
     boots: int
     timeout_full: int = 0       # timeout under --profile full (0: timeout)
+    mem: int = 2 << 30          # the VM's RAM
     error: str = ""
 
     def disk_key(self):
-        return (self.origin, self.cache, self.extra)
+        return (self.origin, self.cache, self.extra, self.mem)
 
 
 def parse_scenario(path):
@@ -542,7 +545,7 @@ def parse_scenario(path):
                 k, eq, v = tok.partition("=")
                 if not eq or k not in DEFAULT_HEADER:
                     raise ValueError("unknown header item %r" % tok)
-                if k in ("origin", "cache"):
+                if k in ("origin", "cache", "mem"):
                     hdr[k] = parse_size(v)
                 elif k == "extra":
                     hdr[k] = tuple(parse_size(x) for x in v.split(",") if x)
@@ -954,13 +957,13 @@ class NbdHdd:
 
 
 def qemu_command(kv, initrd, disks, results, interactive=False,
-                 console_log=None):
+                 console_log=None, mem=2 << 30):
     qemu = os.environ.get("WOW_QEMU", "qemu-system-x86_64")
     append = "console=ttyS0 panic=-1 oops=panic printk.devkmsg=on"
     if KERNEL and KERNEL.kv == kv and KERNEL.append:
         append += " " + KERNEL.append
     cmd = [qemu, "-accel", "tcg,thread=multi", "-cpu", "max",
-           "-smp", "2", "-m", "2G",
+           "-smp", "2", "-m", fmt_size(mem),
            "-kernel", vmlinuz_of(kv), "-initrd", initrd,
            "-append", append, "-no-reboot", "-nic", "none"]
     if interactive and console_log:
@@ -1008,7 +1011,8 @@ def boot(kv, base, rd, tag, plan, scenarios, disks, results, module,
     """Boot once, running plan; watch the console; return BootResult."""
     initrd = make_initrd(kv, base, rd.path, tag, plan, scenarios, module,
                          extra_files)
-    cmd = qemu_command(kv, initrd, disks, results)
+    cmd = qemu_command(kv, initrd, disks, results,
+                       mem=max(getattr(s, "mem", 2 << 30) for s in scenarios))
     sc = timeout_scale()
     full = PLAN_EXTRA.get("WOW_PROFILE") == "full"
     timeouts = {s.name: ((s.timeout_full if full and getattr(
