@@ -221,6 +221,26 @@ out:
 	return r;
 }
 
+/*
+ * block_size is the logical block size the device exposes.  Kernels whose
+ * block layer validates queue limits (those with block features: 6.11 on,
+ * Debian's 6.12) cap it at the page size and refuse a table above it with
+ * a message that names no cause: say why first.
+ */
+#ifdef BLK_FEAT_WRITE_CACHE
+#define MSG_BLOCK_SIZE_PAGE "block_size above the page size is not supported by this kernel (logical blocks are capped at the page size since 6.11)"
+static bool wow_block_size_too_large(u32 block_size)
+{
+	return block_size > PAGE_SIZE;
+}
+#else
+#define MSG_BLOCK_SIZE_PAGE ""
+static bool wow_block_size_too_large(u32 block_size)
+{
+	return false;
+}
+#endif
+
 static int wow_check_devices(struct wow_cache *wc, char **error)
 {
 	struct block_device *origin = wc->origin_dev->bdev;
@@ -230,6 +250,10 @@ static int wow_check_devices(struct wow_cache *wc, char **error)
 
 	if (origin == cache) {
 		*error = "Origin and cache must be different devices";
+		return -EINVAL;
+	}
+	if (wow_block_size_too_large(wc->args.block_size)) {
+		*error = MSG_BLOCK_SIZE_PAGE;
 		return -EINVAL;
 	}
 	if (wc->ti->len & (block_sectors - 1)) {
