@@ -155,6 +155,9 @@ void wow_ckpt_header_encode(void *block, u32 block_size, const u8 *uuid,
 	h->slot_blocks = cpu_to_le64(ci->slot_blocks);
 	h->seg_blocks = cpu_to_le64(ci->seg_blocks);
 	h->nr_tombs = cpu_to_le64(ci->nr_tombs);
+	h->head_seg = cpu_to_le32(ci->head_seg + 1);
+	h->head_wp = cpu_to_le32(ci->head_wp);
+	h->next_seg = cpu_to_le32(ci->next_seg + 1);
 	h->csum = cpu_to_le32(header_csum(h));
 }
 
@@ -188,6 +191,9 @@ bool wow_ckpt_header_decode(const void *block, u32 block_size,
 	ci->slot_blocks = le64_to_cpu(h->slot_blocks);
 	ci->seg_blocks = le64_to_cpu(h->seg_blocks);
 	ci->nr_tombs = le64_to_cpu(h->nr_tombs);
+	ci->head_seg = le32_to_cpu(h->head_seg) - 1;
+	ci->head_wp = le32_to_cpu(h->head_wp);
+	ci->next_seg = le32_to_cpu(h->next_seg) - 1;
 	return ci->valid && ci->nr_slots == nr_slots &&
 	       ci->nr_segments == nr_segments &&
 	       ci->slot_blocks == wow_ckpt_slot_blocks(nr_slots, block_size) &&
@@ -196,4 +202,18 @@ bool wow_ckpt_header_decode(const void *block, u32 block_size,
 						     ci->nr_tombs,
 						     block_size) &&
 	       ci->completed_seq < ci->next_seq;
+}
+
+/*
+ * Replay: does a tombstone or clean mark with @t, written after a
+ * checkpoint, cover a checkpointed copy whose segment life's newest record
+ * had seq @life_max (0: none)?  The copy's own seq is not kept; it lies in
+ * its life.  The tombstones written cover it exactly then: a discard's
+ * (t = its own record's seq) covers every copy before it; reclaim's
+ * (t = the victim's newest seq) covers the victim's copies; one carried
+ * forward has a t every surviving copy is newer than.
+ */
+bool wow_ckpt_covers(u64 life_max, u64 t)
+{
+	return life_max && t >= life_max;
 }

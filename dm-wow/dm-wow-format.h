@@ -94,7 +94,12 @@ struct wow_record {
 	__le16 nr_data;
 	__le16 nr_tombs;
 	__le32 flags;
-	__le32 reserved;
+	/*
+	 * Version 2: where the log goes on when this segment ends: the
+	 * segment number + 1 (0: not known when written).  It is the head
+	 * of the free list, the segment opened next.
+	 */
+	__le32 next_seg;
 } __packed;
 
 #define WOW_TOMB_CLEAN		0x00000001U	/* a clean mark, not a kill */
@@ -223,7 +228,17 @@ struct wow_ckpt_header {
 	__le64 slot_blocks;	/* S */
 	__le64 seg_blocks;	/* G */
 	__le64 nr_tombs;	/* tombstones in the segment stream */
-	__u8 padding[WOW_SB_CSUM_BYTES - 104];
+	/*
+	 * The log head when it was written, where a load replays from:
+	 * the open segment + 1 (0: none) and its write pointer, and the
+	 * segment opened next + 1 (0: not known).  The first record after
+	 * the checkpoint has seq next_seq, or starts a later epoch.
+	 */
+	__le32 head_seg;
+	__le32 head_wp;
+	__le32 next_seg;
+	__le32 reserved2;
+	__u8 padding[WOW_SB_CSUM_BYTES - 120];
 } __packed;
 
 struct wow_ckpt_trailer {

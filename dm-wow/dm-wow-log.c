@@ -31,7 +31,7 @@
 
 #include "dm-wow.h"
 
-static int retire_checkpoint(struct wow_cache *wc);
+static int periodic_checkpoint(struct wow_cache *wc);
 
 static u32 slot_of(struct wow_cache *wc, u32 seg, u32 block)
 {
@@ -154,6 +154,20 @@ static void free_seg_add(struct wow_cache *wc, u32 s)
 	wc->segs[s].state = WOW_SEG_FREE;
 	list_add_tail(&wc->segs[s].list, &wc->free_segs);
 	wc->nr_free_segs++;
+}
+
+/*
+ * The segment the log goes on in when the open one ends: the head of the
+ * free list (segments are freed to its tail and opened from its head
+ * only), or WOW_NO_SEG (lock held).
+ */
+static u32 next_free_seg(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	if (list_empty(&wc->free_segs))
+		return WOW_NO_SEG;
+	return list_first_entry(&wc->free_segs, struct wow_segment, list) -
+	       wc->segs;
 }
 
 /* Blocks new writes can still use: free segments and the open tail. */
@@ -726,6 +740,7 @@ static int finish_batch(struct wow_cache *wc)
 	list_splice_init(&b->metas, &metas);
 
 	spin_lock_irq(&wc->lock);
+	wc->ckpt_log_blocks += 1 + b->nr_data;
 	wc->completed_seq = b->seq;
 	if (b->fua)
 		wc->durable_seq = b->seq;
@@ -1191,6 +1206,7 @@ static void submit_batch(struct wow_cache *wc)
 	ri.nr_tombs = b->nr_tombs;
 	spin_lock_irq(&wc->lock);
 	ri.durable_seq = b->fua || b->preflush ? b->seq - 1 : wc->durable_seq;
+	ri.next_seg = next_free_seg(wc);
 	origin_flush = b->fua && wc->origin_unflushed;
 	wc->origin_unflushed &= !origin_flush;
 	spin_unlock_irq(&wc->lock);
@@ -1251,6 +1267,8 @@ void wow_log_commit_work(struct work_struct *ws)
 		queue_work(wc->wq, &wc->commit_work);
 		return;
 	}
+	/* no record in flight: the log head is where the next one goes */
+	periodic_checkpoint(wc);
 
 	bio_list_init(&flushes);
 	bio_list_init(&direct);
@@ -1270,16 +1288,6 @@ void wow_log_commit_work(struct work_struct *ws)
 		int r = wow_log_commit(wc);
 
 		end_bios(&flushes, r ? BLK_STS_IOERR : BLK_STS_OK);
-	}
-	if (go && retire_checkpoint(wc)) {
-		/* as if the record failed: nothing may follow a valid header */
-		spin_lock_irq(&wc->lock);
-		wc->batch.status = BLK_STS_IOERR;
-		wc->batch.busy = false;
-		wc->batch.done = true;
-		queue_work(wc->wq, &wc->commit_work);
-		spin_unlock_irq(&wc->lock);
-		return;
 	}
 	if (go)
 		submit_batch(wc);
@@ -2060,35 +2068,16 @@ static void ckpt_ops_init(struct wow_cache *wc, struct wow_ckpt_ops *ops)
 }
 
 /*
- * Before the first record after a load or a resume: the checkpoint on
- * disk no longer tells the whole story, so its header is rewritten not
- * valid (FUA) before any record can follow it.  Commit worker only.
+ * Write a checkpoint of the log as it stands: no record in flight (the
+ * commit worker between records, or the log stopped), so the index and
+ * the segments change only by destage turning dirty bits clean, which is
+ * true either way.  Its header names the log head, where a load replays
+ * from.  The header goes with PREFLUSH, so every record the checkpoint
+ * includes is durable first.  Skipped on a version 1 cache and after an
+ * error; a cache whose segments hold more tombstones than the area has
+ * room for keeps its last checkpoint (the next load replays more).
  */
-static int retire_checkpoint(struct wow_cache *wc)
-{
-	struct wow_ckpt_info ci = { .generation = wc->ckpt_gen };
-	struct wow_ckpt_area a;
-	int r;
-
-	if (!wc->ckpt_live)
-		return 0;
-	ckpt_area(wc, &a);
-	r = wow_ckpt_write_header(&a, &ci);
-	if (r) {
-		DMERR("%s: cannot retire the checkpoint: %d", wow_name(wc), r);
-		return r;
-	}
-	wc->ckpt_live = false;
-	return 0;
-}
-
-/*
- * At a clean shutdown (postsuspend, after the last commit): write a
- * checkpoint, so the next load reads it instead of the log.  Skipped on
- * a version 1 cache and after an error; a cache whose segments hold more
- * tombstones than the area has room for is loaded by the scan instead.
- */
-int wow_log_checkpoint(struct wow_cache *wc)
+static int write_checkpoint(struct wow_cache *wc, bool say)
 {
 	struct wow_ckpt_info ci = { };
 	struct wow_ckpt_area a;
@@ -2097,30 +2086,68 @@ int wow_log_checkpoint(struct wow_cache *wc)
 	bool ok;
 	int r;
 
+	if (wc->sb.version < 2)
+		return 0;
 	spin_lock_irq(&wc->lock);
-	ok = wc->state == WOW_STATE_OK &&
-	     wc->durable_seq >= wc->completed_seq &&
-	     wc->completed_seq < wc->next_seq;
+	ok = wc->state == WOW_STATE_OK && wc->completed_seq < wc->next_seq;
 	ci.next_seq = wc->next_seq;
 	ci.completed_seq = wc->completed_seq;
+	ci.head_seg = wc->open_seg;
+	ci.head_wp = wc->open_seg != WOW_NO_SEG ? wc->segs[wc->open_seg].wp : 0;
+	ci.next_seg = next_free_seg(wc);
 	dirty = wc->dirty_blocks;
 	valid = wc->valid_blocks;
+	wc->ckpt_log_blocks = 0;
 	spin_unlock_irq(&wc->lock);
-	if (wc->sb.version < 2 || !ok)
+	if (!ok)
 		return 0;
-	r = retire_checkpoint(wc);
-	if (r)
-		return r;
 	ckpt_area(wc, &a);
 	ckpt_ops_init(wc, &ops);
 	ci.generation = ++wc->ckpt_gen;
 	r = wow_ckpt_write(&a, &ci, &ops);
 	if (r)
 		return r;
-	wc->ckpt_live = true;
-	DMINFO(MSG_CKPT_WRITTEN, wow_name(wc), ci.generation,
-	       1 + ci.slot_blocks + ci.seg_blocks, ci.nr_tombs, dirty, valid);
+	spin_lock_irq(&wc->lock);
+	if (wc->durable_seq < ci.completed_seq)
+		wc->durable_seq = ci.completed_seq;
+	spin_unlock_irq(&wc->lock);
+	if (say)
+		DMINFO(MSG_CKPT_WRITTEN, wow_name(wc), ci.generation,
+		       1 + ci.slot_blocks + ci.seg_blocks, ci.nr_tombs, dirty,
+		       valid);
 	return 0;
+}
+
+/* At a clean shutdown (postsuspend, after the last commit). */
+int wow_log_checkpoint(struct wow_cache *wc)
+{
+	return write_checkpoint(wc, true);
+}
+
+/*
+ * Commit worker, no record in flight: a checkpoint once the log written
+ * since the last one passes the interval (1/64 of the cache), so a load
+ * after a crash replays at most that.
+ */
+static int periodic_checkpoint(struct wow_cache *wc)
+{
+	u64 interval = max_t(u64, wc->nr_slots / 64, 16);
+	bool due;
+	int r;
+
+	spin_lock_irq(&wc->lock);
+	due = wc->ckpt_log_blocks >= interval && !wc->stopped;
+	spin_unlock_irq(&wc->lock);
+	if (!due)
+		return 0;
+	r = write_checkpoint(wc, false);
+	if (r) {
+		DMWARN_LIMIT("%s: checkpoint failed: %d", wow_name(wc), r);
+		if (r != -ENOSPC && r != -ENOMEM)
+			wow_error(wc, WOW_STATE_READ_ONLY, "checkpoint write",
+				  r);
+	}
+	return r;
 }
 
 /*
@@ -2264,11 +2291,304 @@ static void scan_free(struct wow_scan *sc)
 	kvfree(sc->oblocks);
 }
 
+/* ---- replay of the log since the checkpoint, along its chain ---- */
+
+struct wow_replay {
+	struct wow_scan sc;		/* window, slot seqs */
+	u64 *ckpt_max;			/* per segment: newest seq of its
+					 * checkpointed life (0: none left)
+					 */
+	u64 expected;			/* seq of the next record */
+	u64 records;
+};
+
+/*
+ * Does tombstone or clean mark @t cover slot @slot's copy?  A replayed
+ * copy's seq is known; a checkpointed one's only lies in its segment's
+ * life (wow_ckpt_covers).
+ */
+static bool replay_covers(struct wow_cache *wc, struct wow_replay *rp,
+			  u32 slot, u64 t)
+{
+	u64 seq = *slot_seq(&rp->sc, slot);
+
+	if (seq)
+		return seq <= t;
+	return wow_ckpt_covers(rp->ckpt_max[wow_slot_seg(wc, slot)], t);
+}
+
+static void replay_cover(struct wow_cache *wc, u32 slot,
+			 const struct wow_tomb_range *tr)
+{
+	if (tr->flags & WOW_TOMB_CLEAN)
+		wow_slot_at(&wc->index, slot)->flags &= ~WOW_SLOT_DIRTY;
+	else
+		wow_index_remove(&wc->index, slot);
+}
+
+/* Apply a tombstone or clean mark: a narrow range by lookups, else all */
+static void replay_tomb(struct wow_cache *wc, struct wow_replay *rp,
+			const struct wow_tomb_range *tr)
+{
+	u64 b, end = tr->start + tr->nr;
+	u32 s;
+
+	if (tr->nr <= wc->nr_slots) {
+		for (b = tr->start; b < end; b++) {
+			s = wow_index_lookup(&wc->index, to_oblock(b));
+			if (s != WOW_NO_SLOT && replay_covers(wc, rp, s, tr->t))
+				replay_cover(wc, s, tr);
+		}
+		return;
+	}
+	for (s = 0; s < wc->nr_slots; s++) {
+		struct wow_slot *sl = wow_slot_at(&wc->index, s);
+
+		b = from_oblock(wow_slot_oblock(sl));
+		if ((sl->flags & WOW_SLOT_VALID) && b >= tr->start && b < end &&
+		    replay_covers(wc, rp, s, tr->t))
+			replay_cover(wc, s, tr);
+	}
+}
+
+/* A new life of segment @s begins in the replay: its old content is gone. */
+static void replay_new_life(struct wow_cache *wc, struct wow_replay *rp,
+			    u32 s, u64 seq)
+{
+	struct wow_segment *seg = &wc->segs[s];
+	u32 i, slot;
+
+	for (i = 0; i < wc->blocks_per_seg; i++) {
+		slot = slot_of(wc, s, i);
+		if (wow_slot_at(&wc->index, slot)->flags & WOW_SLOT_VALID)
+			wow_index_remove(&wc->index, slot);
+		*slot_seq(&rp->sc, slot) = 0;
+	}
+	rp->ckpt_max[s] = 0;
+	seg->seq = seq;
+	seg->max_seq = 0;
+	seg->wp = 0;
+	seg->nr_tombs = 0;
+	seg->open_time = jiffies;
+}
+
+/*
+ * The record at block @off of segment @s if it is the next of the log:
+ * seq rp->expected, the start of @s's life at block 0 or the continuation
+ * of it, its data intact.  Returns its header (in the window), NULL if it
+ * is not, or an ERR_PTR.  @probe: read the header block alone (where
+ * the log most likely ends: what follows is read once, if need be, by
+ * replay_vouched).
+ */
+static void *replay_next(struct wow_cache *wc, struct wow_replay *rp, u32 s,
+			 u32 off, struct wow_record_info *ri, bool probe)
+{
+	u32 bs = wc->args.block_size, done, n, csum = ~0U;
+	void *hdr, *data;
+
+	if (s >= wc->nr_segments || off >= wc->blocks_per_seg)
+		return NULL;
+	hdr = scan_blocks(wc, &rp->sc, s, off, 1, probe || !off);
+	if (IS_ERR(hdr))
+		return hdr;
+	if (wow_record_check(hdr, bs, wc->sb.uuid, ri) != WOW_REC_OK ||
+	    ri->seq != rp->expected ||
+	    ri->nr_data > wc->blocks_per_seg - off - 1 ||
+	    (off ? ri->seg_seq != wc->segs[s].seq : ri->seg_seq != ri->seq))
+		return NULL;
+	for (done = 0; done < ri->nr_data; done += n) {
+		n = min(ri->nr_data - done, rp->sc.win_blocks);
+		data = scan_blocks(wc, &rp->sc, s, off + 1 + done, n, false);
+		if (IS_ERR(data))
+			return data;
+		csum = crc32c(csum, data, n * bs);
+	}
+	if (csum != ri->data_csum)
+		return NULL;
+	return scan_blocks(wc, &rp->sc, s, off, 1, false);
+}
+
+/*
+ * Apply the next record (header @hdr at block @off of segment @s): its
+ * copies are the newest of their blocks; then its tombstones and clean
+ * marks, as the scan would (a copy is covered when its seq <= t).
+ */
+static int replay_record(struct wow_cache *wc, struct wow_replay *rp, u32 s,
+			 u32 off, void *hdr, const struct wow_record_info *ri)
+{
+	u64 nr_oblocks = wc->ti->len >> wc->block_shift;
+	struct wow_segment *seg = &wc->segs[s];
+	struct wow_tomb *t = wow_record_tombs(hdr);
+	__le64 *raw = wow_record_oblocks(hdr, ri->nr_tombs);
+	u32 i, slot, cur;
+	int r;
+
+	for (i = 0; i < ri->nr_data; i++)
+		if (le64_to_cpu(raw[i]) >= nr_oblocks)
+			return -EUCLEAN;
+	r = reserve_tombs(wc, s, ri->nr_tombs);
+	if (r)
+		return r;
+	for (i = 0; i < ri->nr_data; i++) {
+		oblock_t b = to_oblock(le64_to_cpu(raw[i]));
+
+		slot = slot_of(wc, s, off + 1 + i);
+		cur = wow_index_lookup(&wc->index, b);
+		if (cur != WOW_NO_SLOT)
+			wow_index_remove(&wc->index, cur);
+		*slot_seq(&rp->sc, slot) = ri->seq;
+		wow_index_insert(&wc->index, b, slot, WOW_SLOT_DIRTY);
+	}
+	for (i = 0; i < ri->nr_tombs; i++) {
+		struct wow_tomb_range tr = {
+			.start = le64_to_cpu(t[i].start),
+			.t = le64_to_cpu(t[i].t),
+			.nr = le32_to_cpu(t[i].nr),
+			.flags = le32_to_cpu(t[i].flags),
+		};
+
+		if (!(tr.flags & WOW_TOMB_CLEAN))
+			seg->tombs[seg->nr_tombs++] = tr;
+		replay_tomb(wc, rp, &tr);
+	}
+	seg->max_seq = ri->seq;
+	seg->wp = off + 1 + ri->nr_data;
+	rp->expected++;
+	rp->records++;
+	return 0;
+}
+
+#define MSG_CHAIN_CORRUPT "%s: log record %llu was durable (record %llu says so) but is corrupt; not loading"
+
+/*
+ * The chain ended at seq rp->expected, at block @off of segment @s (or
+ * at block 0 of @next).  A torn tail, unless a later record of the same
+ * epoch says that record was durable (the rest of @s, block 0 of @next):
+ * then it is corrupt, and the load is refused, as the scan would.
+ */
+static int replay_vouched(struct wow_cache *wc, struct wow_replay *rp, u32 s,
+			  u32 off, u32 next)
+{
+	u32 bs = wc->args.block_size, i;
+	struct wow_record_info ri;
+	u64 e = rp->expected;
+	void *p;
+
+	if (next < wc->nr_segments) {
+		p = scan_blocks(wc, &rp->sc, next, 0, 1, true);
+		if (IS_ERR(p))
+			return PTR_ERR(p);
+		if (wow_record_check(p, bs, wc->sb.uuid, &ri) == WOW_REC_OK &&
+		    ri.seq > e && wow_epoch(ri.seq) == wow_epoch(e) &&
+		    ri.durable_seq >= e)
+			goto corrupt;
+	}
+	for (i = off + 1; s < wc->nr_segments && i < wc->blocks_per_seg; i++) {
+		p = scan_blocks(wc, &rp->sc, s, i, 1, false);
+		if (IS_ERR(p))
+			return PTR_ERR(p);
+		if (wow_record_check(p, bs, wc->sb.uuid, &ri) == WOW_REC_OK &&
+		    ri.seg_seq == wc->segs[s].seq && ri.seq > e &&
+		    wow_epoch(ri.seq) == wow_epoch(e) && ri.durable_seq >= e)
+			goto corrupt;
+	}
+	return 0;
+corrupt:
+	DMERR(MSG_CHAIN_CORRUPT, wow_name(wc), e, ri.seq);
+	return -EUCLEAN;
+}
+
+/*
+ * Replay the log written since the checkpoint @ci along its chain: from
+ * the log head the checkpoint names, record after record (seq one more
+ * each time) in the same segment, and where a segment's records end, at
+ * block 0 of the segment its last record says the log went on in.
+ */
+static int replay_chain(struct wow_cache *wc, struct wow_replay *rp,
+			const struct wow_ckpt_info *ci)
+{
+	u32 s = ci->head_seg, off = ci->head_wp, next = ci->next_seg;
+	struct wow_record_info ri;
+	void *hdr;
+	int r;
+
+	rp->expected = ci->next_seq;
+	for (;;) {
+		hdr = replay_next(wc, rp, s, off, &ri, !rp->records);
+		if (!hdr) {
+			/* the chain leaves @s: block 0 of the next segment */
+			if (next >= wc->nr_segments || next == s)
+				break;
+			hdr = replay_next(wc, rp, next, 0, &ri, true);
+			if (!hdr)
+				break;
+			if (!IS_ERR(hdr)) {
+				s = next;
+				off = 0;
+			}
+		}
+		if (IS_ERR(hdr))
+			return PTR_ERR(hdr);
+		if (!off)
+			replay_new_life(wc, rp, s, ri.seq);
+		r = replay_record(wc, rp, s, off, hdr, &ri);
+		if (r)
+			return r;
+		off += 1 + ri.nr_data;
+		next = ri.next_seg;
+		cond_resched();
+	}
+	return replay_vouched(wc, rp, s, off, next);
+}
+
+/*
+ * After a checkpoint was loaded: replay what was logged since.  Sets
+ * *@expected to the seq after the last record replayed.
+ */
+static int replay_log(struct wow_cache *wc, const struct wow_ckpt_info *ci,
+		      u64 *expected)
+{
+	struct wow_replay rp = { };
+	u32 bs = wc->args.block_size, i;
+	int r = -ENOMEM;
+
+	rp.sc.win_blocks = min(wc->blocks_per_seg,
+			       max(WOW_SCAN_WINDOW_BYTES / bs,
+				   1 + wc->max_record_blocks));
+	rp.sc.buf = kvmalloc(array_size(rp.sc.win_blocks, bs), GFP_KERNEL);
+	rp.ckpt_max = kvmalloc_array(wc->nr_segments, sizeof(u64),
+				     GFP_KERNEL);
+	rp.sc.nr_seq_chunks = DIV_ROUND_UP(wc->nr_slots, WOW_SEQ_CHUNK);
+	rp.sc.slot_seq = kvcalloc(rp.sc.nr_seq_chunks, sizeof(u64 *),
+				  GFP_KERNEL);
+	if (!rp.sc.buf || !rp.ckpt_max || !rp.sc.slot_seq)
+		goto out;
+	for (i = 0; i < rp.sc.nr_seq_chunks; i++) {
+		rp.sc.slot_seq[i] = kvcalloc(WOW_SEQ_CHUNK, sizeof(u64),
+					     GFP_KERNEL);
+		if (!rp.sc.slot_seq[i])
+			goto out;
+	}
+	for (i = 0; i < wc->nr_segments; i++)
+		rp.ckpt_max[i] = wc->segs[i].seq ? wc->segs[i].max_seq : 0;
+	r = replay_chain(wc, &rp, ci);
+	*expected = rp.expected;
+	if (!r && rp.records)
+		DMINFO("%s: replayed %llu records written after checkpoint %llu",
+		       wow_name(wc), rp.records, ci->generation);
+out:
+	kvfree(rp.ckpt_max);
+	scan_free(&rp.sc);
+	return r;
+}
+
 /*
  * Load the index and the segments: from the checkpoint when a valid one
- * is on disk (a clean shutdown, nothing written since), else from the
- * log.  The newest record of each block wins, unless a tombstone kills
- * it.  A recovered copy is dirty unless a clean mark covers it.
+ * is on disk, and the log written since it (nothing after a clean
+ * shutdown), else from the whole log.  The newest record of each block
+ * wins, unless a tombstone kills it.  A recovered copy is dirty unless a
+ * clean mark covers it.  Then a new checkpoint anchors the log's chain:
+ * the next record is the one it names.
  */
 int wow_log_recover(struct wow_cache *wc)
 {
@@ -2287,8 +2607,13 @@ int wow_log_recover(struct wow_cache *wc)
 	if (r == -ENOMEM)
 		goto out;
 	if (!r) {
-		seen = ci.next_seq - 1;
-		newest = ci.completed_seq;
+		u64 expected;
+
+		r = replay_log(wc, &ci, &expected);
+		if (r)
+			goto out;
+		seen = expected - 1;
+		newest = expected - 1;
 	} else {
 		r = scan_log(wc, &sc);
 		if (r)
@@ -2355,6 +2680,13 @@ int wow_log_recover(struct wow_cache *wc)
 	wc->load_dropped = sc.nr_dropped;
 	wc->load_from_ckpt = wc->ckpt_live;
 	upgrade_v1(wc);
+	/* whatever was read, the chain starts again here */
+	r = write_checkpoint(wc, false);
+	if (r) {
+		DMERR("%s: cannot write a checkpoint at load: %d",
+		      wow_name(wc), r);
+		goto out;
+	}
 	if (wc->ckpt_live)
 		DMINFO(MSG_LOADED_CKPT, wow_name(wc), ci.generation,
 		       wc->load_bytes >> 10, wc->dirty_blocks, wc->valid_blocks, wc->nr_free_segs);

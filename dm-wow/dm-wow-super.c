@@ -242,7 +242,7 @@ void wow_record_seal(void *hdr, u32 block_size, const u8 *uuid,
 	r->nr_data = cpu_to_le16(ri->nr_data);
 	r->nr_tombs = cpu_to_le16(ri->nr_tombs);
 	r->flags = 0;
-	r->reserved = 0;
+	r->next_seg = cpu_to_le32(ri->next_seg + 1);
 	r->csum = cpu_to_le32(record_csum(hdr, block_size));
 }
 
@@ -264,6 +264,7 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
 	ri->data_csum = le32_to_cpu(r->data_csum);
 	ri->nr_data = le16_to_cpu(r->nr_data);
 	ri->nr_tombs = le16_to_cpu(r->nr_tombs);
+	ri->next_seg = le32_to_cpu(r->next_seg) - 1;
 	if (le32_to_cpu(r->csum) != record_csum(hdr, block_size) ||
 	    ri->nr_tombs > wow_max_tombs(block_size) ||
 	    ri->nr_data > wow_record_capacity(block_size, ri->nr_tombs) ||

@@ -232,6 +232,9 @@ bool wow_health_decode(const void *block, unsigned int len, const u8 *uuid,
 
 struct wow_ckpt_info {
 	bool valid;
+	u32 head_seg;			/* WOW_NO_SEG: none open */
+	u32 head_wp;
+	u32 next_seg;			/* WOW_NO_SEG: not known */
 	u64 generation;
 	u64 next_seq;
 	u64 completed_seq;
@@ -257,6 +260,7 @@ void wow_ckpt_header_encode(void *block, u32 block_size, const u8 *uuid,
 bool wow_ckpt_header_decode(const void *block, u32 block_size,
 			    const u8 *uuid, u64 nr_slots, u64 nr_segments,
 			    struct wow_ckpt_info *ci);
+bool wow_ckpt_covers(u64 life_max, u64 t);
 
 /* ---- dm-wow-checkpoint.c: checkpoint I/O ---- */
 
@@ -325,6 +329,7 @@ struct wow_record_info {
 	u32 data_csum;
 	u32 nr_data;
 	u32 nr_tombs;
+	u32 next_seg;		/* WOW_NO_SEG: not known */
 };
 
 enum wow_rec_kind {
@@ -617,9 +622,10 @@ struct wow_cache {
 	u64 load_dropped;		/* records the last load dropped */
 	u64 load_bytes;			/* metadata the last load read */
 	bool load_from_ckpt;		/* it read the checkpoint */
-	/* checkpoint: the newest generation on disk, and is it valid */
+	/* checkpoint: the newest generation, log written since it */
 	u64 ckpt_gen;
-	bool ckpt_live;
+	u64 ckpt_log_blocks;
+	bool ckpt_live;			/* the last load read one */
 	bool origin_unflushed;		/* bypass writes since origin flush */
 	struct bio_list pending_writes;
 	struct bio_list pending_flushes;

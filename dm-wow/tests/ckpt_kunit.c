@@ -245,7 +245,54 @@ static void wow_ckpt_header_round_trip(struct kunit *test)
 							16, &out));
 }
 
+/*
+ * Replay over a checkpoint: which tombstones (t) cover a checkpointed
+ * copy whose segment life's newest record was @life_max.
+ */
+static void wow_ckpt_covers_rules(struct kunit *test)
+{
+	/* a discard after the checkpoint: t past every checkpointed seq */
+	KUNIT_EXPECT_TRUE(test, wow_ckpt_covers(100, 150));
+	/* reclaim of the victim: t = its newest seq */
+	KUNIT_EXPECT_TRUE(test, wow_ckpt_covers(100, 100));
+	/* carried forward: older than the copy that survived it */
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_covers(100, 99));
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_covers(100, 1));
+	/* no checkpointed copy is left in the segment */
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_covers(0, 150));
+}
+
+/* The log head the header names round-trips, "none" included. */
+static void wow_ckpt_header_head(struct kunit *test)
+{
+	u8 *blk = kunit_kzalloc(test, 4096, GFP_KERNEL);
+	struct wow_ckpt_info ci = {
+		.valid = true, .generation = 1, .next_seq = 10,
+		.completed_seq = 9, .nr_slots = 4096, .nr_segments = 16,
+		.head_seg = 7, .head_wp = 33, .next_seg = WOW_NO_SEG,
+	}, out;
+
+	KUNIT_ASSERT_NOT_NULL(test, blk);
+	ci.slot_blocks = wow_ckpt_slot_blocks(4096, 4096);
+	ci.seg_blocks = wow_ckpt_seg_blocks(4096, 16, 0, 4096);
+	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
+	KUNIT_ASSERT_TRUE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
+						       16, &out));
+	KUNIT_EXPECT_EQ(test, out.head_seg, 7U);
+	KUNIT_EXPECT_EQ(test, out.head_wp, 33U);
+	KUNIT_EXPECT_EQ(test, out.next_seg, WOW_NO_SEG);
+	ci.head_seg = WOW_NO_SEG;
+	ci.next_seg = 0;
+	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
+	KUNIT_ASSERT_TRUE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
+						       16, &out));
+	KUNIT_EXPECT_EQ(test, out.head_seg, WOW_NO_SEG);
+	KUNIT_EXPECT_EQ(test, out.next_seg, 0U);
+}
+
 static struct kunit_case wow_ckpt_cases[] = {
+	KUNIT_CASE(wow_ckpt_covers_rules),
+	KUNIT_CASE(wow_ckpt_header_head),
 	KUNIT_CASE(wow_ckpt_area_sizes),
 	KUNIT_CASE(wow_ckpt_geometry),
 	KUNIT_CASE(wow_ckpt_slot_entries),

@@ -276,6 +276,7 @@ static void *sealed_record(struct kunit *test, struct wow_record_info *ri)
 	ri->data_csum = 0xabcdef01;
 	ri->nr_data = 3;
 	ri->nr_tombs = 2;
+	ri->next_seg = 9;
 	t = wow_record_tombs(b);
 	t[0].start = cpu_to_le64(100);
 	t[0].t = cpu_to_le64(17);
@@ -316,6 +317,9 @@ static void wow_format_record_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, out.data_csum, 0xabcdef01U);
 	KUNIT_EXPECT_EQ(test, out.nr_data, 3U);
 	KUNIT_EXPECT_EQ(test, out.nr_tombs, 2U);
+	/* where the log goes on, + 1 at offset 60 (0: not known) */
+	KUNIT_EXPECT_EQ(test, out.next_seg, 9U);
+	KUNIT_EXPECT_EQ(test, b[60], 10);
 	KUNIT_EXPECT_EQ(test, le64_to_cpu(wow_record_oblocks(b, 2)[2]), 1000ULL);
 	KUNIT_EXPECT_EQ(test, le32_to_cpu(wow_record_tombs(b)[0].nr), 8U);
 	/* magic "WOWR" at offset 4, seq at 8 */
