@@ -599,12 +599,70 @@ static const char *epochs(void)
 	r[3].durable = E2 + 5 - 5;
 	put_all(&m, r, 4);
 	EXPECT_EQ(check(&m), WOWC_EXIT_WARN);
+	/*
+	 * ... and a corrupt record of epoch 2 that an epoch 2 record proves
+	 * durable is refused, whatever the epoch 1 suspect below it
+	 */
+	{
+		struct rec e[2] = {
+			{ .seg = 1, .at = 2, .seq = E2 + 1, .seg_seq = E2,
+			  .durable = E2, .nr_data = 1, .ob = { 8 },
+			  .bad_data = true },
+			{ .seg = 1, .at = 4, .seq = E2 + 2, .seg_seq = E2,
+			  .durable = E2 + 1, .nr_data = 1, .ob = { 9 } },
+		};
+
+		put_all(&m, e, 2);
+		EXPECT_EQ(check(&m), WOWC_EXIT_ERROR);
+		{
+			uint8_t z[4 * BS] = { 0 };
+
+			/* zeros: the life ends at E2 again */
+			wr(&m, z, sizeof(z), blk_off(&m, 1, 2));
+		}
+	}
+	EXPECT_EQ(check(&m), WOWC_EXIT_WARN);
 	/* D in epoch 1 (the same life) would prove C durable */
 	r[3].seq = E1 + 4;
 	r[3].seg_seq = E1 + 4;
 	r[3].durable = E1 + 3;
 	put_rec(&m, &r[3]);
 	EXPECT_EQ(check(&m), WOWC_EXIT_ERROR);
+	img_free(&m);
+
+	/*
+	 * A record of epoch 1 whose durable_seq (crafted) reaches into
+	 * epoch 2 vouches for nothing there: segment 2 holds E2+5, torn
+	 */
+	img_new(&m, 2, 8);
+	std_log(&m, r);
+	put_all(&m, r, 2);
+	{
+		struct rec e[2] = {
+			{ .seg = 2, .seq = E2 + 5, .seg_seq = E2 + 5,
+			  .durable = E2 + 4, .nr_data = 1, .ob = { 8 },
+			  .bad_data = true },
+			{ .seg = 3, .seq = E1 + 9, .seg_seq = E1 + 9,
+			  .durable = E2 + 7, .nr_data = 1, .ob = { 9 } },
+		};
+
+		put_all(&m, e, 2);
+		EXPECT_EQ(check(&m), WOWC_EXIT_WARN);
+	}
+	img_free(&m);
+
+	/*
+	 * Crafted: the chain of segment 0 breaks after A and goes on with a
+	 * record of the same life but of epoch 2; its claim is not merged
+	 * with the life's epoch 1 claims, so the break is a torn tail
+	 */
+	img_new(&m, 2, 8);
+	std_log(&m, r);
+	r[1].bad_header = true;
+	r[2].seq = E2 + 3;
+	r[2].durable = E2 + 2;
+	put_all(&m, r, 3);
+	EXPECT_EQ(check(&m), WOWC_EXIT_WARN);
 	img_free(&m);
 	return NULL;
 }
@@ -613,7 +671,7 @@ static const char *epochs(void)
 static const char *broken_chain(void)
 {
 	struct img m;
-	struct rec r[4];
+	struct rec r[5];
 	char *t;
 	int rc;
 
@@ -634,6 +692,37 @@ static const char *broken_chain(void)
 	t = check_text(&m, &rc);
 	EXPECT_EQ(rc, WOWC_EXIT_WARN);
 	EXPECT(strstr(t, "at block 0"));
+	free(t);
+	img_free(&m);
+
+	/* a segment's first record whose seq is not its seg_seq */
+	img_new(&m, 2, 8);
+	std_log(&m, r);
+	r[3].seg_seq = E1 + 3;
+	put_all(&m, r, 4);
+	EXPECT_EQ(check(&m), WOWC_EXIT_WARN);
+	img_free(&m);
+
+	/*
+	 * A bad header after segment 0's life (torn in an earlier life),
+	 * whose "missing" record E1+3 is the first of segment 1's life,
+	 * which a later record proves durable: nothing is missing.
+	 */
+	img_new(&m, 2, 8);
+	std_log(&m, r);
+	r[2].bad_header = true;		/* C, at block 7 */
+	r[2].seq = 77;
+	r[2].seg_seq = 70;
+	r[3].seq = r[3].seg_seq = E1 + 3;
+	memset(&r[4], 0, sizeof(r[4]));
+	put_all(&m, r, 4);
+	r[3] = (struct rec){ .seg = 1, .at = 2, .seq = E1 + 4,
+			     .seg_seq = E1 + 3, .durable = E1 + 3,
+			     .nr_data = 1, .ob = { 7 } };
+	put_rec(&m, &r[3]);
+	t = check_text(&m, &rc);
+	EXPECT_EQ(rc, WOWC_EXIT_WARN);
+	EXPECT(strstr(t, "the first of another segment's life"));
 	free(t);
 	img_free(&m);
 	return NULL;
@@ -745,6 +834,10 @@ static const char *checkpoint(void)
 	free(t);
 
 	/* a slot table block that does not check: the log is scanned */
+	flip(&m, (WOW_CKPT_FIRST_BLOCK + 1) * BS + BS - 1);	/* no entry */
+	EXPECT_EQ(check(&m), WOWC_EXIT_ERROR);
+	flip(&m, (WOW_CKPT_FIRST_BLOCK + 1) * BS + BS - 1);
+	EXPECT_EQ(check(&m), 0);
 	flip(&m, (WOW_CKPT_FIRST_BLOCK + 1) * BS + 7);
 	t = check_text(&m, &rc);
 	EXPECT_EQ(rc, WOWC_EXIT_ERROR);
@@ -763,6 +856,26 @@ static const char *checkpoint(void)
 	done(&v);
 	t = dump_text(&m, 0, &rc);
 	EXPECT(strstr(t, "\"state\": \"retired\""));
+	free(t);
+	img_free(&m);
+
+	/* sealed right, but a slot past its segment's write pointer */
+	img_new(&m, 2, 8);
+	std_log(&m, r);
+	put_all(&m, r, 4);
+	{
+		uint64_t slots[8 * BPS] = { 0 };
+		struct ck_seg segs[8] = { { 0 } };
+
+		slots[slot_of(0, 2)] = ent(2, true);
+		slots[slot_of(0, 12)] = ent(9, true);
+		segs[0] = (struct ck_seg){ E1 + 1, E1 + 3, 9,
+					   WOW_CKPT_SEG_CLOSED, 0, { { 0 } } };
+		put_ckpt(&m, 4, E1 + 5, E1 + 4, slots, segs, true);
+	}
+	t = check_text(&m, &rc);
+	EXPECT_EQ(rc, WOWC_EXIT_ERROR);
+	EXPECT(strstr(t, "slot 12 (origin block 9) makes no sense"));
 	free(t);
 	img_free(&m);
 	return NULL;
@@ -821,6 +934,10 @@ static const char *superblock_and_health(void)
 	flip(&m, 40);		/* cache_sectors */
 	EXPECT_EQ(check(&m), WOWC_EXIT_ERROR);
 	flip(&m, 40);
+	EXPECT_EQ(check(&m), 0);
+	flip(&m, 300);		/* padding: only the checksum sees it */
+	EXPECT_EQ(check(&m), WOWC_EXIT_ERROR);
+	flip(&m, 300);
 	EXPECT_EQ(check(&m), 0);
 	{
 		uint8_t z[BS] = { 0 };
@@ -951,11 +1068,17 @@ static const char *writeback_corrupt(void)
 			     .nr_data = 1, .ob = { 7 } };
 	r[3].seq = r[3].seg_seq = E1 + 5;	/* D, in segment 1 */
 	r[3].durable = E1 + 4;
+	/* block 4 was destaged before the crash: the origin has B's */
+	r[3].nr_tombs = 1;
+	r[3].tomb[0].start = 4;
+	r[3].tomb[0].nr = 1;
+	r[3].tomb[0].t = E1 + 2;
+	r[3].tomb[0].flags = WOW_TOMB_CLEAN;
 	put_all(&m, r, 5);		/* E: after C in segment 0 */
 	fd = origin_new(&m, ORIGIN_BLOCKS);
 	EXPECT_EQ(wowc_writeback(m.path, m.opath, 0, devnull(), devnull(),
 				 &res), WOWC_EXIT_ERROR);
-	EXPECT_EQ(res.unrecoverable, 2);
+	EXPECT_EQ(res.unrecoverable, 1);	/* block 3 */
 	EXPECT(holds(fd, 1, E1 + 1));
 	EXPECT(holds(fd, 2, E1 + 1));
 	EXPECT(holds(fd, 3, 0));	/* not A's older copy */
@@ -964,6 +1087,49 @@ static const char *writeback_corrupt(void)
 	EXPECT(holds(fd, 7, E1 + 4));
 	EXPECT(holds(fd, 6, E1 + 5));
 	EXPECT_EQ(res.written, 5);
+	close(fd);
+	img_free(&m);
+	return NULL;
+}
+
+/*
+ * Crafted: B and C corrupt, D proves both durable; block 4 (B, D) has a
+ * newer version in F, and F kills block 5 up to B's seq.  The kernel's
+ * test (each lost block newer than B, or killed at or after B) passes, so
+ * it loads and check warns; but C's version of block 5 is newer than that
+ * kill and lost: writeback says so (exit 4).
+ */
+static const char *writeback_lost_later(void)
+{
+	struct wowc_wb_result res;
+	struct img m;
+	struct rec r[5];
+	int fd;
+
+	img_new(&m, 2, 8);
+	memset(r, 0, sizeof(r));
+	r[0] = (struct rec){ .seq = E1 + 1, .seg_seq = E1 + 1, .durable = E1,
+			     .nr_data = 1, .ob = { 1 } };
+	r[1] = (struct rec){ .at = 2, .seq = E1 + 2, .seg_seq = E1 + 1,
+			     .durable = E1 + 1, .nr_data = 1, .ob = { 4 },
+			     .bad_data = true };
+	r[2] = (struct rec){ .at = 4, .seq = E1 + 3, .seg_seq = E1 + 1,
+			     .durable = E1 + 2, .nr_data = 1, .ob = { 5 },
+			     .bad_data = true };
+	r[3] = (struct rec){ .at = 6, .seq = E1 + 4, .seg_seq = E1 + 1,
+			     .durable = E1 + 3, .nr_data = 1, .ob = { 4 } };
+	r[4] = (struct rec){ .seg = 1, .seq = E1 + 5, .seg_seq = E1 + 5,
+			     .durable = E1 + 4, .nr_data = 1, .ob = { 4 },
+			     .nr_tombs = 1, .tomb = { { 5, E1 + 2, 1, 0 } } };
+	put_all(&m, r, 5);
+	EXPECT_EQ(check(&m), WOWC_EXIT_WARN);
+	fd = origin_new(&m, ORIGIN_BLOCKS);
+	EXPECT_EQ(wowc_writeback(m.path, m.opath, 0, devnull(), devnull(),
+				 &res), WOWC_EXIT_ERROR);
+	EXPECT_EQ(res.unrecoverable, 1);
+	EXPECT(holds(fd, 4, E1 + 5));
+	EXPECT(holds(fd, 1, E1 + 1));
+	EXPECT(holds(fd, 5, 0));
 	close(fd);
 	img_free(&m);
 	return NULL;
@@ -1047,6 +1213,7 @@ static const struct {
 	{ "wowcache_version1", version1 },
 	{ "wowcache_writeback_dirty_newest", writeback },
 	{ "wowcache_writeback_corrupt_durable", writeback_corrupt },
+	{ "wowcache_writeback_lost_after_harmless", writeback_lost_later },
 	{ "wowcache_writeback_from_checkpoint", writeback_checkpoint },
 	{ "wowcache_metadata_size", metadata_size },
 };
