@@ -45,7 +45,7 @@ expect_rc cli_writeback_blank_exits_4 4 writeback --dry-run "$IMG" "$IMG"
 expect_rc cli_metadata_size_needs_size_exits_2 2 metadata-size
 expect_rc cli_metadata_size_bad_size_exits_2 2 metadata-size --cache-size 12Q
 expect_rc cli_metadata_size_no_value_exits_2 2 metadata-size --cache-size
-expect_rc cli_metadata_size_overflow_exits_2 2 metadata-size --cache-size 99999999999T
+expect_rc cli_metadata_size_overflow_exits_2 2 metadata-size --cache-size 16777217T
 expect_rc cli_metadata_size_too_small_exits_2 2 metadata-size --cache-size 1M
 expect_rc cli_metadata_size_exits_0 0 metadata-size --cache-size=64G
 
