@@ -637,8 +637,9 @@ static int ix_init(struct wowc_view *v, uint64_t nr_slots)
 {
 	uint64_t nb, i;
 
+	/* as dm-wow-index.c: at most half as many heads as slots */
 	v->hash_bits = 0;
-	while ((1ULL << v->hash_bits) < nr_slots && v->hash_bits < 31)
+	while ((2ULL << v->hash_bits) <= nr_slots / 2 && v->hash_bits < 31)
 		v->hash_bits++;
 	nb = 1ULL << v->hash_bits;
 	v->slot = calloc(nr_slots ? nr_slots : 1, sizeof(*v->slot));
