@@ -2,21 +2,48 @@
 /*
  * wowctl: inspect and control dm-wow devices.  A thin CLI over libwow,
  * which parses the status and table lines, names every field and talks to
- * device-mapper.
+ * device-mapper, and wowcache, which reads a cache device offline (check,
+ * dump, writeback, metadata-size).
  *
- * Exit status: 0 success, 1 error, 2 usage error.
+ * Exit status: 0 success, 1 error, 2 usage error; the offline commands
+ * also 3 (warnings only) and 4 (errors found).
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "libwow.h"
+#include "wowcache.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define EXIT_USAGE	2
 #define FLAG_JSON	(1U << 0)
 #define FLAG_RST	(1U << 1)
+#define FLAG_SCAN	(1U << 2)
+#define FLAG_DRY_RUN	(1U << 3)
+#define FLAG_FORCE	(1U << 4)
+#define FLAG_CACHE_SIZE	(1U << 5)	/* options with a value */
+#define FLAG_BLOCK_SIZE	(1U << 6)
+#define FLAG_ERASE_SIZE	(1U << 7)
+
+/* Options: a flag, or one with a value (stored in struct call) */
+static const struct opt {
+	const char *name;
+	unsigned int flag;
+	bool value;
+} opts[] = {
+	{ "--json", FLAG_JSON, false },
+	{ "--rst", FLAG_RST, false },
+	{ "--scan", FLAG_SCAN, false },
+	{ "--dry-run", FLAG_DRY_RUN, false },
+	{ "--force", FLAG_FORCE, false },
+	{ "--cache-size", FLAG_CACHE_SIZE, true },
+	{ "--block-size", FLAG_BLOCK_SIZE, true },
+	{ "--erase-block-size", FLAG_ERASE_SIZE, true },
+};
 
 struct call;
 
@@ -34,6 +61,7 @@ struct call {
 	char **arg;
 	int nr;
 	unsigned int flags;
+	const char *value[ARRAY_SIZE(opts)];	/* of options with one */
 };
 
 static const char usage_text[] =
@@ -49,8 +77,27 @@ static const char usage_text[] =
 	"  fields [--rst|--json]   list the status fields and their meaning\n"
 	"  help                    show this help\n"
 	"\n"
-	"DEV is a device-mapper name or /dev/mapper/NAME.\n"
-	"Exit status: 0 success, 1 error, 2 usage error.\n";
+	"Offline, on a cache device (or image) no wow device is using:\n"
+	"  check CACHE             check the superblock, health block, checkpoint\n"
+	"                          and every log record, as a load would\n"
+	"  dump [--scan] CACHE     JSON: superblock, health, checkpoint, segments\n"
+	"                          and records, and the index a load rebuilds\n"
+	"                          (--scan: from the log even when the\n"
+	"                          checkpoint is valid)\n"
+	"  writeback [--dry-run] [--force] [--scan] CACHE ORIGIN\n"
+	"                          copy every dirty block to ORIGIN\n"
+	"  metadata-size --cache-size BYTES [--block-size B]\n"
+	"                [--erase-block-size E] [--json]\n"
+	"                          metadata layout and RAM of a cache of that size\n"
+	"\n"
+	"DEV is a device-mapper name or /dev/mapper/NAME.  Sizes take a K, M, G\n"
+	"or T suffix (powers of 1024).\n"
+	"Exit status: 0 success (check: clean), 1 error (cannot open, read or\n"
+	"write), 2 usage error; check, dump and writeback: 3 warnings only (such\n"
+	"as a torn tail record that a load drops, or needs_check), 4 errors (such\n"
+	"as a corrupt record a later record proves durable, which the kernel\n"
+	"refuses to load, a bad superblock, a checkpoint that does not check, or\n"
+	"blocks writeback could not recover).\n";
 
 static int usage_error(const char *fmt, ...)
 {
@@ -197,6 +244,96 @@ static int cmd_fields(const struct call *a)
 	return 0;
 }
 
+static const char *opt_value(const struct call *a, unsigned int flag)
+{
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(opts); k++)
+		if (opts[k].flag == flag)
+			return a->value[k];
+	return NULL;
+}
+
+/* BYTES with an optional K, M, G or T (KiB, ...) suffix */
+static int parse_size(const char *s, uint64_t *v)
+{
+	static const char *const sfx[] = { "", "K", "M", "G", "T" };
+	char *end;
+	size_t k;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	for (k = 0; k < ARRAY_SIZE(sfx); k++) {
+		size_t n = strlen(sfx[k]);
+
+		if (strncasecmp(end, sfx[k], n))
+			continue;
+		if (end[n] && strcasecmp(end + n, "iB") &&
+		    (!n || strcasecmp(end + n, "B")))
+			continue;
+		if (k && *v > (UINT64_MAX >> (10 * k)))
+			return -EINVAL;
+		*v <<= 10 * k;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int cmd_check(const struct call *a)
+{
+	return wowc_check(a->arg[0], stdout, stderr);
+}
+
+static int cmd_dump(const struct call *a)
+{
+	return wowc_dump(a->arg[0], a->flags & FLAG_SCAN ? WOWC_SCAN : 0,
+			 stdout, stderr);
+}
+
+static int cmd_writeback(const struct call *a)
+{
+	unsigned int f = 0;
+
+	if (a->flags & FLAG_DRY_RUN)
+		f |= WOWC_WB_DRY_RUN;
+	if (a->flags & FLAG_FORCE)
+		f |= WOWC_WB_FORCE;
+	if (a->flags & FLAG_SCAN)
+		f |= WOWC_SCAN;
+	return wowc_writeback(a->arg[0], a->arg[1], f, stdout, stderr, NULL);
+}
+
+static int cmd_metadata_size(const struct call *a)
+{
+	uint64_t size, bs = 4096, ebs = 1048576;	/* dm-wow-args.c */
+	char err[WOWC_ERR_LEN];
+	struct wowc_msize m;
+
+	if (!(a->flags & FLAG_CACHE_SIZE))
+		return usage_error("metadata-size: --cache-size is required");
+	if (parse_size(opt_value(a, FLAG_CACHE_SIZE), &size))
+		return usage_error("metadata-size: bad --cache-size '%s'",
+				   opt_value(a, FLAG_CACHE_SIZE));
+	if ((a->flags & FLAG_BLOCK_SIZE) &&
+	    (parse_size(opt_value(a, FLAG_BLOCK_SIZE), &bs) ||
+	     bs > UINT32_MAX))
+		return usage_error("metadata-size: bad --block-size '%s'",
+				   opt_value(a, FLAG_BLOCK_SIZE));
+	if ((a->flags & FLAG_ERASE_SIZE) &&
+	    (parse_size(opt_value(a, FLAG_ERASE_SIZE), &ebs) ||
+	     ebs > UINT32_MAX))
+		return usage_error("metadata-size: bad --erase-block-size '%s'",
+				   opt_value(a, FLAG_ERASE_SIZE));
+	if (wowc_msize(size, bs, ebs, &m, err))
+		return usage_error("metadata-size: %s", err);
+	wowc_msize_print(stdout, &m, a->flags & FLAG_JSON);
+	return 0;
+}
+
 static int cmd_help(const struct call *a)
 {
 	(void)a;
@@ -212,6 +349,12 @@ static const struct cmd cmds[] = {
 	{ "commit", 1, 1, 0, cmd_message, "commit" },
 	{ "clear-stats", 1, 1, 0, cmd_message, "clear_stats" },
 	{ "fields", 0, 0, FLAG_JSON | FLAG_RST, cmd_fields, NULL },
+	{ "check", 1, 1, 0, cmd_check, NULL },
+	{ "dump", 1, 1, FLAG_SCAN, cmd_dump, NULL },
+	{ "writeback", 2, 2, FLAG_DRY_RUN | FLAG_FORCE | FLAG_SCAN,
+	  cmd_writeback, NULL },
+	{ "metadata-size", 0, 0, FLAG_CACHE_SIZE | FLAG_BLOCK_SIZE |
+	  FLAG_ERASE_SIZE | FLAG_JSON, cmd_metadata_size, NULL },
 	{ "help", 0, 0, 0, cmd_help, NULL },
 	{ "--help", 0, 0, 0, cmd_help, NULL },
 	{ "-h", 0, 0, 0, cmd_help, NULL },
@@ -221,7 +364,7 @@ int main(int argc, char **argv)
 {
 	struct call a = { .arg = argv };
 	const struct cmd *c = NULL;
-	bool opts = true;
+	bool in_opts = true;
 	size_t k;
 	int i;
 
@@ -234,15 +377,27 @@ int main(int argc, char **argv)
 		return usage_error("unknown command '%s'", argv[1]);
 	/* Options may sit anywhere; positional arguments move down. */
 	for (i = 2; i < argc; i++) {
-		if (opts && !strcmp(argv[i], "--")) {
-			opts = false;
-		} else if (opts && !strcmp(argv[i], "--json") &&
-			   (c->flags & FLAG_JSON)) {
-			a.flags |= FLAG_JSON;
-		} else if (opts && !strcmp(argv[i], "--rst") &&
-			   (c->flags & FLAG_RST)) {
-			a.flags |= FLAG_RST;
-		} else if (opts && argv[i][0] == '-' && argv[i][1]) {
+		const struct opt *o = NULL;
+		const char *eq = strchr(argv[i], '=');
+		size_t len = eq ? (size_t)(eq - argv[i]) : strlen(argv[i]);
+
+		for (k = 0; in_opts && k < ARRAY_SIZE(opts); k++)
+			if (!strncmp(argv[i], opts[k].name, len) &&
+			    !opts[k].name[len] && (c->flags & opts[k].flag))
+				o = &opts[k];
+		if (in_opts && !strcmp(argv[i], "--")) {
+			in_opts = false;
+		} else if (o) {
+			a.flags |= o->flag;
+			if (o->value && eq)
+				a.value[o - opts] = eq + 1;
+			else if (o->value && i + 1 < argc)
+				a.value[o - opts] = argv[++i];
+			else if (o->value || eq)
+				return usage_error("%s: option '%s' %s a value",
+						   c->name, o->name,
+						   o->value ? "needs" : "takes no");
+		} else if (in_opts && argv[i][0] == '-' && argv[i][1]) {
 			return usage_error("%s: unknown option '%s'", c->name,
 					   argv[i]);
 		} else {

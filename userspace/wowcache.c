@@ -1,0 +1,2591 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wowcache: offline view of a dm-wow cache device or image (see
+ * wowcache.h).  Each rule below names the kernel function it mirrors; a
+ * change to the kernel's recovery must be made here too, or check and the
+ * kernel disagree on what is valid.
+ */
+#define _GNU_SOURCE
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <linux/fs.h>
+#include <linux/types.h>
+
+#define __packed __attribute__((packed))
+#include "../dm-wow/dm-wow-format.h"
+
+#include "wowcache.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define IO_ALIGN	4096U
+#define EPOCH_SHIFT	32	/* dm-wow.h WOW_EPOCH_SHIFT */
+#define MAX_SLOTS	(UINT32_MAX - 1)	/* dm-wow.h WOW_MAX_SLOTS */
+
+static uint64_t epoch(uint64_t seq)
+{
+	return seq >> EPOCH_SHIFT;
+}
+
+static uint64_t min64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static uint64_t max64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+static void seterr(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, WOWC_ERR_LEN, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- crc32c (Castagnoli), slice by 8; the kernel's semantic ---- */
+
+static uint32_t crc_tab[8][256];
+static bool crc_ready;
+
+static void crc_init(void)
+{
+	uint32_t i, j, c;
+
+	for (i = 0; i < 256; i++) {
+		c = i;
+		for (j = 0; j < 8; j++)
+			c = c & 1 ? (c >> 1) ^ 0x82f63b78U : c >> 1;
+		crc_tab[0][i] = c;
+	}
+	for (i = 0; i < 256; i++)
+		for (j = 1; j < 8; j++)
+			crc_tab[j][i] = (crc_tab[j - 1][i] >> 8) ^
+					crc_tab[0][crc_tab[j - 1][i] & 0xff];
+	crc_ready = true;
+}
+
+uint32_t wowc_crc32c(uint32_t c, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	if (!crc_ready)
+		crc_init();
+	while (len && ((uintptr_t)p & 7)) {
+		c = crc_tab[0][(c ^ *p++) & 0xff] ^ (c >> 8);
+		len--;
+	}
+	while (len >= 8) {
+		uint64_t v;
+
+		memcpy(&v, p, 8);
+		v = le64toh(v) ^ c;
+		c = crc_tab[7][v & 0xff] ^ crc_tab[6][(v >> 8) & 0xff] ^
+		    crc_tab[5][(v >> 16) & 0xff] ^
+		    crc_tab[4][(v >> 24) & 0xff] ^
+		    crc_tab[3][(v >> 32) & 0xff] ^
+		    crc_tab[2][(v >> 40) & 0xff] ^
+		    crc_tab[1][(v >> 48) & 0xff] ^ crc_tab[0][v >> 56];
+		p += 8;
+		len -= 8;
+	}
+	while (len--)
+		c = crc_tab[0][(c ^ *p++) & 0xff] ^ (c >> 8);
+	return c;
+}
+
+/* ---- problems ---- */
+
+static __attribute__((format(printf, 3, 4)))
+void problem(struct wowc_problems *ps, enum wowc_sev sev, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (ps->nr == ps->max) {
+		size_t want = ps->max ? 2 * ps->max : 16;
+		struct wowc_problem *n = realloc(ps->p, want * sizeof(*n));
+
+		if (!n) {
+			free(msg);
+			return;
+		}
+		ps->p = n;
+		ps->max = want;
+	}
+	ps->p[ps->nr].sev = sev;
+	ps->p[ps->nr++].msg = msg ? msg : strdup("(out of memory)");
+}
+
+static void problems_free(struct wowc_problems *ps)
+{
+	size_t i;
+
+	for (i = 0; i < ps->nr; i++)
+		free(ps->p[i].msg);
+	free(ps->p);
+	memset(ps, 0, sizeof(*ps));
+}
+
+static int worst(const struct wowc_problems *ps)
+{
+	int w = -1;
+	size_t i;
+
+	for (i = 0; i < ps->nr; i++)
+		if ((int)ps->p[i].sev > w)
+			w = ps->p[i].sev;
+	return w;
+}
+
+int wowc_exit_code(const struct wowc *c, const struct wowc_view *v)
+{
+	int w = worst(&c->probs);
+
+	if (v && worst(&v->probs) > w)
+		w = worst(&v->probs);
+	if (w == WOWC_SEV_ERROR)
+		return WOWC_EXIT_ERROR;
+	if (w == WOWC_SEV_WARN)
+		return WOWC_EXIT_WARN;
+	return WOWC_EXIT_CLEAN;
+}
+
+static const char *sev_name(enum wowc_sev s)
+{
+	return s == WOWC_SEV_ERROR ? "error" : s == WOWC_SEV_WARN ? "warning" :
+	       "note";
+}
+
+/* ---- I/O ---- */
+
+static void *xalloc(size_t n)
+{
+	void *p;
+
+	if (posix_memalign(&p, IO_ALIGN, n ? n : 1))
+		return NULL;
+	memset(p, 0, n);
+	return p;
+}
+
+static int pread_full(int fd, void *buf, size_t len, uint64_t off,
+		      size_t need)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t r = pread(fd, (char *)buf + done, len - done,
+				  off + done);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (!r)
+			break;
+		done += r;
+	}
+	return done >= need ? 0 : -EIO;
+}
+
+/* @len bytes at @off of the cache; aligned through a bounce if direct. */
+static int rd(const struct wowc *c, void *buf, size_t len, uint64_t off)
+{
+	uint64_t a, e;
+	void *b;
+	int r;
+
+	if (off + len > c->size)
+		return -ENXIO;
+	if (!c->direct || (!((uintptr_t)buf % IO_ALIGN) &&
+			   !(off % IO_ALIGN) && !(len % IO_ALIGN)))
+		return pread_full(c->fd, buf, len, off, len);
+	a = off & ~(uint64_t)(IO_ALIGN - 1);
+	e = (off + len + IO_ALIGN - 1) & ~(uint64_t)(IO_ALIGN - 1);
+	b = xalloc(e - a);
+	if (!b)
+		return -ENOMEM;
+	r = pread_full(c->fd, b, e - a, a, off + len - a);
+	if (!r)
+		memcpy(buf, (char *)b + (off - a), len);
+	free(b);
+	return r;
+}
+
+static int dev_size(int fd, uint64_t *size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (S_ISBLK(st.st_mode)) {
+		if (ioctl(fd, BLKGETSIZE64, size))
+			return -errno;
+		return 0;
+	}
+	*size = st.st_size;
+	return 0;
+}
+
+/*
+ * Open a device or image: a block device with O_EXCL (a dm table that
+ * holds it makes this fail: the tools are for an unused cache) and, when
+ * @direct, O_DIRECT so that what the kernel wrote behind the page cache is
+ * what is read.
+ */
+static int open_dev(const char *path, int mode, bool *direct, char *err)
+{
+	struct stat st;
+	int fd;
+
+	*direct = false;
+	if (stat(path, &st)) {
+		seterr(err, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISBLK(st.st_mode)) {
+		fd = open(path, mode | O_CLOEXEC);
+		if (fd < 0)
+			seterr(err, "%s: %s", path, strerror(errno));
+		return fd < 0 ? -errno : fd;
+	}
+	if (mode == O_RDONLY) {
+		fd = open(path, mode | O_EXCL | O_DIRECT | O_CLOEXEC);
+		if (fd >= 0) {
+			*direct = true;
+			return fd;
+		}
+		if (errno != EINVAL)
+			goto fail;
+	}
+	fd = open(path, mode | O_EXCL | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+fail:
+	if (errno == EBUSY)
+		seterr(err, "%s: in use (a device-mapper table or a mount holds it); remove the wow device first", path);
+	else
+		seterr(err, "%s: %s", path, strerror(errno));
+	return -errno;
+}
+
+/* ---- superblock, health block, checkpoint header ---- */
+
+static bool pow2(uint64_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+static bool all_zero(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static uint32_t csum512(const void *blk)
+{
+	return wowc_crc32c(WOW_CSUM_SEED, (const uint8_t *)blk + 4,
+			   WOW_SB_CSUM_BYTES - 4);
+}
+
+/* wow_sb_decode and wow_check_devices */
+static void sb_decode(struct wowc *c, const void *blk, size_t len)
+{
+	const struct wow_superblock *sb = blk;
+	struct wowc_sb *s = &c->sb;
+	uint64_t bsec;
+
+	if (all_zero(blk, len)) {
+		c->sb_kind = WOWC_SB_ZERO;
+		c->sb_why = "no superblock: the device is blank (the kernel formats it on first use)";
+		return;
+	}
+	if (le64toh(sb->magic) != WOW_SB_MAGIC) {
+		c->sb_kind = WOWC_SB_FOREIGN;
+		c->sb_why = "no dm-wow superblock";
+		return;
+	}
+	if (le32toh(sb->csum) != csum512(sb)) {
+		c->sb_kind = WOWC_SB_CORRUPT;
+		c->sb_why = "superblock checksum mismatch";
+		return;
+	}
+	if (le32toh(sb->version) > WOW_SB_VERSION) {
+		c->sb_kind = WOWC_SB_NEWER;
+		c->sb_why = "superblock version is newer than this tool";
+		return;
+	}
+	if (le32toh(sb->version) < 1) {
+		c->sb_kind = WOWC_SB_CORRUPT;
+		c->sb_why = "superblock version is invalid";
+		return;
+	}
+	s->version = le32toh(sb->version);
+	s->flags = le32toh(sb->flags);
+	s->block_size = le32toh(sb->block_size);
+	s->erase_block_size = le32toh(sb->erase_block_size);
+	s->write_group_size = le32toh(sb->write_group_size);
+	s->origin_sectors = le64toh(sb->origin_sectors);
+	s->cache_sectors = le64toh(sb->cache_sectors);
+	s->first_segment_sector = le64toh(sb->first_segment_sector);
+	s->nr_segments = le64toh(sb->nr_segments);
+	s->format_seq = le64toh(sb->format_seq);
+	memcpy(s->uuid, sb->uuid, sizeof(s->uuid));
+	memcpy(s->origin_id, sb->origin_id, WOW_ORIGIN_ID_LEN);
+	s->origin_id[WOW_ORIGIN_ID_LEN] = 0;
+
+	c->sb_kind = WOWC_SB_CORRUPT;
+	if (!pow2(s->block_size) || s->block_size < WOW_MIN_BLOCK_SIZE ||
+	    s->block_size > WOW_MAX_BLOCK_SIZE ||
+	    !pow2(s->erase_block_size) ||
+	    s->erase_block_size <
+		    (uint64_t)s->block_size * WOW_MIN_BLOCKS_PER_SEGMENT ||
+	    s->erase_block_size > WOW_MAX_ERASE_BLOCK_SIZE ||
+	    !pow2(s->write_group_size) ||
+	    s->write_group_size < s->block_size ||
+	    s->write_group_size > WOW_MAX_WRITE_GROUP_SIZE ||
+	    s->nr_segments != wow_nr_segments_v(s->version, s->cache_sectors,
+						s->erase_block_size,
+						s->block_size) ||
+	    s->first_segment_sector !=
+		    wow_first_segment_sector_v(s->version, s->nr_segments,
+					       s->erase_block_size,
+					       s->block_size) ||
+	    s->nr_segments < WOW_MIN_SEGMENTS || !s->origin_sectors) {
+		c->sb_why = "superblock geometry is inconsistent";
+		return;
+	}
+	bsec = s->block_size >> 9;
+	c->bs = s->block_size;
+	c->bps = s->erase_block_size / s->block_size;
+	c->nr_segments = s->nr_segments;
+	c->nr_slots = s->nr_segments * c->bps;
+	c->nr_oblocks = s->origin_sectors / bsec;
+	/* what the kernel's table checks would refuse (wow_check_devices) */
+	if (s->origin_sectors % bsec) {
+		c->sb_why = "origin length is not a multiple of block_size";
+		return;
+	}
+	if (c->nr_oblocks > WOW_CKPT_OBLOCK_MASK) {
+		c->sb_why = "origin too large for block_size";
+		return;
+	}
+	if (c->nr_slots > MAX_SLOTS) {
+		c->sb_why = "cache too large for block_size";
+		return;
+	}
+	c->sb_kind = WOWC_SB_VALID;
+	c->sb_why = NULL;
+}
+
+/* wow_health_decode */
+static void health_decode(struct wowc *c, const void *blk)
+{
+	const struct wow_health *hb = blk;
+	struct wowc_health *h = &c->health;
+
+	memset(h, 0, sizeof(*h));
+	if (le64toh(hb->magic) != WOW_HEALTH_MAGIC ||
+	    memcmp(hb->uuid, c->sb.uuid, sizeof(hb->uuid)))
+		return;
+	h->ours = true;
+	if (le32toh(hb->csum) != csum512(hb) ||
+	    le32toh(hb->version) != WOW_HEALTH_VERSION) {
+		h->torn = true;
+		h->needs_check = true;
+		h->flags = WOW_SB_F_NEEDS_CHECK;
+		strcpy(h->what, "(health block unreadable)");
+		return;
+	}
+	h->flags = le32toh(hb->flags);
+	h->state = le32toh(hb->state);
+	h->time = le64toh(hb->time);
+	memcpy(h->what, hb->what, WOW_HEALTH_WHAT_LEN);
+	h->what[WOW_HEALTH_WHAT_LEN] = 0;
+	h->needs_check = h->flags & WOW_SB_F_NEEDS_CHECK;
+}
+
+/* wow_ckpt_header_decode, split by what is wrong */
+static void ckpt_header_decode(struct wowc *c, const void *blk)
+{
+	const struct wow_ckpt_header *h = blk;
+	struct wowc_ckpt *k = &c->ckpt;
+
+	memset(k, 0, sizeof(*k));
+	if (le64toh(h->magic) != WOW_CKPT_MAGIC ||
+	    memcmp(h->uuid, c->sb.uuid, sizeof(h->uuid)))
+		return;
+	if (le32toh(h->version) != WOW_CKPT_VERSION ||
+	    le32toh(h->csum) != csum512(h)) {
+		k->state = WOWC_CKPT_TORN;
+		return;
+	}
+	k->flags = le32toh(h->flags);
+	k->generation = le64toh(h->generation);
+	k->next_seq = le64toh(h->next_seq);
+	k->completed_seq = le64toh(h->completed_seq);
+	k->nr_slots = le64toh(h->nr_slots);
+	k->nr_segments = le64toh(h->nr_segments);
+	k->slot_blocks = le64toh(h->slot_blocks);
+	k->seg_blocks = le64toh(h->seg_blocks);
+	k->nr_tombs = le64toh(h->nr_tombs);
+	if (!(k->flags & WOW_CKPT_VALID)) {
+		k->state = WOWC_CKPT_RETIRED;
+		return;
+	}
+	k->state = WOWC_CKPT_MISFIT;
+	if (k->nr_slots != c->nr_slots || k->nr_segments != c->nr_segments)
+		strcpy(k->why, "its slot or segment count is not this cache's");
+	else if (k->slot_blocks != wow_ckpt_slot_blocks(k->nr_slots, c->bs))
+		strcpy(k->why, "its slot table size is wrong");
+	else if (k->nr_tombs > wow_ckpt_max_tombs(k->nr_slots))
+		strcpy(k->why, "more tombstones than the area holds");
+	else if (k->seg_blocks != wow_ckpt_seg_blocks(k->nr_slots,
+						      k->nr_segments,
+						      k->nr_tombs, c->bs))
+		strcpy(k->why, "its segment stream size is wrong");
+	else if (k->completed_seq >= k->next_seq)
+		strcpy(k->why, "completed_seq is not below next_seq");
+	else
+		k->state = WOWC_CKPT_VALID;
+}
+
+int wowc_open(const char *path, struct wowc **cp, char *err)
+{
+	struct wowc *c = calloc(1, sizeof(*c));
+	uint8_t *buf = NULL;
+	size_t len;
+	int r;
+
+	*cp = NULL;
+	if (!c) {
+		seterr(err, "out of memory");
+		return -ENOMEM;
+	}
+	c->path = strdup(path);
+	c->fd = open_dev(path, O_RDONLY, &c->direct, err);
+	if (c->fd < 0) {
+		r = c->fd;
+		goto fail;
+	}
+	r = dev_size(c->fd, &c->size);
+	if (r) {
+		seterr(err, "%s: cannot size: %s", path, strerror(-r));
+		goto fail;
+	}
+	if (c->size < WOW_SB_CSUM_BYTES) {
+		seterr(err, "%s: too small to hold a superblock", path);
+		r = -EINVAL;
+		goto fail;
+	}
+	len = min64(c->size, IO_ALIGN);
+	buf = xalloc(WOW_MAX_BLOCK_SIZE);
+	if (!buf) {
+		r = -ENOMEM;
+		seterr(err, "out of memory");
+		goto fail;
+	}
+	r = rd(c, buf, len, 0);
+	if (r) {
+		seterr(err, "%s: cannot read the superblock: %s", path,
+		       strerror(-r));
+		goto fail;
+	}
+	sb_decode(c, buf, len);
+	if (c->sb_kind != WOWC_SB_VALID) {
+		problem(&c->probs, WOWC_SEV_ERROR, "%s", c->sb_why);
+		goto out;
+	}
+	if (c->size < c->sb.cache_sectors * 512) {
+		problem(&c->probs, WOWC_SEV_ERROR,
+			"the device (%" PRIu64 " bytes) is smaller than when it was formatted (%" PRIu64 " bytes): the kernel refuses it",
+			c->size, c->sb.cache_sectors * 512);
+		c->sb_kind = WOWC_SB_CORRUPT;
+		c->sb_why = "the device is smaller than the superblock says";
+		goto out;
+	}
+	r = rd(c, buf, c->bs, c->bs);
+	if (r) {
+		seterr(err, "%s: cannot read the health block: %s", path,
+		       strerror(-r));
+		goto fail;
+	}
+	health_decode(c, buf);
+	if (c->health.needs_check)
+		problem(&c->probs, WOWC_SEV_WARN,
+			"needs_check: the cache device failed before (%s, at %" PRIu64 " s since 1970); the kernel loads it in cleaner mode",
+			c->health.what, c->health.time);
+	if (c->sb.version >= 2) {
+		r = rd(c, buf, c->bs, (uint64_t)WOW_CKPT_FIRST_BLOCK * c->bs);
+		if (r) {
+			seterr(err, "%s: cannot read the checkpoint header: %s",
+			       path, strerror(-r));
+			goto fail;
+		}
+		ckpt_header_decode(c, buf);
+		if (c->ckpt.state == WOWC_CKPT_TORN)
+			problem(&c->probs, WOWC_SEV_WARN,
+				"checkpoint header: ours, but its checksum or version fails (torn?); the kernel scans the log");
+		else if (c->ckpt.state == WOWC_CKPT_MISFIT)
+			problem(&c->probs, WOWC_SEV_ERROR,
+				"checkpoint %" PRIu64 ": marked valid, but %s; the kernel scans the log",
+				c->ckpt.generation, c->ckpt.why);
+	}
+out:
+	free(buf);
+	*cp = c;
+	return 0;
+fail:
+	free(buf);
+	wowc_close(c);
+	return r;
+}
+
+void wowc_close(struct wowc *c)
+{
+	if (!c)
+		return;
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->path);
+	problems_free(&c->probs);
+	free(c);
+}
+
+/* ---- the index (dm-wow-index.c): oblock -> slot, chained by hash ---- */
+
+static uint32_t hash_ob(const struct wowc_view *v, uint64_t ob)
+{
+	return v->hash_bits ?
+	       (uint32_t)((ob * 0x61c8864680b583ebULL) >> (64 - v->hash_bits)) :
+	       0;
+}
+
+uint32_t wowc_lookup(const struct wowc_view *v, uint64_t ob)
+{
+	uint32_t s = v->heads[hash_ob(v, ob)];
+
+	while (s != WOWC_NO_SLOT) {
+		if ((v->slot[s] & WOWC_SLOT_OBLOCK) == ob)
+			return s;
+		s = v->next[s];
+	}
+	return WOWC_NO_SLOT;
+}
+
+static void ix_remove(struct wowc_view *v, uint32_t slot)
+{
+	uint32_t *p = &v->heads[hash_ob(v, v->slot[slot] & WOWC_SLOT_OBLOCK)];
+
+	if (!(v->slot[slot] & WOWC_SLOT_VALID))
+		return;
+	while (*p != slot) {
+		if (*p == WOWC_NO_SLOT)
+			return;
+		p = &v->next[*p];
+	}
+	*p = v->next[slot];
+	v->next[slot] = WOWC_NO_SLOT;
+	v->slot[slot] &= ~(WOWC_SLOT_VALID | WOWC_SLOT_DIRTY);
+}
+
+/* wow_index_insert */
+static void ix_insert(struct wowc_view *v, uint64_t ob, uint32_t slot,
+		      bool dirty)
+{
+	uint32_t old = wowc_lookup(v, ob), *head;
+	uint64_t flags = WOWC_SLOT_VALID | (dirty ? WOWC_SLOT_DIRTY : 0);
+
+	if (old == slot) {
+		v->slot[slot] = ob | flags;
+		return;
+	}
+	if (old != WOWC_NO_SLOT)
+		ix_remove(v, old);
+	if (v->slot[slot] & WOWC_SLOT_VALID)
+		ix_remove(v, slot);
+	head = &v->heads[hash_ob(v, ob)];
+	v->slot[slot] = ob | flags;
+	v->next[slot] = *head;
+	*head = slot;
+}
+
+static int ix_init(struct wowc_view *v, uint64_t nr_slots)
+{
+	uint64_t nb, i;
+
+	/* as dm-wow-index.c: at most half as many heads as slots */
+	v->hash_bits = 0;
+	while ((2ULL << v->hash_bits) <= nr_slots / 2 && v->hash_bits < 31)
+		v->hash_bits++;
+	nb = 1ULL << v->hash_bits;
+	v->slot = calloc(nr_slots ? nr_slots : 1, sizeof(*v->slot));
+	v->slot_seq = calloc(nr_slots ? nr_slots : 1, sizeof(*v->slot_seq));
+	v->next = malloc((nr_slots ? nr_slots : 1) * sizeof(*v->next));
+	v->heads = malloc(nb * sizeof(*v->heads));
+	if (!v->slot || !v->slot_seq || !v->next || !v->heads)
+		return -ENOMEM;
+	for (i = 0; i < nr_slots; i++)
+		v->next[i] = WOWC_NO_SLOT;
+	for (i = 0; i < nb; i++)
+		v->heads[i] = WOWC_NO_SLOT;
+	return 0;
+}
+
+/* ---- tombstone envelopes (dm-wow-tombs.c) ---- */
+
+static int cmp_start(const void *a, const void *b)
+{
+	const struct wowc_tomb *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static uint64_t tend(const struct wowc_tomb *r)
+{
+	return r->start + r->nr;
+}
+
+static void heap_push(const struct wowc_tomb *r, uint32_t *heap, uint32_t *h,
+		      uint32_t idx)
+{
+	uint32_t i = (*h)++;
+
+	while (i && r[idx].t > r[heap[(i - 1) / 2]].t) {
+		heap[i] = heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	heap[i] = idx;
+}
+
+static void heap_pop(const struct wowc_tomb *r, uint32_t *heap, uint32_t *h)
+{
+	uint32_t last = heap[--(*h)], i = 0, c;
+
+	while ((c = 2 * i + 1) < *h) {
+		if (c + 1 < *h && r[heap[c + 1]].t > r[heap[c]].t)
+			c++;
+		if (!(r[heap[c]].t > r[last].t))
+			break;
+		heap[i] = heap[c];
+		i = c;
+	}
+	if (*h)
+		heap[i] = last;
+}
+
+/*
+ * wow_tomb_envelope: @n ranges @r (sorted here) into at most 2 * @n
+ * disjoint pieces in @out, each with the largest t covering it.
+ */
+static uint32_t envelope(struct wowc_tomb *r, uint32_t n, struct wowc_tomb *out,
+			 uint32_t *heap)
+{
+	uint32_t i = 0, h = 0, k = 0;
+	uint64_t x = 0, next;
+
+	qsort(r, n, sizeof(*r), cmp_start);
+	while (i < n || h) {
+		if (!h)
+			x = r[i].start;
+		for (; i < n && r[i].start <= x; i++)
+			if (r[i].nr && r[i].start <= WOW_CKPT_OBLOCK_MASK)
+				heap_push(r, heap, &h, i);
+		while (h && tend(&r[heap[0]]) <= x)
+			heap_pop(r, heap, &h);
+		if (!h)
+			continue;
+		next = tend(&r[heap[0]]);
+		if (i < n && r[i].start < next)
+			next = r[i].start;
+		if (k && tend(&out[k - 1]) == x &&
+		    out[k - 1].t == r[heap[0]].t &&
+		    out[k - 1].nr + (next - x) <= UINT32_MAX) {
+			out[k - 1].nr += next - x;
+		} else {
+			out[k].start = x;
+			out[k].nr = next - x;
+			out[k].t = r[heap[0]].t;
+			out[k].flags = r[heap[0]].flags;
+			k++;
+		}
+		x = next;
+	}
+	return k;
+}
+
+/* wow_tomb_find */
+static const struct wowc_tomb *tomb_find(const struct wowc_tomb *env,
+					 uint32_t n, uint64_t b)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (tend(&env[mid]) <= b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && env[lo].start <= b ? &env[lo] : NULL;
+}
+
+/* ---- the log scan (dm-wow-log.c) ---- */
+
+enum rec_kind { REC_OK, REC_BAD, REC_FOREIGN };
+
+struct rinfo {
+	uint64_t seq, seg_seq, durable_seq;
+	uint32_t data_csum;
+	uint16_t nr_data, nr_tombs;
+	const char *why;
+};
+
+struct suspect {
+	uint64_t seq;		/* first: sorted by it */
+	uint32_t seg, block;
+	bool known, judged, vouched, harmless, start;
+	uint64_t proof_seq;
+	uint32_t proof_seg;
+	const char *what;	/* what was found */
+	uint32_t nr_lost;
+	uint64_t *lost;
+};
+
+struct scan {
+	struct wowc *c;
+	struct wowc_view *v;
+	uint8_t *buf;		/* one segment */
+	uint32_t buf_seg;	/* which, UINT32_MAX: none */
+	bool buf_whole;		/* all of it, else block 0 only */
+	uint64_t *oblocks;
+	struct suspect *sus;
+	uint32_t nr_sus;
+	struct wowc_tomb *cleans;
+	uint32_t nr_cleans, max_cleans;
+	int io_err;
+};
+
+static uint64_t seg_offset(const struct wowc *c, uint64_t s)
+{
+	return c->sb.first_segment_sector * 512 +
+	       s * (uint64_t)c->sb.erase_block_size;
+}
+
+/* Block @off of segment @s; block 0 alone is read first (a probe). */
+static const uint8_t *blk(struct scan *sc, uint32_t s, uint32_t off)
+{
+	const struct wowc *c = sc->c;
+	int r;
+
+	if (sc->buf_seg != s || (!sc->buf_whole && off)) {
+		sc->buf_seg = UINT32_MAX;
+		r = rd(c, sc->buf, off ? (size_t)c->bps * c->bs : c->bs,
+		       seg_offset(c, s));
+		if (r) {
+			sc->io_err = r;
+			return NULL;
+		}
+		sc->buf_seg = s;
+		sc->buf_whole = off != 0;
+	}
+	return sc->buf + (size_t)off * c->bs;
+}
+
+/* wow_record_check */
+static enum rec_kind rec_check(const struct wowc *c, const uint8_t *hdr,
+			       struct rinfo *ri)
+{
+	const struct wow_record *r = (const void *)hdr;
+	const struct wow_tomb *t = (const void *)(hdr + sizeof(*r));
+	static const uint8_t zero[4];
+	uint32_t i, csum;
+
+	memset(ri, 0, sizeof(*ri));
+	if (le32toh(r->magic) != WOW_REC_MAGIC ||
+	    memcmp(r->uuid, c->sb.uuid, sizeof(r->uuid)))
+		return REC_FOREIGN;
+	ri->seq = le64toh(r->seq);
+	ri->seg_seq = le64toh(r->seg_seq);
+	ri->durable_seq = le64toh(r->durable_seq);
+	ri->data_csum = le32toh(r->data_csum);
+	ri->nr_data = le16toh(r->nr_data);
+	ri->nr_tombs = le16toh(r->nr_tombs);
+	csum = wowc_crc32c(WOW_CSUM_SEED, zero, sizeof(zero));
+	csum = wowc_crc32c(csum, hdr + 4, c->bs - 4);
+	if (le32toh(r->csum) != csum) {
+		ri->why = "header checksum";
+		return REC_BAD;
+	}
+	if (ri->nr_tombs > (c->bs - sizeof(*r)) / sizeof(struct wow_tomb)) {
+		ri->why = "more tombstones than a header holds";
+		return REC_BAD;
+	}
+	if (ri->nr_data > wow_record_capacity(c->bs, ri->nr_tombs)) {
+		ri->why = "more data blocks than a header holds";
+		return REC_BAD;
+	}
+	if (ri->seq < ri->seg_seq || !ri->seq) {
+		ri->why = !ri->seq ? "seq 0" : "seq below seg_seq";
+		return REC_BAD;
+	}
+	for (i = 0; i < ri->nr_tombs; i++)
+		if (le64toh(t[i].t) > ri->seq) {
+			ri->why = "a tombstone reaches past its record";
+			return REC_BAD;
+		}
+	return REC_OK;
+}
+
+static struct wowc_tomb rec_tomb(const uint8_t *hdr, uint32_t i)
+{
+	const struct wow_tomb *t = (const void *)(hdr +
+						  sizeof(struct wow_record));
+	struct wowc_tomb tr = {
+		.start = le64toh(t[i].start),
+		.t = le64toh(t[i].t),
+		.nr = le32toh(t[i].nr),
+		.flags = le32toh(t[i].flags),
+	};
+
+	return tr;
+}
+
+static uint64_t rec_oblock(const uint8_t *hdr, uint32_t nr_tombs, uint32_t i)
+{
+	uint64_t v;
+
+	memcpy(&v, hdr + sizeof(struct wow_record) +
+		   nr_tombs * sizeof(struct wow_tomb) + i * 8, 8);
+	return le64toh(v);
+}
+
+static int grow(void **p, size_t *max, size_t want, size_t size)
+{
+	size_t n = *max ? *max : 8;
+	void *q;
+
+	if (want <= *max)
+		return 0;
+	while (n < want)
+		n *= 2;
+	q = realloc(*p, n * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*max = n;
+	return 0;
+}
+
+static int seg_add_tomb(struct wowc_seg *seg, const struct wowc_tomb *t,
+			uint32_t at)
+{
+	size_t max = seg->max_tombs;
+
+	if (grow((void **)&seg->tombs, &max, (size_t)at + 1,
+		 sizeof(*seg->tombs)))
+		return -ENOMEM;
+	seg->max_tombs = max;
+	seg->tombs[at] = *t;
+	return 0;
+}
+
+static int add_clean(struct scan *sc, const struct wowc_tomb *t)
+{
+	size_t max = sc->max_cleans;
+
+	if (grow((void **)&sc->cleans, &max, (size_t)sc->nr_cleans + 1,
+		 sizeof(*sc->cleans)))
+		return -ENOMEM;
+	sc->max_cleans = max;
+	sc->cleans[sc->nr_cleans++] = *t;
+	return 0;
+}
+
+static int add_rec(struct wowc_seg *seg, const struct rinfo *ri,
+		   uint32_t block, enum wowc_rec_status st, const char *why)
+{
+	size_t max = seg->max_recs;
+	struct wowc_rec *r;
+
+	if (grow((void **)&seg->recs, &max, (size_t)seg->nr_recs + 1,
+		 sizeof(*seg->recs)))
+		return -ENOMEM;
+	seg->max_recs = max;
+	r = &seg->recs[seg->nr_recs++];
+	r->seq = ri->seq;
+	r->seg_seq = ri->seg_seq;
+	r->durable_seq = ri->durable_seq;
+	r->block = block;
+	r->nr_data = ri->nr_data;
+	r->nr_tombs = ri->nr_tombs;
+	r->status = st;
+	r->why = why;
+	return 0;
+}
+
+static int add_lost(struct wowc_view *v, uint64_t ob, uint64_t seq)
+{
+	if (grow((void **)&v->lost, &v->max_lost, v->nr_lost + 1,
+		 sizeof(*v->lost)))
+		return -ENOMEM;
+	v->lost[v->nr_lost].oblock = ob;
+	v->lost[v->nr_lost++].seq = seq;
+	return 0;
+}
+
+/* note_claim */
+static void note_claim(struct scan *sc, uint32_t s, uint64_t seq,
+		       uint64_t durable)
+{
+	struct wowc_claim *cl = &sc->v->claims[s];
+
+	sc->v->max_seen = max64(sc->v->max_seen, seq);
+	if (!cl->seq) {
+		cl->seq = seq;
+		cl->durable = durable;
+		cl->proof = seq;
+	} else if (epoch(seq) == epoch(cl->seq) && durable > cl->durable) {
+		cl->durable = durable;
+		cl->proof = seq;
+	}
+}
+
+/* suspect_loses */
+static void suspect_loses(struct suspect *su, const uint64_t *b, uint32_t n)
+{
+	uint64_t *more;
+
+	if (!su->known || !n)
+		return;
+	more = realloc(su->lost, ((size_t)su->nr_lost + n) * sizeof(*more));
+	if (!more) {
+		su->known = false;
+		return;
+	}
+	memcpy(more + su->nr_lost, b, (size_t)n * sizeof(*more));
+	su->lost = more;
+	su->nr_lost += n;
+}
+
+/* note_suspect: at most one per segment */
+static struct suspect *note_suspect(struct scan *sc, uint32_t s,
+				    uint32_t block, uint64_t seq,
+				    const uint64_t *b, uint32_t n,
+				    const char *what)
+{
+	struct suspect *su = &sc->sus[sc->nr_sus++];
+
+	sc->v->max_seen = max64(sc->v->max_seen, seq);
+	memset(su, 0, sizeof(*su));
+	su->seq = seq;
+	su->seg = s;
+	su->block = block;
+	su->what = what;
+	su->known = !!b;
+	suspect_loses(su, b, n);
+	return su;
+}
+
+/*
+ * Take a checked record into the index (scan_segment's commit): its kill
+ * tombstones to its segment, its clean marks to the scan, its blocks in.
+ */
+static int take_record(struct scan *sc, uint32_t s, uint32_t off,
+		       const uint8_t *hdr, const struct rinfo *ri,
+		       bool cleans_taken)
+{
+	struct wowc_view *v = sc->v;
+	struct wowc_seg *seg = &v->segs[s];
+	uint32_t i;
+
+	for (i = 0; i < ri->nr_tombs; i++) {
+		struct wowc_tomb tr = rec_tomb(hdr, i);
+
+		if (tr.flags & WOW_TOMB_CLEAN) {
+			if (!cleans_taken && add_clean(sc, &tr))
+				return -ENOMEM;
+		} else if (seg_add_tomb(seg, &tr, seg->nr_tombs++)) {
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < ri->nr_data; i++) {
+		uint32_t slot = s * sc->c->bps + off + 1 + i;
+		uint64_t b = sc->oblocks[i];
+		uint32_t cur = wowc_lookup(v, b);
+
+		v->slot_seq[slot] = ri->seq;
+		if (!(v->slot[slot] & WOWC_SLOT_VALID))
+			v->slot[slot] = b;
+		/* of two copies in one record the later is current */
+		if (cur == WOWC_NO_SLOT || v->slot_seq[cur] <= ri->seq)
+			ix_insert(v, b, slot, true);
+	}
+	return 0;
+}
+
+/* The record's origin blocks into sc->oblocks; false if one is past the origin. */
+static bool decode_oblocks(struct scan *sc, const uint8_t *hdr,
+			   const struct rinfo *ri)
+{
+	bool ok = true;
+	uint32_t i;
+
+	for (i = 0; i < ri->nr_data; i++) {
+		sc->oblocks[i] = rec_oblock(hdr, ri->nr_tombs, i);
+		ok &= sc->oblocks[i] < sc->c->nr_oblocks;
+	}
+	return ok;
+}
+
+/* data_csum: crc32c(~0, data blocks) */
+static int data_ok(struct scan *sc, uint32_t s, uint32_t off,
+		   const struct rinfo *ri, bool *ok)
+{
+	const uint8_t *d;
+
+	/* no data: the crc of nothing, ~0 */
+	*ok = ri->data_csum == ~0U;
+	if (!ri->nr_data)
+		return 0;
+	d = blk(sc, s, off + 1);
+	if (!d)
+		return sc->io_err;
+	*ok = wowc_crc32c(~0U, d, (size_t)ri->nr_data * sc->c->bs) ==
+	      ri->data_csum;
+	return 0;
+}
+
+/*
+ * Writeback's salvage of a record read past a bad one (WOWC_SALVAGE):
+ * taken when its origin blocks are in range and its data checks, else
+ * its versions are lost.
+ */
+static int salvage(struct scan *sc, uint32_t s, uint32_t off,
+		   const uint8_t *hdr, const struct rinfo *ri, bool *taken)
+{
+	bool in_range = decode_oblocks(sc, hdr, ri), ok;
+	uint32_t i;
+	int r;
+
+	*taken = false;
+	r = data_ok(sc, s, off, ri, &ok);
+	if (r)
+		return r;
+	hdr = blk(sc, s, off);	/* the buffer may have been read again */
+	if (!hdr)
+		return sc->io_err;
+	if (in_range && ok) {
+		*taken = true;
+		return take_record(sc, s, off, hdr, ri, false);
+	}
+	for (i = 0; i < ri->nr_data; i++)
+		if (sc->oblocks[i] < sc->c->nr_oblocks &&
+		    add_lost(sc->v, sc->oblocks[i], ri->seq))
+			return -ENOMEM;
+	return 0;
+}
+
+/*
+ * scan_proof: after a bad record whose header is intact, read on, headers
+ * only, for the claims of later records of the same life.
+ */
+static int scan_proof(struct scan *sc, uint32_t s, uint32_t off,
+		      uint64_t last, uint64_t seg_seq, struct suspect *su)
+{
+	uint32_t bps = sc->c->bps, i;
+	struct rinfo ri;
+	const uint8_t *hdr;
+	int r;
+
+	while (off < bps) {
+		bool taken = false;
+
+		hdr = blk(sc, s, off);
+		if (!hdr)
+			return sc->io_err;
+		if (rec_check(sc->c, hdr, &ri) != REC_OK ||
+		    ri.seg_seq != seg_seq || ri.seq != last + 1 ||
+		    ri.nr_data > bps - off - 1)
+			break;
+		note_claim(sc, s, ri.seq, ri.durable_seq);
+		if (su && su->known) {
+			for (i = 0; i < ri.nr_data; i++)
+				sc->oblocks[i] = rec_oblock(hdr, ri.nr_tombs,
+							    i);
+			suspect_loses(su, sc->oblocks, ri.nr_data);
+		}
+		if (sc->v->flags & WOWC_SALVAGE) {
+			r = salvage(sc, s, off, hdr, &ri, &taken);
+			if (r)
+				return r;
+		}
+		if (add_rec(&sc->v->segs[s], &ri, off,
+			    taken ? WOWC_REC_SALVAGED : WOWC_REC_PROOF, NULL))
+			return -ENOMEM;
+		last = ri.seq;
+		off += 1 + ri.nr_data;
+	}
+	return 0;
+}
+
+/*
+ * find_continuation: the chain of segment @s's life ended at block @off at
+ * a header that is not the life's next record.  A record of the same life
+ * further on means the chain broke: the records between are lost.
+ */
+static int find_continuation(struct scan *sc, uint32_t s, uint32_t off,
+			     uint64_t last, uint64_t seg_seq, bool noted)
+{
+	uint32_t bps = sc->c->bps, k;
+	struct rinfo ri;
+	const uint8_t *hdr;
+	bool taken = false;
+	int r;
+
+	for (k = off + 1; k < bps; k++) {
+		hdr = blk(sc, s, k);
+		if (!hdr)
+			return sc->io_err;
+		if (rec_check(sc->c, hdr, &ri) != REC_OK ||
+		    ri.seg_seq != seg_seq || ri.seq <= last ||
+		    ri.nr_data > bps - k - 1)
+			continue;
+		if (!noted)
+			note_suspect(sc, s, off, last + 1, NULL, 0,
+				     "the log breaks");
+		problem(&sc->v->probs, WOWC_SEV_WARN,
+			"segment %u: the log breaks at block %u and goes on at block %u (record %" PRIu64 "): the records between are lost",
+			s, off, k, ri.seq);
+		note_claim(sc, s, ri.seq, ri.durable_seq);
+		if (sc->v->flags & WOWC_SALVAGE) {
+			r = salvage(sc, s, k, hdr, &ri, &taken);
+			if (r)
+				return r;
+		}
+		if (add_rec(&sc->v->segs[s], &ri, k,
+			    taken ? WOWC_REC_SALVAGED : WOWC_REC_PROOF, NULL))
+			return -ENOMEM;
+		return scan_proof(sc, s, k + 1 + ri.nr_data, ri.seq, seg_seq,
+				  NULL);
+	}
+	return 0;
+}
+
+/* scan_segment */
+static int scan_segment(struct scan *sc, uint32_t s)
+{
+	struct wowc_view *v = sc->v;
+	struct wowc_seg *seg = &v->segs[s];
+	uint32_t bps = sc->c->bps, off = 0;
+	uint64_t seg_seq = 0, last = 0;
+	struct suspect *su = NULL;
+	bool followed = false;
+	int r;
+
+	while (off < bps) {
+		const uint8_t *hdr = blk(sc, s, off);
+		bool ok, decoded = false, dok;
+		const char *why = NULL;
+		enum rec_kind kind;
+		struct rinfo ri;
+		uint32_t i;
+
+		if (!hdr)
+			return sc->io_err;
+		kind = rec_check(sc->c, hdr, &ri);
+		if (kind == REC_FOREIGN ||
+		    (kind == REC_OK && off && ri.seg_seq != seg_seq))
+			break;
+		ok = kind == REC_OK;
+		if (ok && ri.nr_data > bps - off - 1) {
+			ok = false;
+			why = "runs past the segment's end";
+		} else if (ok && (off ? ri.seq != last + 1 :
+				  ri.seq != ri.seg_seq)) {
+			ok = false;
+			why = off ? "seq does not continue the life" :
+				    "the first record's seq is not seg_seq";
+		}
+		if (ok) {
+			/*
+			 * As the kernel: clean marks count even if the data
+			 * then fails; kill tombstones only with the record.
+			 */
+			for (i = 0; i < ri.nr_tombs; i++) {
+				struct wowc_tomb tr = rec_tomb(hdr, i);
+
+				if ((tr.flags & WOW_TOMB_CLEAN) &&
+				    add_clean(sc, &tr))
+					return -ENOMEM;
+			}
+			ok = decode_oblocks(sc, hdr, &ri);
+			if (!ok)
+				why = "an origin block past the origin's end";
+			decoded = ok;
+		}
+		if (ok) {
+			r = data_ok(sc, s, off, &ri, &dok);
+			if (r)
+				return r;
+			hdr = blk(sc, s, off);
+			if (!dok)
+				why = "data checksum";
+			ok = dok;
+		}
+		if (!ok) {
+			/*
+			 * Which record is missing: the one this intact header
+			 * describes if it is the life's next, else the next.
+			 */
+			bool own = kind == REC_OK && (!off || ri.seq == last + 1);
+			uint64_t sseq = own ? ri.seq : off ? last + 1 : 0;
+
+			if (add_rec(seg, &ri, off, kind == REC_OK ?
+				    WOWC_REC_DROPPED : WOWC_REC_BAD,
+				    kind == REC_OK ? why : ri.why))
+				return -ENOMEM;
+			if (kind == REC_OK)
+				note_claim(sc, s, ri.seq, ri.durable_seq);
+			v->nr_dropped++;
+			if (sseq)
+				su = note_suspect(sc, s, off, sseq,
+						  own && decoded ?
+						  sc->oblocks : NULL,
+						  ri.nr_data,
+						  kind == REC_OK ? why : ri.why);
+			else
+				problem(&v->probs, WOWC_SEV_WARN,
+					"segment %u: dropped a torn or corrupt log record at block 0 (%s): the first of the segment, so all of its records (the kernel reports this at error level)",
+					s, ri.why ? ri.why : why);
+			if ((v->flags & WOWC_SALVAGE) && own && decoded)
+				for (i = 0; i < ri.nr_data; i++)
+					if (add_lost(v, sc->oblocks[i], ri.seq))
+						return -ENOMEM;
+			if (kind == REC_OK && ri.nr_data <= bps - off - 1) {
+				r = scan_proof(sc, s, off + 1 + ri.nr_data,
+					       ri.seq, ri.seg_seq, su);
+				if (r)
+					return r;
+				followed = true;
+			}
+			break;
+		}
+		r = take_record(sc, s, off, hdr, &ri, true);
+		if (r)
+			return r;
+		if (add_rec(seg, &ri, off, WOWC_REC_OK, NULL))
+			return -ENOMEM;
+		note_claim(sc, s, ri.seq, ri.durable_seq);
+		if (!off)
+			seg_seq = ri.seq;
+		last = ri.seq;
+		v->nr_records++;
+		v->max_seq = max64(v->max_seq, ri.seq);
+		off += 1 + ri.nr_data;
+	}
+	if (seg_seq && !followed && off < bps) {
+		r = find_continuation(sc, s, off, last, seg_seq, !!su);
+		if (r)
+			return r;
+	}
+	seg->seq = seg_seq;
+	seg->max_seq = last;
+	seg->wp = off;
+	return 0;
+}
+
+/* apply_tombs: kills, then clean marks, through their envelopes */
+static int apply_tombs(struct scan *sc)
+{
+	struct wowc_view *v = sc->v;
+	struct wowc_tomb *kills;
+	uint64_t total = 0, s, nk = 0;
+	const struct wowc_tomb *e;
+	uint32_t *heap, i;
+
+	for (s = 0; s < sc->c->nr_segments; s++)
+		total += v->segs[s].nr_tombs;
+	if (total > UINT32_MAX / 2)
+		return -EFBIG;
+	kills = malloc((total ? total : 1) * sizeof(*kills));
+	v->kenv = malloc((2 * total + 1) * sizeof(*v->kenv));
+	v->cenv = malloc((2 * (size_t)sc->nr_cleans + 1) * sizeof(*v->cenv));
+	heap = malloc((max64(total, sc->nr_cleans) + 1) * sizeof(*heap));
+	if (!kills || !v->kenv || !v->cenv || !heap) {
+		free(kills);
+		free(heap);
+		return -ENOMEM;
+	}
+	for (s = 0; s < sc->c->nr_segments; s++)
+		for (i = 0; i < v->segs[s].nr_tombs; i++)
+			kills[nk++] = v->segs[s].tombs[i];
+	v->nr_kenv = envelope(kills, nk, v->kenv, heap);
+	v->nr_cenv = envelope(sc->cleans, sc->nr_cleans, v->cenv, heap);
+	free(kills);
+	free(heap);
+
+	for (s = 0; s < sc->c->nr_slots; s++) {
+		uint64_t b = v->slot[s] & WOWC_SLOT_OBLOCK;
+
+		if (!(v->slot[s] & WOWC_SLOT_VALID))
+			continue;
+		e = tomb_find(v->kenv, v->nr_kenv, b);
+		if (e && v->slot_seq[s] <= e->t) {
+			ix_remove(v, s);
+			continue;
+		}
+		e = tomb_find(v->cenv, v->nr_cenv, b);
+		if (e && v->slot_seq[s] <= e->t)
+			v->slot[s] &= ~WOWC_SLOT_DIRTY;
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* suspect_harmless */
+static bool suspect_harmless(struct wowc_view *v, const struct suspect *su)
+{
+	const struct wowc_tomb *e;
+	uint32_t i, slot;
+
+	if (!su->known)
+		return false;
+	for (i = 0; i < su->nr_lost; i++) {
+		slot = wowc_lookup(v, su->lost[i]);
+		if (slot != WOWC_NO_SLOT && v->slot_seq[slot] > su->seq)
+			continue;
+		e = tomb_find(v->kenv, v->nr_kenv, su->lost[i]);
+		if (e && e->t >= su->seq)
+			continue;
+		return false;
+	}
+	return true;
+}
+
+/* wow_first_vouched */
+static int first_vouched(const struct suspect *sus, uint32_t n, uint64_t seq,
+			 uint64_t durable)
+{
+	uint64_t lo = epoch(seq) << EPOCH_SHIFT;
+	uint32_t a = 0, b = n;
+
+	while (a < b) {
+		uint32_t mid = a + (b - a) / 2;
+
+		if (sus[mid].seq < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a == n || sus[a].seq > durable || epoch(sus[a].seq) != epoch(seq))
+		return -1;
+	return a;
+}
+
+/*
+ * judge_suspects: a bad record that a valid record of its epoch proves
+ * durable is corrupt (the load is refused) unless dropping it loses
+ * nothing; any other is a torn tail.  Unlike the kernel, every suspect is
+ * judged and reported, not just the first that refuses the load.
+ */
+static int judge_suspects(struct scan *sc)
+{
+	struct wowc_view *v = sc->v;
+	uint64_t *starts, s;
+	uint32_t j, nr_starts = 0;
+	int i;
+
+	qsort(sc->sus, sc->nr_sus, sizeof(*sc->sus), cmp_u64);
+	starts = malloc((sc->c->nr_segments + 1) * sizeof(*starts));
+	if (!starts)
+		return -ENOMEM;
+	for (s = 0; s < sc->c->nr_segments; s++)
+		if (v->segs[s].seq)
+			starts[nr_starts++] = v->segs[s].seq;
+	qsort(starts, nr_starts, sizeof(*starts), cmp_u64);
+	for (s = 0; s < sc->c->nr_segments; s++) {
+		struct wowc_claim *cl = &v->claims[s];
+
+		if (!cl->seq)
+			continue;
+		i = first_vouched(sc->sus, sc->nr_sus, cl->seq, cl->durable);
+		for (j = i; i >= 0 && j < sc->nr_sus &&
+		     sc->sus[j].seq <= cl->durable &&
+		     epoch(sc->sus[j].seq) == epoch(cl->seq); j++) {
+			struct suspect *su = &sc->sus[j];
+
+			if (su->judged)
+				continue;
+			su->judged = true;
+			su->vouched = true;
+			su->proof_seq = cl->proof;
+			su->proof_seg = s;
+			if (bsearch(&su->seq, starts, nr_starts,
+				    sizeof(*starts), cmp_u64)) {
+				su->start = true;
+				continue;
+			}
+			su->harmless = suspect_harmless(v, su);
+		}
+	}
+	free(starts);
+
+	for (j = 0; j < sc->nr_sus; j++) {
+		struct suspect *su = &sc->sus[j];
+		struct wowc_corrupt *co;
+
+		if (!su->vouched) {
+			problem(&v->probs, WOWC_SEV_WARN,
+				"segment %u: dropped a torn or corrupt log record at block %u (record %" PRIu64 ": %s); nothing proves it durable, so it is a torn write that was never acknowledged",
+				su->seg, su->block, su->seq, su->what);
+			continue;
+		}
+		if (su->start) {
+			problem(&v->probs, WOWC_SEV_WARN,
+				"segment %u: dropped a torn or corrupt log record at block %u (%s); record %" PRIu64 " is the first of another segment's life, so nothing is missing",
+				su->seg, su->block, su->what, su->seq);
+			continue;
+		}
+		co = realloc(v->corrupt, (v->nr_corrupt + 1) * sizeof(*co));
+		if (!co)
+			return -ENOMEM;
+		v->corrupt = co;
+		co += v->nr_corrupt++;
+		co->seq = su->seq;
+		co->seg = su->seg;
+		co->harmless = su->harmless;
+		co->known = su->known;
+		co->proof_seq = su->proof_seq;
+		co->proof_seg = su->proof_seg;
+		if (su->harmless) {
+			problem(&v->probs, WOWC_SEV_WARN,
+				"log record %" PRIu64 " (segment %u, block %u) was durable but is corrupt (%s); every block it held has a newer version: dropped",
+				su->seq, su->seg, su->block, su->what);
+			continue;
+		}
+		if (!(v->flags & WOWC_SALVAGE))
+			v->refused = true;
+		problem(&v->probs, WOWC_SEV_ERROR,
+			"log record %" PRIu64 " (segment %u, block %u) was durable (record %" PRIu64 " of segment %u says so) but is corrupt (%s): the kernel refuses to load this cache",
+			su->seq, su->seg, su->block, su->proof_seq,
+			su->proof_seg, su->what);
+	}
+	return 0;
+}
+
+/* ---- the checkpoint (dm-wow-checkpoint.c wow_ckpt_read) ---- */
+
+static uint64_t ckpt_sector_off(const struct wowc *c, uint64_t block)
+{
+	return (WOW_CKPT_FIRST_BLOCK + block) * (uint64_t)c->bs;
+}
+
+/* wow_ckpt_block_ok */
+static bool stream_block_ok(const uint8_t *b, uint32_t bs, uint64_t gen,
+			    uint32_t index)
+{
+	uint32_t off = bs - sizeof(struct wow_ckpt_trailer), c;
+	const struct wow_ckpt_trailer *t = (const void *)(b + off);
+	static const uint8_t zero[4];
+
+	c = wowc_crc32c(WOW_CSUM_SEED, b, off);
+	c = wowc_crc32c(c, zero, sizeof(zero));
+	c = wowc_crc32c(c, b + off + 4, sizeof(*t) - 4);
+	return le32toh(t->index) == index && le64toh(t->generation) == gen &&
+	       le32toh(t->csum) == c;
+}
+
+static uint64_t slot_entry(const uint8_t *blk, uint32_t e)
+{
+	const uint8_t *p = blk + (size_t)e * WOW_CKPT_SLOT_BYTES;
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < WOW_CKPT_SLOT_BYTES; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/*
+ * Load the valid checkpoint into @v, as the kernel does: 0, or a reason
+ * in @why (the kernel then forgets it and scans the log), or -errno.
+ */
+static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
+		     size_t whylen)
+{
+	const struct wowc_ckpt *k = &c->ckpt;
+	uint32_t bs = c->bs, payload = bs - sizeof(struct wow_ckpt_trailer);
+	uint32_t per = wow_ckpt_slots_per_block(bs);
+	uint8_t *blocks = NULL, *stream = NULL, *p;
+	uint64_t total = 0, s, i, b, slot;
+	uint32_t *nr_tombs = NULL;
+	int r = 0;
+
+#define BAD(...) do { snprintf(why, whylen, __VA_ARGS__); r = 1; goto out; } while (0)
+	blocks = xalloc(k->seg_blocks * bs);
+	stream = malloc(k->seg_blocks * payload + 1);
+	nr_tombs = calloc(c->nr_segments, sizeof(*nr_tombs));
+	if (!blocks || !stream || !nr_tombs) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = rd(c, blocks, k->seg_blocks * bs,
+	       ckpt_sector_off(c, 1 + k->slot_blocks));
+	if (r)
+		goto out;
+	for (i = 0; i < k->seg_blocks; i++) {
+		if (!stream_block_ok(blocks + i * bs, bs, k->generation, i))
+			BAD("segment stream block %" PRIu64 " does not check", i);
+		memcpy(stream + i * payload, blocks + i * bs, payload);
+	}
+	p = stream;
+	for (s = 0; s < c->nr_segments; s++, p += sizeof(struct wow_ckpt_seg)) {
+		const struct wow_ckpt_seg *e = (const void *)p;
+		struct wowc_seg *seg = &v->segs[s];
+		uint32_t state = le32toh(e->state);
+
+		seg->seq = le64toh(e->seq);
+		seg->max_seq = le64toh(e->max_seq);
+		seg->wp = le32toh(e->wp);
+		nr_tombs[s] = le32toh(e->nr_tombs);
+		if (seg->wp > c->bps || seg->max_seq < seg->seq ||
+		    seg->max_seq >= k->next_seq ||
+		    (state & ~WOW_CKPT_SEG_CLOSED) ||
+		    (!seg->seq && (state || seg->wp || nr_tombs[s])))
+			BAD("segment %" PRIu64 "'s entry makes no sense", s);
+		total += nr_tombs[s];
+	}
+	if (total != k->nr_tombs)
+		BAD("the segments hold %" PRIu64 " tombstones, the header says %" PRIu64,
+		    total, k->nr_tombs);
+	{
+		const uint8_t *csums = p;
+
+		p += k->slot_blocks * 4;
+		for (s = 0; s < c->nr_segments; s++)
+			for (i = 0; i < nr_tombs[s]; i++) {
+				struct wowc_tomb tr;
+				const struct wow_tomb *t = (const void *)p;
+
+				tr.start = le64toh(t->start);
+				tr.t = le64toh(t->t);
+				tr.nr = le32toh(t->nr);
+				tr.flags = le32toh(t->flags);
+				p += sizeof(*t);
+				if (tr.flags || tr.t >= k->next_seq)
+					BAD("a tombstone of segment %" PRIu64 " makes no sense", s);
+				if (seg_add_tomb(&v->segs[s], &tr,
+						 v->segs[s].nr_tombs++)) {
+					r = -ENOMEM;
+					goto out;
+				}
+			}
+		free(blocks);
+		blocks = xalloc((size_t)k->slot_blocks * bs);
+		if (!blocks) {
+			r = -ENOMEM;
+			goto out;
+		}
+		r = rd(c, blocks, k->slot_blocks * bs, ckpt_sector_off(c, 1));
+		if (r)
+			goto out;
+		for (b = 0; b < k->slot_blocks; b++) {
+			uint32_t want;
+
+			memcpy(&want, csums + b * 4, 4);
+			if (le32toh(want) != wowc_crc32c(WOW_CSUM_SEED,
+							 blocks + b * bs, bs))
+				BAD("slot table block %" PRIu64 " does not check", b);
+		}
+	}
+	for (slot = 0; slot < c->nr_slots; slot++) {
+		uint64_t e = slot_entry(blocks + (slot / per) * bs, slot % per);
+		uint64_t ob = e & WOW_CKPT_OBLOCK_MASK;
+		struct wowc_seg *seg = &v->segs[slot / c->bps];
+		uint32_t block = slot % c->bps;
+
+		if (!(e & WOW_CKPT_SLOT_VALID)) {
+			if (e)
+				BAD("slot %" PRIu64 "'s entry is malformed", slot);
+			continue;
+		}
+		/* ckpt_load_slot */
+		if (ob >= c->nr_oblocks || !seg->seq || !block ||
+		    block >= seg->wp || wowc_lookup(v, ob) != WOWC_NO_SLOT)
+			BAD("slot %" PRIu64 " (origin block %" PRIu64 ") makes no sense", slot, ob);
+		ix_insert(v, ob, slot, e & WOW_CKPT_SLOT_DIRTY);
+	}
+#undef BAD
+out:
+	free(blocks);
+	free(stream);
+	free(nr_tombs);
+	return r;
+}
+
+/* ---- building a view ---- */
+
+static void view_reset(struct wowc_view *v)
+{
+	uint64_t s;
+
+	if (v->segs)
+		for (s = 0; s < v->c->nr_segments; s++) {
+			free(v->segs[s].tombs);
+			free(v->segs[s].recs);
+		}
+	free(v->segs);
+	free(v->slot);
+	free(v->slot_seq);
+	free(v->next);
+	free(v->heads);
+	free(v->corrupt);
+	free(v->claims);
+	free(v->lost);
+	free(v->kenv);
+	free(v->cenv);
+	v->segs = NULL;
+	v->slot = v->slot_seq = NULL;
+	v->next = v->heads = NULL;
+	v->corrupt = NULL;
+	v->claims = NULL;
+	v->lost = NULL;
+	v->kenv = v->cenv = NULL;
+	v->nr_corrupt = 0;
+	v->nr_lost = v->max_lost = 0;
+	v->nr_kenv = v->nr_cenv = 0;
+	v->valid_blocks = v->dirty_blocks = 0;
+	v->nr_records = v->nr_dropped = v->max_seq = v->max_seen = 0;
+	v->refused = false;
+}
+
+static int view_alloc(struct wowc_view *v)
+{
+	v->segs = calloc(v->c->nr_segments, sizeof(*v->segs));
+	if (!v->segs)
+		return -ENOMEM;
+	return ix_init(v, v->c->nr_slots);
+}
+
+static void scan_free(struct scan *sc)
+{
+	uint32_t i;
+
+	free(sc->buf);
+	free(sc->oblocks);
+	for (i = 0; i < sc->nr_sus; i++)
+		free(sc->sus[i].lost);
+	free(sc->sus);
+	free(sc->cleans);
+}
+
+/* scan_log */
+static int scan_log(struct wowc *c, struct wowc_view *v)
+{
+	struct scan sc = { .c = c, .v = v, .buf_seg = UINT32_MAX };
+	uint64_t s;
+	int r = -ENOMEM;
+
+	sc.buf = xalloc((size_t)c->bps * c->bs);
+	sc.oblocks = malloc((wow_record_capacity(c->bs, 0) + 1) * 8);
+	v->claims = calloc(c->nr_segments, sizeof(*v->claims));
+	sc.sus = calloc(c->nr_segments, sizeof(*sc.sus));
+	if (!sc.buf || !sc.oblocks || !v->claims || !sc.sus)
+		goto out;
+	for (s = 0; s < c->nr_segments; s++) {
+		r = scan_segment(&sc, s);
+		if (r)
+			goto out;
+	}
+	r = apply_tombs(&sc);
+	if (!r)
+		r = judge_suspects(&sc);
+out:
+	scan_free(&sc);
+	return r;
+}
+
+struct tomb_ref {
+	struct wowc_tomb *tr;
+	uint64_t seg_seq;
+};
+
+static int cmp_tomb_ref(const void *a, const void *b)
+{
+	const struct tomb_ref *x = a, *y = b;
+
+	if (x->tr->start != y->tr->start)
+		return x->tr->start < y->tr->start ? -1 : 1;
+	if (x->tr->nr != y->tr->nr)
+		return x->tr->nr < y->tr->nr ? -1 : 1;
+	if (x->tr->t != y->tr->t)
+		return x->tr->t < y->tr->t ? -1 : 1;
+	return x->seg_seq > y->seg_seq ? -1 : x->seg_seq < y->seg_seq;
+}
+
+#define TOMB_DROP	0x80000000U
+
+/* prune_tombs: drop what no record on the device can need */
+static int prune_tombs(struct wowc *c, struct wowc_view *v)
+{
+	uint64_t min = UINT64_MAX, total = 0, s;
+	struct tomb_ref *refs;
+	uint32_t i;
+	size_t n = 0;
+
+	for (s = 0; s < c->nr_segments; s++) {
+		total += v->segs[s].nr_tombs;
+		if (v->segs[s].seq && v->segs[s].seq < min)
+			min = v->segs[s].seq;
+	}
+	refs = malloc((total ? total : 1) * sizeof(*refs));
+	if (!refs)
+		return -ENOMEM;
+	for (s = 0; s < c->nr_segments; s++)
+		for (i = 0; i < v->segs[s].nr_tombs; i++) {
+			refs[n].tr = &v->segs[s].tombs[i];
+			refs[n++].seg_seq = v->segs[s].seq;
+		}
+	qsort(refs, n, sizeof(*refs), cmp_tomb_ref);
+	for (i = 0; i < n; i++) {
+		struct tomb_ref a = { refs[i].tr, 0 };
+		struct tomb_ref b = { i ? refs[i - 1].tr : NULL, 0 };
+
+		if (refs[i].tr->t < min || (i && !cmp_tomb_ref(&a, &b)))
+			refs[i].tr->flags |= TOMB_DROP;
+	}
+	free(refs);
+	for (s = 0; s < c->nr_segments; s++) {
+		struct wowc_seg *seg = &v->segs[s];
+		uint32_t k = 0;
+
+		for (i = 0; i < seg->nr_tombs; i++)
+			if (!(seg->tombs[i].flags & TOMB_DROP))
+				seg->tombs[k++] = seg->tombs[i];
+		seg->nr_tombs = k;
+	}
+	return 0;
+}
+
+/* the rest of wow_log_recover: counts, next seq, segment states */
+static int finish(struct wowc *c, struct wowc_view *v)
+{
+	uint64_t seen, s, e;
+	int r;
+
+	seen = v->source == WOWC_SRC_CKPT ? c->ckpt.next_seq - 1 : v->max_seen;
+	seen = max64(seen, c->sb.format_seq);
+	e = epoch(seen) + 1;
+	v->next_seq = e > epoch(UINT64_MAX) ? 0 : e << EPOCH_SHIFT;
+	if (!v->next_seq) {
+		v->refused = true;
+		problem(&v->probs, WOWC_SEV_ERROR,
+			"log sequence numbers exhausted: the kernel refuses to load this cache");
+	}
+	for (s = 0; s < c->nr_slots; s++) {
+		struct wowc_seg *seg = &v->segs[s / c->bps];
+
+		if (!(v->slot[s] & WOWC_SLOT_VALID))
+			continue;
+		seg->nr_valid++;
+		v->valid_blocks++;
+		if (v->slot[s] & WOWC_SLOT_DIRTY) {
+			seg->nr_dirty++;
+			v->dirty_blocks++;
+		}
+	}
+	r = prune_tombs(c, v);
+	if (r)
+		return r;
+	for (s = 0; s < c->nr_segments; s++) {
+		struct wowc_seg *seg = &v->segs[s];
+
+		seg->closed = seg->seq && (seg->nr_valid || seg->nr_tombs);
+	}
+	return 0;
+}
+
+int wowc_view_build(struct wowc *c, unsigned int flags, struct wowc_view *v,
+		    char *err)
+{
+	char why[sizeof(c->ckpt.why)];
+	int r;
+
+	memset(v, 0, sizeof(*v));
+	v->c = c;
+	v->flags = flags;
+	if (c->sb_kind != WOWC_SB_VALID) {
+		seterr(err, "%s: %s", c->path, c->sb_why);
+		return -EINVAL;
+	}
+	r = view_alloc(v);
+	if (r)
+		goto fail;
+	if (!(flags & WOWC_SCAN) && c->ckpt.state == WOWC_CKPT_VALID) {
+		v->source = WOWC_SRC_CKPT;
+		r = ckpt_load(c, v, why, sizeof(why));
+		if (r < 0)
+			goto fail;
+		if (!r) {
+			r = finish(c, v);
+			if (r)
+				goto fail;
+			return 0;
+		}
+		c->ckpt.state = WOWC_CKPT_BAD;
+		snprintf(c->ckpt.why, sizeof(c->ckpt.why), "%s", why);
+		problem(&v->probs, WOWC_SEV_ERROR,
+			"checkpoint %" PRIu64 " does not check (%s); the kernel scans the log instead",
+			c->ckpt.generation, why);
+		view_reset(v);
+		r = view_alloc(v);
+		if (r)
+			goto fail;
+	}
+	v->source = WOWC_SRC_LOG;
+	r = scan_log(c, v);
+	if (!r)
+		r = finish(c, v);
+	if (!r)
+		return 0;
+fail:
+	seterr(err, "%s: %s", c->path, r == -ENOMEM ? "out of memory" :
+	       r == -EFBIG ? "too many tombstones" : strerror(-r));
+	wowc_view_free(v);
+	return r;
+}
+
+void wowc_view_free(struct wowc_view *v)
+{
+	if (!v->c)
+		return;
+	view_reset(v);
+	problems_free(&v->probs);
+	v->c = NULL;
+}
+
+/* ---- output helpers ---- */
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = *s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void uuid_str(const uint8_t *u, char *out)
+{
+	static const int dash[] = { 4, 6, 8, 10 };
+	int i, k = 0;
+	size_t d = 0;
+
+	for (i = 0; i < 16; i++) {
+		if (d < ARRAY_SIZE(dash) && i == dash[d]) {
+			out[k++] = '-';
+			d++;
+		}
+		k += sprintf(out + k, "%02x", u[i]);
+	}
+	out[k] = 0;
+}
+
+static const char *ckpt_state_name(enum wowc_ckpt_state s)
+{
+	static const char *const names[] = {
+		[WOWC_CKPT_NONE] = "none",
+		[WOWC_CKPT_TORN] = "torn",
+		[WOWC_CKPT_RETIRED] = "retired",
+		[WOWC_CKPT_MISFIT] = "misfit",
+		[WOWC_CKPT_BAD] = "bad",
+		[WOWC_CKPT_VALID] = "valid",
+	};
+
+	return names[s];
+}
+
+static const char *rec_status_name(enum wowc_rec_status s)
+{
+	static const char *const names[] = {
+		[WOWC_REC_OK] = "ok",
+		[WOWC_REC_BAD] = "bad",
+		[WOWC_REC_DROPPED] = "dropped",
+		[WOWC_REC_PROOF] = "proof",
+		[WOWC_REC_SALVAGED] = "salvaged",
+	};
+
+	return names[s];
+}
+
+static void print_problems(FILE *f, const struct wowc_problems *ps)
+{
+	size_t i;
+
+	for (i = 0; i < ps->nr; i++)
+		fprintf(f, "%s: %s\n", sev_name(ps->p[i].sev), ps->p[i].msg);
+}
+
+static void json_problems(FILE *f, const struct wowc_problems *ps,
+			  bool *first)
+{
+	size_t i;
+
+	for (i = 0; i < ps->nr; i++) {
+		fprintf(f, "%s\n    {\"severity\": \"%s\", \"message\": ",
+			*first ? "" : ",", sev_name(ps->p[i].sev));
+		json_str(f, ps->p[i].msg);
+		fputc('}', f);
+		*first = false;
+	}
+}
+
+/* ---- check ---- */
+
+/*
+ * A valid checkpoint must tell what the log tells: the same copies in the
+ * same slots; a block clean in the log (a clean mark) is clean in the
+ * checkpoint.  A block dirty in the log and clean in the checkpoint is a
+ * clean mark the log lacks (marks are hints): a load after a crash would
+ * destage it again.  And no record may be newer than the checkpoint.
+ */
+static void compare_views(struct wowc *c, const struct wowc_view *ck,
+			  const struct wowc_view *lg, struct wowc_problems *ps)
+{
+	uint64_t s, differ = 0, first = UINT64_MAX, hints = 0;
+	const uint64_t vd = WOWC_SLOT_VALID | WOWC_SLOT_OBLOCK;
+
+	if (lg->max_seen >= c->ckpt.next_seq)
+		problem(ps, WOWC_SEV_ERROR,
+			"the log holds record %" PRIu64 ", newer than valid checkpoint %" PRIu64 " (next_seq %" PRIu64 "): the checkpoint hides it",
+			lg->max_seen, c->ckpt.generation, c->ckpt.next_seq);
+	for (s = 0; s < c->nr_slots; s++) {
+		uint64_t a = ck->slot[s], b = lg->slot[s];
+
+		if (!(a & WOWC_SLOT_VALID) && !(b & WOWC_SLOT_VALID))
+			continue;
+		if ((a & vd) != (b & vd) || (!(a & WOWC_SLOT_VALID) !=
+					     !(b & WOWC_SLOT_VALID)) ||
+		    ((a & WOWC_SLOT_DIRTY) && !(b & WOWC_SLOT_DIRTY))) {
+			differ++;
+			if (first == UINT64_MAX)
+				first = s;
+		} else if (!(a & WOWC_SLOT_DIRTY) && (b & WOWC_SLOT_DIRTY)) {
+			hints++;
+		}
+	}
+	if (differ) {
+		uint64_t a = ck->slot[first], b = lg->slot[first];
+
+		problem(ps, WOWC_SEV_WARN,
+			"the checkpoint and the log disagree on %" PRIu64 " slots; first slot %" PRIu64 ": checkpoint %s%s block %" PRIu64 ", log %s%s block %" PRIu64,
+			differ, first,
+			a & WOWC_SLOT_VALID ? "valid" : "empty",
+			a & WOWC_SLOT_DIRTY ? " dirty" : "",
+			a & WOWC_SLOT_OBLOCK,
+			b & WOWC_SLOT_VALID ? "valid" : "empty",
+			b & WOWC_SLOT_DIRTY ? " dirty" : "",
+			b & WOWC_SLOT_OBLOCK);
+	}
+	if (hints)
+		problem(ps, WOWC_SEV_INFO,
+			"%" PRIu64 " blocks clean in the checkpoint have no clean mark in the log (a load after a crash would destage them again)",
+			hints);
+}
+
+static void print_summary(FILE *out, const struct wowc *c)
+{
+	const struct wowc_sb *s = &c->sb;
+	char u[40];
+
+	uuid_str(s->uuid, u);
+	fprintf(out, "superblock: version %u, uuid %s, block_size %u, erase_block_size %u, write_group_size %u\n",
+		s->version, u, s->block_size, s->erase_block_size,
+		s->write_group_size);
+	fprintf(out, "  origin %" PRIu64 " sectors%s%s%s, cache %" PRIu64 " sectors, %" PRIu64 " segments from sector %" PRIu64 ", %" PRIu64 " cache blocks\n",
+		s->origin_sectors, s->origin_id[0] ? " (" : "",
+		s->origin_id, s->origin_id[0] ? ")" : "", s->cache_sectors,
+		s->nr_segments, s->first_segment_sector, c->nr_slots);
+	if (c->health.needs_check)
+		fprintf(out, "health: needs_check (%s)\n", c->health.what);
+	else
+		fprintf(out, "health: clear\n");
+	if (s->version < 2) {
+		fprintf(out, "checkpoint: none (format version 1)\n");
+		return;
+	}
+	fprintf(out, "checkpoint: %s", ckpt_state_name(c->ckpt.state));
+	if (c->ckpt.state >= WOWC_CKPT_RETIRED)
+		fprintf(out, ", generation %" PRIu64, c->ckpt.generation);
+	if (c->ckpt.state >= WOWC_CKPT_MISFIT)
+		fprintf(out, ", next_seq %" PRIu64 ", %" PRIu64 " tombstones",
+			c->ckpt.next_seq, c->ckpt.nr_tombs);
+	if (c->ckpt.why[0])
+		fprintf(out, " (%s)", c->ckpt.why);
+	fputc('\n', out);
+}
+
+static uint64_t nr_free(const struct wowc *c, const struct wowc_view *v)
+{
+	uint64_t s, n = 0;
+
+	for (s = 0; s < c->nr_segments; s++)
+		n += !v->segs[s].closed;
+	return n;
+}
+
+int wowc_check(const char *path, FILE *out, FILE *errf)
+{
+	struct wowc_view ck = { 0 }, lg = { 0 };
+	struct wowc_problems ps = { 0 };
+	char err[WOWC_ERR_LEN];
+	struct wowc *c;
+	int rc, w;
+
+	if (wowc_open(path, &c, err)) {
+		fprintf(errf, "wowctl: %s\n", err);
+		return WOWC_EXIT_OPERR;
+	}
+	fprintf(out, "%s: %" PRIu64 " bytes\n", path, c->size);
+	if (c->sb_kind != WOWC_SB_VALID) {
+		print_problems(out, &c->probs);
+		rc = wowc_exit_code(c, NULL);
+		goto out;
+	}
+	print_summary(out, c);
+	if (c->ckpt.state == WOWC_CKPT_VALID) {
+		if (wowc_view_build(c, 0, &ck, err)) {
+			fprintf(errf, "wowctl: %s\n", err);
+			rc = WOWC_EXIT_OPERR;
+			goto out;
+		}
+		if (ck.source == WOWC_SRC_CKPT)
+			fprintf(out, "checkpoint: checks: %" PRIu64 " dirty of %" PRIu64 " valid blocks, %" PRIu64 " free segments\n",
+				ck.dirty_blocks, ck.valid_blocks,
+				nr_free(c, &ck));
+	}
+	if (wowc_view_build(c, WOWC_SCAN, &lg, err)) {
+		fprintf(errf, "wowctl: %s\n", err);
+		rc = WOWC_EXIT_OPERR;
+		goto out;
+	}
+	fprintf(out, "log: %" PRIu64 " records (%" PRIu64 " dropped): %" PRIu64 " dirty of %" PRIu64 " valid blocks, %" PRIu64 " free segments; newest record %" PRIu64 "\n",
+		lg.nr_records, lg.nr_dropped, lg.dirty_blocks, lg.valid_blocks,
+		nr_free(c, &lg), lg.max_seq);
+	if (ck.c && ck.source == WOWC_SRC_CKPT)
+		compare_views(c, &ck, &lg, &ps);
+	fprintf(out, "a load reads the %s: %s\n",
+		ck.c && ck.source == WOWC_SRC_CKPT ? "checkpoint" : "log",
+		ck.c && ck.source == WOWC_SRC_CKPT ? "loads" :
+		lg.refused ? "REFUSED" : "loads");
+	print_problems(out, &c->probs);
+	if (ck.c)
+		print_problems(out, &ck.probs);
+	print_problems(out, &lg.probs);
+	print_problems(out, &ps);
+	rc = wowc_exit_code(c, &lg);
+	if (ck.c && wowc_exit_code(c, &ck) > rc)
+		rc = wowc_exit_code(c, &ck);
+	w = worst(&ps);
+	if (w == WOWC_SEV_ERROR)
+		rc = WOWC_EXIT_ERROR;
+	else if (w == WOWC_SEV_WARN && rc < WOWC_EXIT_WARN)
+		rc = WOWC_EXIT_WARN;
+out:
+	fprintf(out, "result: %s\n", rc == WOWC_EXIT_CLEAN ? "clean" :
+		rc == WOWC_EXIT_WARN ? "warnings" : "errors");
+	problems_free(&ps);
+	wowc_view_free(&ck);
+	wowc_view_free(&lg);
+	wowc_close(c);
+	return rc;
+}
+
+/* ---- dump ---- */
+
+static void dump_json(FILE *f, struct wowc *c, const struct wowc_view *v,
+		      const struct wowc_view *lg)
+{
+	const struct wowc_sb *s = &c->sb;
+	const struct wowc_ckpt *k = &c->ckpt;
+	bool first = true;
+	uint64_t i, n = 0;
+	char u[40];
+
+	uuid_str(s->uuid, u);
+	fputs("{\n  \"device\": ", f);
+	json_str(f, c->path);
+	fprintf(f, ",\n  \"size\": %" PRIu64 ",\n", c->size);
+	fprintf(f, "  \"superblock\": {\"version\": %u, \"flags\": %u, \"block_size\": %u, \"erase_block_size\": %u, \"write_group_size\": %u, \"origin_sectors\": %" PRIu64 ", \"cache_sectors\": %" PRIu64 ", \"first_segment_sector\": %" PRIu64 ", \"nr_segments\": %" PRIu64 ", \"format_seq\": %" PRIu64 ", \"uuid\": \"%s\", \"origin_id\": ",
+		s->version, s->flags, s->block_size, s->erase_block_size,
+		s->write_group_size, s->origin_sectors, s->cache_sectors,
+		s->first_segment_sector, s->nr_segments, s->format_seq, u);
+	json_str(f, s->origin_id);
+	fprintf(f, ", \"cache_blocks\": %" PRIu64 "},\n", c->nr_slots);
+	fprintf(f, "  \"health\": {\"written\": %s, \"needs_check\": %s, \"state\": %u, \"time\": %" PRIu64 ", \"what\": ",
+		c->health.ours ? "true" : "false",
+		c->health.needs_check ? "true" : "false", c->health.state,
+		c->health.time);
+	json_str(f, c->health.what);
+	fputs("},\n", f);
+	fprintf(f, "  \"checkpoint\": {\"state\": \"%s\"", ckpt_state_name(k->state));
+	if (k->state >= WOWC_CKPT_RETIRED)
+		fprintf(f, ", \"generation\": %" PRIu64 ", \"valid\": %s, \"next_seq\": %" PRIu64 ", \"completed_seq\": %" PRIu64 ", \"nr_slots\": %" PRIu64 ", \"nr_segments\": %" PRIu64 ", \"slot_blocks\": %" PRIu64 ", \"seg_blocks\": %" PRIu64 ", \"nr_tombs\": %" PRIu64,
+			k->generation, k->flags & WOW_CKPT_VALID ? "true" : "false",
+			k->next_seq, k->completed_seq, k->nr_slots,
+			k->nr_segments, k->slot_blocks, k->seg_blocks,
+			k->nr_tombs);
+	if (k->why[0]) {
+		fputs(", \"why\": ", f);
+		json_str(f, k->why);
+	}
+	fputs("},\n", f);
+	fprintf(f, "  \"source\": \"%s\",\n  \"loads\": %s,\n  \"next_seq\": %" PRIu64 ",\n  \"records\": %" PRIu64 ",\n  \"dropped\": %" PRIu64 ",\n",
+		v->source == WOWC_SRC_CKPT ? "checkpoint" : "log",
+		v->refused ? "false" : "true", v->next_seq, lg->nr_records,
+		lg->nr_dropped);
+	fputs("  \"segments\": [", f);
+	for (i = 0; i < c->nr_segments; i++) {
+		const struct wowc_seg *sg = &v->segs[i], *ls = &lg->segs[i];
+		uint32_t j;
+
+		fprintf(f, "%s\n    {\"segment\": %" PRIu64 ", \"offset\": %" PRIu64 ", \"seq\": %" PRIu64 ", \"max_seq\": %" PRIu64 ", \"wp\": %u, \"state\": \"%s\", \"valid\": %" PRIu64 ", \"dirty\": %" PRIu64 ", \"tombs\": [",
+			i ? "," : "", i, seg_offset(c, i), sg->seq, sg->max_seq,
+			sg->wp, sg->closed ? "closed" : "free", sg->nr_valid,
+			sg->nr_dirty);
+		for (j = 0; j < sg->nr_tombs; j++)
+			fprintf(f, "%s{\"start\": %" PRIu64 ", \"nr\": %u, \"t\": %" PRIu64 "}",
+				j ? ", " : "", sg->tombs[j].start,
+				sg->tombs[j].nr, sg->tombs[j].t);
+		fputs("], \"records\": [", f);
+		for (j = 0; j < ls->nr_recs; j++) {
+			const struct wowc_rec *r = &ls->recs[j];
+
+			fprintf(f, "%s\n      {\"block\": %u, \"seq\": %" PRIu64 ", \"seg_seq\": %" PRIu64 ", \"durable_seq\": %" PRIu64 ", \"nr_data\": %u, \"nr_tombs\": %u, \"status\": \"%s\"",
+				j ? "," : "", r->block, r->seq, r->seg_seq,
+				r->durable_seq, r->nr_data, r->nr_tombs,
+				rec_status_name(r->status));
+			if (r->why) {
+				fputs(", \"why\": ", f);
+				json_str(f, r->why);
+			}
+			fputc('}', f);
+		}
+		fputs(ls->nr_recs ? "\n    ]}" : "]}", f);
+	}
+	fprintf(f, "\n  ],\n  \"index\": {\"valid_blocks\": %" PRIu64 ", \"dirty_blocks\": %" PRIu64 ", \"blocks\": [",
+		v->valid_blocks, v->dirty_blocks);
+	{
+		uint64_t *obs = malloc((v->valid_blocks + 1) * sizeof(*obs));
+
+		for (i = 0; obs && i < c->nr_slots; i++)
+			if (v->slot[i] & WOWC_SLOT_VALID)
+				obs[n++] = v->slot[i] & WOWC_SLOT_OBLOCK;
+		if (obs)
+			qsort(obs, n, sizeof(*obs), cmp_u64);
+		for (i = 0; i < n; i++) {
+			uint32_t sl = wowc_lookup(v, obs[i]);
+
+			fprintf(f, "%s\n    {\"oblock\": %" PRIu64 ", \"slot\": %u, \"dirty\": %s}",
+				i ? "," : "", obs[i], sl,
+				v->slot[sl] & WOWC_SLOT_DIRTY ? "true" : "false");
+		}
+		free(obs);
+	}
+	fputs(n ? "\n  ]},\n" : "]},\n", f);
+	fputs("  \"problems\": [", f);
+	json_problems(f, &c->probs, &first);
+	json_problems(f, &v->probs, &first);
+	if (lg != v)
+		json_problems(f, &lg->probs, &first);
+	fputs(first ? "]\n}\n" : "\n  ]\n}\n", f);
+}
+
+int wowc_dump(const char *path, unsigned int flags, FILE *out, FILE *errf)
+{
+	struct wowc_view v = { 0 }, lg = { 0 };
+	char err[WOWC_ERR_LEN];
+	struct wowc *c;
+	int rc;
+
+	if (wowc_open(path, &c, err)) {
+		fprintf(errf, "wowctl: %s\n", err);
+		return WOWC_EXIT_OPERR;
+	}
+	if (c->sb_kind != WOWC_SB_VALID) {
+		bool first = true;
+
+		fputs("{\n  \"device\": ", out);
+		json_str(out, path);
+		fputs(",\n  \"superblock\": null,\n  \"problems\": [", out);
+		json_problems(out, &c->probs, &first);
+		fputs("\n  ]\n}\n", out);
+		rc = wowc_exit_code(c, NULL);
+		wowc_close(c);
+		return rc;
+	}
+	if (wowc_view_build(c, flags & WOWC_SCAN, &v, err) ||
+	    (v.source == WOWC_SRC_CKPT &&
+	     wowc_view_build(c, WOWC_SCAN, &lg, err))) {
+		fprintf(errf, "wowctl: %s\n", err);
+		wowc_view_free(&v);
+		wowc_close(c);
+		return WOWC_EXIT_OPERR;
+	}
+	dump_json(out, c, &v, lg.c ? &lg : &v);
+	rc = wowc_exit_code(c, &v);
+	if (lg.c && wowc_exit_code(c, &lg) > rc)
+		rc = wowc_exit_code(c, &lg);
+	wowc_view_free(&v);
+	wowc_view_free(&lg);
+	wowc_close(c);
+	return rc;
+}
+
+/* ---- writeback ---- */
+
+struct wb_blk {
+	uint64_t oblock;
+	uint32_t slot;
+};
+
+static int cmp_wb(const void *a, const void *b)
+{
+	const struct wb_blk *x = a, *y = b;
+
+	return x->oblock < y->oblock ? -1 : x->oblock > y->oblock;
+}
+
+static int cmp_lost(const void *a, const void *b)
+{
+	const struct wowc_lost *x = a, *y = b;
+
+	if (x->oblock != y->oblock)
+		return x->oblock < y->oblock ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t r = pwrite(fd, (const char *)buf + done, len - done,
+				   off + done);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		done += r;
+	}
+	return 0;
+}
+
+/*
+ * Is a lost version (@l, in a bad record) one that was acknowledged, and
+ * is it gone: not superseded by a recovered newer version, not killed,
+ * not destaged (a clean mark covers it)?  Vouched: a claim of its epoch
+ * covers its seq (a corrupt record, not a torn write).
+ */
+static bool lost_for_good(const struct wowc_view *v, const struct wowc_lost *l)
+{
+	const struct wowc_tomb *e;
+	uint32_t slot = wowc_lookup(v, l->oblock);
+	bool vouched = false;
+	uint64_t i;
+
+	for (i = 0; i < v->c->nr_segments && !vouched; i++)
+		vouched = v->claims[i].seq &&
+			  epoch(v->claims[i].seq) == epoch(l->seq) &&
+			  l->seq <= v->claims[i].durable;
+	if (!vouched)
+		return false;
+	if (slot != WOWC_NO_SLOT && v->slot_seq[slot] > l->seq)
+		return false;
+	e = tomb_find(v->kenv, v->nr_kenv, l->oblock);
+	if (e && e->t >= l->seq)
+		return false;
+	e = tomb_find(v->cenv, v->nr_cenv, l->oblock);
+	if (e && e->t >= l->seq)
+		return false;
+	return true;
+}
+
+int wowc_writeback(const char *cache, const char *origin, unsigned int flags,
+		   FILE *out, FILE *errf, struct wowc_wb_result *res)
+{
+	struct wowc_wb_result dummy;
+	struct wowc_view v = { 0 };
+	char err[WOWC_ERR_LEN];
+	struct wb_blk *list = NULL;
+	uint64_t *skip = NULL, nr_skip = 0, osize, i, n = 0;
+	uint8_t *buf = NULL;
+	struct wowc *c = NULL;
+	bool odirect;
+	int ofd = -1, rc, r;
+	size_t max_run;
+
+	if (!res)
+		res = &dummy;
+	memset(res, 0, sizeof(*res));
+	if (wowc_open(cache, &c, err)) {
+		fprintf(errf, "wowctl: %s\n", err);
+		return WOWC_EXIT_OPERR;
+	}
+	if (c->sb_kind != WOWC_SB_VALID) {
+		print_problems(out, &c->probs);
+		fprintf(errf, "wowctl: %s: cannot write back: %s\n", cache,
+			c->sb_why);
+		rc = WOWC_EXIT_ERROR;
+		goto out;
+	}
+	ofd = open_dev(origin, (flags & WOWC_WB_DRY_RUN) ? O_RDONLY : O_WRONLY,
+		       &odirect, err);
+	if (ofd < 0) {
+		fprintf(errf, "wowctl: %s\n", err);
+		rc = WOWC_EXIT_OPERR;
+		goto out;
+	}
+	r = dev_size(ofd, &osize);
+	if (r) {
+		fprintf(errf, "wowctl: %s: cannot size: %s\n", origin,
+			strerror(-r));
+		rc = WOWC_EXIT_OPERR;
+		goto out;
+	}
+	if (osize != c->sb.origin_sectors * 512 && !(flags & WOWC_WB_FORCE)) {
+		fprintf(errf, "wowctl: %s is %" PRIu64 " bytes, the cache's origin %" PRIu64 " bytes; not writing (--force to write all the same)\n",
+			origin, osize, c->sb.origin_sectors * 512);
+		rc = WOWC_EXIT_OPERR;
+		goto out;
+	}
+	if (osize < c->sb.origin_sectors * 512 && !(flags & WOWC_WB_DRY_RUN)) {
+		fprintf(errf, "wowctl: %s is smaller than the cache's origin; blocks past its end fail\n",
+			origin);
+	}
+	if (wowc_view_build(c, WOWC_SALVAGE | (flags & WOWC_SCAN), &v, err)) {
+		fprintf(errf, "wowctl: %s\n", err);
+		rc = WOWC_EXIT_OPERR;
+		goto out;
+	}
+	print_problems(out, &c->probs);
+	print_problems(out, &v.probs);
+
+	/* versions lost for good: their blocks are not written (older copies) */
+	qsort(v.lost, v.nr_lost, sizeof(*v.lost), cmp_lost);
+	skip = malloc((v.nr_lost + 1) * sizeof(*skip));
+	list = malloc((v.dirty_blocks + 1) * sizeof(*list));
+	max_run = (1U << 20) / c->bs;
+	buf = xalloc(max_run * c->bs);
+	if (!skip || !list || !buf) {
+		fprintf(errf, "wowctl: out of memory\n");
+		rc = WOWC_EXIT_OPERR;
+		goto out;
+	}
+	for (i = 0; i < v.nr_lost; i++)
+		if (lost_for_good(&v, &v.lost[i]) &&
+		    (!nr_skip || skip[nr_skip - 1] != v.lost[i].oblock)) {
+			skip[nr_skip++] = v.lost[i].oblock;
+			fprintf(out, "lost: origin block %" PRIu64 ": its newest version (record %" PRIu64 ") is corrupt; not written, the origin keeps what it has\n",
+				v.lost[i].oblock, v.lost[i].seq);
+		}
+	res->unrecoverable = nr_skip;
+	for (i = 0; i < v.nr_corrupt; i++)
+		if (!v.corrupt[i].known && !v.corrupt[i].harmless) {
+			res->unknown++;
+			fprintf(out, "lost: record %" PRIu64 " of segment %u is corrupt and its origin blocks are unknown\n",
+				v.corrupt[i].seq, v.corrupt[i].seg);
+		}
+
+	for (i = 0; i < c->nr_slots; i++)
+		if ((v.slot[i] & (WOWC_SLOT_VALID | WOWC_SLOT_DIRTY)) ==
+		    (WOWC_SLOT_VALID | WOWC_SLOT_DIRTY)) {
+			list[n].oblock = v.slot[i] & WOWC_SLOT_OBLOCK;
+			list[n++].slot = i;
+		}
+	res->dirty = n;
+	qsort(list, n, sizeof(*list), cmp_wb);
+	rc = WOWC_EXIT_CLEAN;
+	for (i = 0; i < n; ) {
+		uint64_t run = 1, base = c->sb.first_segment_sector * 512;
+
+		if (bsearch(&list[i].oblock, skip, nr_skip, sizeof(*skip),
+			    cmp_u64)) {
+			i++;
+			continue;
+		}
+		while (i + run < n && run < max_run &&
+		       list[i + run].oblock == list[i].oblock + run &&
+		       list[i + run].slot == list[i].slot + run &&
+		       !bsearch(&list[i + run].oblock, skip, nr_skip,
+				sizeof(*skip), cmp_u64))
+			run++;
+		if (!(flags & WOWC_WB_DRY_RUN)) {
+			r = rd(c, buf, run * c->bs,
+			       base + (uint64_t)list[i].slot * c->bs);
+			if (r) {
+				fprintf(errf, "wowctl: %s: cannot read cache slot %u: %s\n",
+					cache, list[i].slot, strerror(-r));
+				rc = WOWC_EXIT_OPERR;
+				goto out;
+			}
+			r = pwrite_full(ofd, buf, run * c->bs,
+					list[i].oblock * c->bs);
+			if (r) {
+				fprintf(errf, "wowctl: %s: cannot write origin block %" PRIu64 ": %s\n",
+					origin, list[i].oblock, strerror(-r));
+				rc = WOWC_EXIT_OPERR;
+				goto out;
+			}
+		}
+		res->written += run;
+		i += run;
+	}
+	if (!(flags & WOWC_WB_DRY_RUN) && fsync(ofd)) {
+		fprintf(errf, "wowctl: %s: fsync: %s\n", origin,
+			strerror(errno));
+		rc = WOWC_EXIT_OPERR;
+		goto out;
+	}
+	fprintf(out, "writeback (from the %s%s): %" PRIu64 " dirty blocks of %" PRIu64 " valid; %" PRIu64 " %s, %" PRIu64 " lost%s\n",
+		v.source == WOWC_SRC_CKPT ? "checkpoint" : "log",
+		flags & WOWC_WB_DRY_RUN ? ", dry run" : "",
+		res->dirty, v.valid_blocks, res->written,
+		flags & WOWC_WB_DRY_RUN ? "to write" : "written",
+		res->unrecoverable,
+		res->unknown ? " (and records whose blocks are unknown)" : "");
+	rc = wowc_exit_code(c, &v);
+	if (res->unrecoverable || res->unknown)
+		rc = WOWC_EXIT_ERROR;
+out:
+	if (ofd >= 0)
+		close(ofd);
+	free(buf);
+	free(skip);
+	free(list);
+	wowc_view_free(&v);
+	wowc_close(c);
+	return rc;
+}
+
+/* ---- metadata size ---- */
+
+int wowc_msize(uint64_t cache_bytes, uint32_t bs, uint32_t ebs,
+	       struct wowc_msize *m, char *err)
+{
+	uint64_t sectors = cache_bytes >> 9, hb = 0, slots;
+
+	memset(m, 0, sizeof(*m));
+	if (!pow2(bs) || bs < WOW_MIN_BLOCK_SIZE || bs > WOW_MAX_BLOCK_SIZE) {
+		seterr(err, "block size must be a power of 2 from %u to %u",
+		       WOW_MIN_BLOCK_SIZE, WOW_MAX_BLOCK_SIZE);
+		return -EINVAL;
+	}
+	if (!pow2(ebs) || ebs < bs * WOW_MIN_BLOCKS_PER_SEGMENT ||
+	    ebs > WOW_MAX_ERASE_BLOCK_SIZE) {
+		seterr(err, "erase block size must be a power of 2 of at least 4 blocks, at most %u",
+		       WOW_MAX_ERASE_BLOCK_SIZE);
+		return -EINVAL;
+	}
+	if (sectors < wow_min_cache_sectors_v(WOW_SB_VERSION, ebs, bs)) {
+		seterr(err, "cache too small: needs %" PRIu64 " bytes for its metadata and %u segments",
+		       wow_min_cache_sectors_v(WOW_SB_VERSION, ebs, bs) * 512,
+		       WOW_MIN_SEGMENTS);
+		return -EINVAL;
+	}
+	m->cache_bytes = cache_bytes;
+	m->block_size = bs;
+	m->erase_block_size = ebs;
+	m->nr_segments = wow_nr_segments_v(WOW_SB_VERSION, sectors, ebs, bs);
+	m->nr_slots = slots = m->nr_segments * (ebs / bs);
+	if (slots > MAX_SLOTS) {
+		seterr(err, "cache too large for block size %u (%" PRIu64 " blocks)",
+		       bs, slots);
+		return -EINVAL;
+	}
+	m->ckpt_area_blocks = wow_ckpt_area_blocks(m->nr_segments, ebs, bs);
+	m->first_segment_sector = wow_first_segment_sector_v(WOW_SB_VERSION,
+							     m->nr_segments,
+							     ebs, bs);
+	m->metadata_bytes = m->first_segment_sector * 512;
+	m->unused_bytes = cache_bytes - m->metadata_bytes -
+			  m->nr_segments * ebs;
+	/* dm-wow-index.c: 12-byte slots, 2^ilog2(slots / 2) 4-byte heads */
+	while (slots >= 4 && (2ULL << hb) <= slots / 2)
+		hb++;
+	m->index_bytes = slots * 12 + (4ULL << hb);
+	m->load_bytes_min = (1 + wow_ckpt_slot_blocks(slots, bs) +
+			     wow_ckpt_seg_blocks(slots, m->nr_segments, 0, bs)) *
+			    (uint64_t)bs;
+	m->load_bytes_max = m->ckpt_area_blocks * (uint64_t)bs;
+	return 0;
+}
+
+void wowc_msize_print(FILE *f, const struct wowc_msize *m, bool json)
+{
+	if (json) {
+		fprintf(f, "{\"cache_bytes\": %" PRIu64 ", \"block_size\": %u, \"erase_block_size\": %u, \"segments\": %" PRIu64 ", \"cache_blocks\": %" PRIu64 ", \"checkpoint_area_blocks\": %" PRIu64 ", \"checkpoint_area_bytes\": %" PRIu64 ", \"first_segment_sector\": %" PRIu64 ", \"first_segment_offset\": %" PRIu64 ", \"unused_bytes\": %" PRIu64 ", \"index_ram_bytes\": %" PRIu64 ", \"clean_load_bytes\": %" PRIu64 ", \"clean_load_bytes_max\": %" PRIu64 "}\n",
+			m->cache_bytes, m->block_size, m->erase_block_size,
+			m->nr_segments, m->nr_slots, m->ckpt_area_blocks,
+			m->ckpt_area_blocks * m->block_size,
+			m->first_segment_sector, m->metadata_bytes,
+			m->unused_bytes, m->index_bytes, m->load_bytes_min,
+			m->load_bytes_max);
+		return;
+	}
+	fprintf(f, "cache size:              %" PRIu64 " bytes\n", m->cache_bytes);
+	fprintf(f, "block size:              %u bytes\n", m->block_size);
+	fprintf(f, "erase block size:        %u bytes\n", m->erase_block_size);
+	fprintf(f, "segments:                %" PRIu64 " (%" PRIu64 " cache blocks, %" PRIu64 " bytes)\n",
+		m->nr_segments, m->nr_slots, m->nr_slots * m->block_size);
+	fprintf(f, "checkpoint area:         %" PRIu64 " blocks (%" PRIu64 " bytes) from block %u\n",
+		m->ckpt_area_blocks, m->ckpt_area_blocks * m->block_size,
+		WOW_CKPT_FIRST_BLOCK);
+	fprintf(f, "first segment:           sector %" PRIu64 " (offset %" PRIu64 " bytes; metadata before it)\n",
+		m->first_segment_sector, m->metadata_bytes);
+	fprintf(f, "unused tail:             %" PRIu64 " bytes\n", m->unused_bytes);
+	fprintf(f, "index RAM:               %" PRIu64 " bytes (12-byte slot and up to 2 bytes of hash heads per cache block)\n",
+		m->index_bytes);
+	fprintf(f, "load after clean shutdown: %" PRIu64 " bytes read (%" PRIu64 " with the most tombstones)\n",
+		m->load_bytes_min, m->load_bytes_max);
+}
