@@ -25,6 +25,7 @@
 #include <linux/crc32c.h>
 #include <linux/highmem.h>
 #include <linux/jiffies.h>
+#include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/vmalloc.h>
@@ -2126,12 +2127,19 @@ int wow_log_checkpoint(struct wow_cache *wc)
 
 /*
  * Commit worker, no record in flight: a checkpoint once the log written
- * since the last one passes the interval (1/64 of the cache), so a load
- * after a crash replays at most that.
+ * since the last one passes the interval (1/64 of the cache, or the
+ * module parameter checkpoint_interval), so a load after a crash replays
+ * at most that.
  */
+static unsigned int checkpoint_interval;
+module_param(checkpoint_interval, uint, 0644);
+MODULE_PARM_DESC(checkpoint_interval,
+		 "log blocks written between checkpoints (0: 1/64 of the cache)");
+
 static int periodic_checkpoint(struct wow_cache *wc)
 {
-	u64 interval = max_t(u64, wc->nr_slots / 64, 16);
+	u64 interval = READ_ONCE(checkpoint_interval) ?:
+		       max_t(u64, wc->nr_slots / 64, 16);
 	bool due;
 	int r;
 

@@ -141,6 +141,11 @@ D=$(dm_node fp)
 TABLE=$(dmsetup table fp)
 wow_watch fp 5
 
+# checkpoints every 256 log blocks (1/8 of the cache): flush points fall
+# before, inside and after them, with up to 256 blocks of log to replay
+CKI=/sys/module/dm_wow/parameters/checkpoint_interval
+[ -w $CKI ] || fail "no $CKI"
+echo 256 > $CKI
 info "record: wowcrash write for $WRITE_S s with discards; cleaner on/off, suspend/resume, reload"
 WOWCRASH_DISCARD=1 wowcrash write "$D" "$(dm_node lj)" 1 7 \
 	> $T/write.out 2>&1 &
@@ -449,6 +454,7 @@ done
 echo "crash-flush-points: $CHECKED flush points checked (of $NP), $TRIED variants tried ($TORN torn, $DROPPED loads dropped a torn record, $SECONDS_DONE also written, shut down, loaded and checked again), $FAILS failures; phase 2 took $(since "$T1") s with $WORKERS worker(s)"
 echo "phase 2 time in s, summed over workers: advance $((TIME_advance / 100)), snapshot and variant $((TIME_variant / 100)), load $((TIME_load / 100)), check $((TIME_check / 100)), write $((TIME_write / 100)), remove $((TIME_remove / 100)), other $((TIME_other / 100))"
 run dmsetup remove fpl
+echo 0 > $CKI
 echo "failures by kind: load at the point refused ${F_refused1:-0}, check at the point ${F_check1:-0}, writes after recovery ${F_write:-0}, load after a clean shutdown refused ${F_refused2:-0}, check after it ${F_check2:-0}"
 [ $FAILS = 0 ] || fail "$FAILS of $TRIED crash states failed (first ones above)"
 echo "crash-flush-points: ok"
