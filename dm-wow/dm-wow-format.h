@@ -198,10 +198,10 @@ struct wow_health {
  * the block, so a block left from another checkpoint, torn or misplaced
  * is told apart.
  *
- * The header is written last, with FUA, and is valid only while it says
- * WOW_CKPT_VALID and every block checks.  Before the first log record
- * after a load or resume the header is rewritten without WOW_CKPT_VALID
- * (FUA), so a valid header never hides a record written after it.
+ * The header is written last, with PREFLUSH and FUA, and is valid only
+ * while it says WOW_CKPT_VALID and every block checks.  It is a base: a
+ * load replays the records written after it, from the log head it names
+ * along the chain of the records' next_seg (Documentation/design.rst).
  */
 #define WOW_CKPT_MAGIC		0x54504b43574f5744ULL	/* "DWOWCKPT" */
 #define WOW_CKPT_VERSION	1

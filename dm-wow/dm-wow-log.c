@@ -1208,6 +1208,7 @@ static void submit_batch(struct wow_cache *wc)
 	spin_lock_irq(&wc->lock);
 	ri.durable_seq = b->fua || b->preflush ? b->seq - 1 : wc->durable_seq;
 	ri.next_seg = next_free_seg(wc);
+	wc->chain_next = ri.next_seg;
 	origin_flush = b->fua && wc->origin_unflushed;
 	wc->origin_unflushed &= !origin_flush;
 	spin_unlock_irq(&wc->lock);
@@ -2096,6 +2097,7 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 	ci.head_seg = wc->open_seg;
 	ci.head_wp = wc->open_seg != WOW_NO_SEG ? wc->segs[wc->open_seg].wp : 0;
 	ci.next_seg = next_free_seg(wc);
+	wc->chain_next = ci.next_seg;
 	dirty = wc->dirty_blocks;
 	valid = wc->valid_blocks;
 	wc->ckpt_log_blocks = 0;
@@ -2117,6 +2119,24 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 		       1 + ci.slot_blocks + ci.seg_blocks, ci.nr_tombs, dirty,
 		       valid);
 	return 0;
+}
+
+/*
+ * No checkpoint fits (too many tombstones) where the chain must start
+ * again: the one on disk would stop a replay short, so its header is
+ * rewritten not valid (FUA) and the next load scans the log.
+ */
+static int retire_checkpoint(struct wow_cache *wc)
+{
+	struct wow_ckpt_info ci = { .generation = ++wc->ckpt_gen };
+	struct wow_ckpt_area a;
+
+	if (wc->sb.version < 2)
+		return 0;
+	ckpt_area(wc, &a);
+	DMWARN("%s: too many tombstones for a checkpoint; the next load scans the log",
+	       wow_name(wc));
+	return wow_ckpt_write_header(&a, &ci);
 }
 
 /* At a clean shutdown (postsuspend, after the last commit). */
@@ -2144,7 +2164,13 @@ static int periodic_checkpoint(struct wow_cache *wc)
 	int r;
 
 	spin_lock_irq(&wc->lock);
-	due = wc->ckpt_log_blocks >= interval && !wc->stopped;
+	/*
+	 * also when the last record could not name the segment the log
+	 * goes on in (the free list was empty then) and one is free now:
+	 * the replay could not follow the log there
+	 */
+	due = (wc->ckpt_log_blocks >= interval ||
+	       wc->chain_next != next_free_seg(wc)) && !wc->stopped;
 	spin_unlock_irq(&wc->lock);
 	if (!due)
 		return 0;
@@ -2471,24 +2497,44 @@ static int replay_record(struct wow_cache *wc, struct wow_replay *rp, u32 s,
 /*
  * The chain ended at seq rp->expected, at block @off of segment @s (or
  * at block 0 of @next).  A torn tail, unless a later record of the same
- * epoch says that record was durable (the rest of @s, block 0 of @next):
- * then it is corrupt, and the load is refused, as the scan would.
+ * epoch says that record was durable (the rest of @s, block 0 of @next,
+ * and the rest of @next when its block 0 is ours but bad): then it is
+ * corrupt, and the load is refused, as the scan would.  A first header
+ * damaged into something not ours is not told from a torn one (as the
+ * scan cannot either).
  */
 static int replay_vouched(struct wow_cache *wc, struct wow_replay *rp, u32 s,
 			  u32 off, u32 next)
 {
 	u32 bs = wc->args.block_size, i;
 	struct wow_record_info ri;
+	enum wow_rec_kind kind;
 	u64 e = rp->expected;
+	bool ours = false;
 	void *p;
 
 	if (next < wc->nr_segments) {
 		p = scan_blocks(wc, &rp->sc, next, 0, 1, true);
 		if (IS_ERR(p))
 			return PTR_ERR(p);
+		kind = wow_record_check(p, bs, wc->sb.uuid, &ri);
+		if (kind == WOW_REC_OK && ri.seq > e &&
+		    wow_epoch(ri.seq) == wow_epoch(e) && ri.durable_seq >= e)
+			goto corrupt;
+		/*
+		 * The missing record may be that block itself: a header of
+		 * ours that is bad, or that is the next one but whose data
+		 * is not.  Then the rest of its life follows it there.
+		 */
+		ours = kind == WOW_REC_BAD ||
+		       (kind == WOW_REC_OK && ri.seq == e && ri.seg_seq == e);
+	}
+	for (i = 1; ours && i < wc->blocks_per_seg; i++) {
+		p = scan_blocks(wc, &rp->sc, next, i, 1, false);
+		if (IS_ERR(p))
+			return PTR_ERR(p);
 		if (wow_record_check(p, bs, wc->sb.uuid, &ri) == WOW_REC_OK &&
-		    ri.seq > e && wow_epoch(ri.seq) == wow_epoch(e) &&
-		    ri.durable_seq >= e)
+		    ri.seg_seq == e && ri.seq > e && ri.durable_seq >= e)
 			goto corrupt;
 	}
 	for (i = off + 1; s < wc->nr_segments && i < wc->blocks_per_seg; i++) {
@@ -2690,6 +2736,8 @@ int wow_log_recover(struct wow_cache *wc)
 	upgrade_v1(wc);
 	/* whatever was read, the chain starts again here */
 	r = write_checkpoint(wc, false);
+	if (r == -ENOSPC)
+		r = retire_checkpoint(wc);
 	if (r) {
 		DMERR("%s: cannot write a checkpoint at load: %d",
 		      wow_name(wc), r);

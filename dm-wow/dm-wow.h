@@ -625,6 +625,7 @@ struct wow_cache {
 	/* checkpoint: the newest generation, log written since it */
 	u64 ckpt_gen;
 	u64 ckpt_log_blocks;
+	u32 chain_next;			/* next_seg of the last record */
 	bool ckpt_live;			/* the last load read one */
 	bool origin_unflushed;		/* bypass writes since origin flush */
 	struct bio_list pending_writes;
