@@ -2338,15 +2338,22 @@ static void compare_views(struct wowc *c, const struct wowc_view *ck,
 	const uint64_t vd = WOWC_SLOT_VALID | WOWC_SLOT_OBLOCK;
 	uint32_t i, j;
 
-	/* records the scan takes past the end of the chain */
+	/*
+	 * Records past the end of the chain, with an intact header (taken by
+	 * the scan, or dropped or read for its claim past a bad one): a
+	 * load does not replay them.  One a later record proves durable is
+	 * lost, whether the scan takes it or refuses the cache for it.
+	 */
 	for (s = 0; s < c->nr_segments; s++)
 		for (j = 0; j < lg->segs[s].nr_recs; j++) {
 			const struct wowc_rec *r = &lg->segs[s].recs[j];
 			bool durable = false;
 
-			if (r->status != WOWC_REC_OK || r->seq < ck->replay_end)
+			if (r->status == WOWC_REC_BAD || r->seq < ck->replay_end ||
+			    ck->refused)
 				continue;
-			past++;
+			if (r->status == WOWC_REC_OK)
+				past++;
 			past_newest = max64(past_newest, r->seq);
 			for (i = 0; i < c->nr_segments && !durable; i++)
 				durable = lg->claims[i].seq &&
@@ -2358,7 +2365,7 @@ static void compare_views(struct wowc *c, const struct wowc_view *ck,
 		}
 	if (lost)
 		problem(ps, WOWC_SEV_ERROR,
-			"%" PRIu64 " log records proven durable (the first %" PRIu64 ") are past the end of the chain the kernel replays after checkpoint %" PRIu64 " (it stops at record %" PRIu64 "): a load loses them",
+			"%" PRIu64 " log records proven durable (the first %" PRIu64 ") are past the end of the chain the kernel replays after checkpoint %" PRIu64 " (it stops at record %" PRIu64 " and loads): a load loses them",
 			lost, lost_seq, c->ckpt.generation, ck->replay_end);
 	else if (past)
 		problem(ps, WOWC_SEV_WARN,
@@ -2423,7 +2430,7 @@ differ:
 		problem(ps, WOWC_SEV_INFO,
 			"%" PRIu64 " checkpointed blocks a clean mark after the checkpoint may cover stay dirty in the replay (its t lies within their segment life; they are destaged again)",
 			unsure);
-	if (lg->refused && !ck->refused)
+	if (lg->refused && !ck->refused && !lost)
 		problem(ps, WOWC_SEV_INFO,
 			"the kernel loads the checkpoint and does not read what the scan refuses: the corrupt data is served from the cache as it is");
 }

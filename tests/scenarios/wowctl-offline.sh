@@ -220,13 +220,18 @@ case $WOW_BOOT in
 	FIRST=$(($(read_u "$CACHE" 48 8) * 512))
 	# the first record of batch data written after the checkpoint that a
 	# later record of its segment proves durable (as the kernel's replay
-	# looks for it) and whose blocks are all dirty (not destaged)
+	# looks for it) and whose blocks are all dirty (not destaged); not the
+	# first of its segment: the kernel's replay_vouched looks only at
+	# block 0 of the segment the chain goes on in, so a corrupt record
+	# there is dropped as a torn tail with every record after it, and the
+	# kernel loads (wowctl check says what is lost)
 	sed -n 's/.*{"oblock": \([0-9]*\), "slot": \([0-9]*\), "dirty": \([a-z]*\)}.*/\1 \2 \3/p' \
 		/tmp/d4.json > /tmp/b.index
 	PICK="" LOST=""
 	n=0
 	while read -r pos seq _ _ nd _; do
-		[ "$nd" -gt 0 ] && [ "$seq" -ge "${CKSEQ:-0}" ] || continue
+		[ "$nd" -gt 0 ] && [ "$seq" -ge "${CKSEQ:-0}" ] &&
+			[ $(((pos - FIRST) % EB)) -gt 0 ] || continue
 		sg=$(((pos - FIRST) / EB))
 		proof=$(awk -v s="$seq" -v lo=$((FIRST + sg * EB)) -v hi=$((FIRST + (sg + 1) * EB)) \
 			'$1 >= lo && $1 < hi && $2 > s && $4 >= s { print $2; exit }' /tmp/b.records)

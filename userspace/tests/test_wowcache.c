@@ -1451,6 +1451,44 @@ static const char *chain_clean_mark_unsure(void)
 	return NULL;
 }
 
+/*
+ * The chain breaks on the first record of the next segment (H at block 0
+ * of segment 3, corrupt data) and a later record of that life (I) says H
+ * was durable.  The kernel's replay_vouched reads only block 0 of the next
+ * segment (H itself) and the rest of the segment the chain left: it loads,
+ * losing H and I.  wowcache rebuilds what the kernel does (it loads) and
+ * check says what is lost.
+ */
+static const char *chain_break_at_next_block0(void)
+{
+	struct wowc_view v;
+	struct img m;
+	struct rec r[3], h, i;
+	char *t;
+	int rc;
+
+	chain_img(&m, r);
+	h = (struct rec){ .seg = 3, .at = 0, .seq = E1 + 8, .seg_seq = E1 + 8,
+			  .durable = E1 + 7, .nr_data = 1, .ob = { 10 },
+			  .next = 5, .bad_data = true };
+	i = (struct rec){ .seg = 3, .at = 2, .seq = E1 + 9, .seg_seq = E1 + 8,
+			  .durable = E1 + 8, .nr_data = 1, .ob = { 11 },
+			  .next = 5 };
+	put_rec(&m, &h);
+	put_rec(&m, &i);
+	EXPECT(!view(&m, 0, &v));
+	EXPECT(!v.refused);		/* as the kernel */
+	EXPECT_EQ(v.nr_replayed, 3);
+	EXPECT_EQ(state(&v, 11), -1);
+	done(&v);
+	t = check_text(&m, &rc);
+	EXPECT_EQ(rc, WOWC_EXIT_ERROR);
+	EXPECT(strstr(t, "log records proven durable (the first 4294967304) are past the end of the chain"));
+	free(t);
+	img_free(&m);
+	return NULL;
+}
+
 static const char *metadata_size(void)
 {
 	struct wowc_msize ms;
@@ -1499,6 +1537,7 @@ static const struct {
 	{ "wowcache_chain_vouched_break_refused", chain_vouched },
 	{ "wowcache_chain_head_none", chain_head_none },
 	{ "wowcache_chain_clean_mark_unsure", chain_clean_mark_unsure },
+	{ "wowcache_chain_break_at_next_block0", chain_break_at_next_block0 },
 	{ "wowcache_metadata_size", metadata_size },
 };
 
