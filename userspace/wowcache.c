@@ -452,6 +452,10 @@ static void ckpt_header_decode(struct wowc *c, const void *blk)
 	k->slot_blocks = le64toh(h->slot_blocks);
 	k->seg_blocks = le64toh(h->seg_blocks);
 	k->nr_tombs = le64toh(h->nr_tombs);
+	/* 0 on disk: none (not known); as wow_ckpt_header_decode, n - 1 */
+	k->head_seg = le32toh(h->head_seg) - 1;
+	k->head_wp = le32toh(h->head_wp);
+	k->next_seg = le32toh(h->next_seg) - 1;
 	if (!(k->flags & WOW_CKPT_VALID)) {
 		k->state = WOWC_CKPT_RETIRED;
 		return;
@@ -762,6 +766,7 @@ struct rinfo {
 	uint64_t seq, seg_seq, durable_seq;
 	uint32_t data_csum;
 	uint16_t nr_data, nr_tombs;
+	uint32_t next_seg;	/* WOWC_NO_SEG: not known */
 	const char *why;
 };
 
@@ -835,6 +840,7 @@ static enum rec_kind rec_check(const struct wowc *c, const uint8_t *hdr,
 	ri->data_csum = le32toh(r->data_csum);
 	ri->nr_data = le16toh(r->nr_data);
 	ri->nr_tombs = le16toh(r->nr_tombs);
+	ri->next_seg = le32toh(r->next_seg) - 1;
 	csum = wowc_crc32c(WOW_CSUM_SEED, zero, sizeof(zero));
 	csum = wowc_crc32c(csum, hdr + 4, c->bs - 4);
 	if (le32toh(r->csum) != csum) {
@@ -943,6 +949,7 @@ static int add_rec(struct wowc_seg *seg, const struct rinfo *ri,
 	r->block = block;
 	r->nr_data = ri->nr_data;
 	r->nr_tombs = ri->nr_tombs;
+	r->next_seg = ri->next_seg;
 	r->status = st;
 	r->why = why;
 	return 0;
@@ -1654,6 +1661,281 @@ out:
 	return r;
 }
 
+/* ---- the replay after a checkpoint (dm-wow-log.c replay_*) ---- */
+
+/*
+ * The checkpoint is a base: written periodically, at a clean shutdown and
+ * at the end of every load, its header names the log head (head_seg,
+ * head_wp, next_seg, next_seq).  What was logged after it is replayed
+ * along the log's chain: record after record, seq one more each time, in
+ * the head segment from head_wp on, and where a segment's records end, at
+ * block 0 of the segment the last record (or the header, before any
+ * record) names as next.
+ */
+struct replay {
+	struct scan sc;		/* the buffer; sc.v the view */
+	uint64_t *ckpt_max;	/* per segment: newest seq of its
+				 * checkpointed life (0: none left) */
+	uint8_t *hdr;		/* a copy of the record being applied */
+};
+
+/* wow_ckpt_covers: a checkpointed copy's seq lies in its segment life */
+static bool ckpt_covers(uint64_t life_max, uint64_t t)
+{
+	return life_max && t >= life_max;
+}
+
+/*
+ * replay_covers and replay_cover.  A replayed copy's seq is known; a
+ * checkpointed one is covered only when t reaches its life's newest seq.
+ * When t lies within that life (t >= its first seq), the copy may or may
+ * not be older than t: the kernel keeps it (dirty, or valid); noted in
+ * v->uncertain for check's comparison with the scan.
+ */
+static void replay_cover_slot(struct replay *rp, uint32_t slot,
+			      const struct wowc_tomb *tr)
+{
+	struct wowc_view *v = rp->sc.v;
+	uint32_t s = slot / rp->sc.c->bps;
+	bool clean = tr->flags & WOW_TOMB_CLEAN, covers;
+
+	if (v->slot_seq[slot]) {
+		covers = v->slot_seq[slot] <= tr->t;
+	} else {
+		covers = ckpt_covers(rp->ckpt_max[s], tr->t);
+		if (!covers && rp->ckpt_max[s] && tr->t >= v->segs[s].seq &&
+		    (!clean || (v->slot[slot] & WOWC_SLOT_DIRTY)))
+			v->uncertain[slot] |= clean ? WOWC_UNSURE_CLEAN :
+						      WOWC_UNSURE_KILL;
+	}
+	if (!covers)
+		return;
+	if (clean)
+		v->slot[slot] &= ~WOWC_SLOT_DIRTY;
+	else
+		ix_remove(v, slot);
+}
+
+/* replay_tomb: a narrow range by lookups, else every slot */
+static void replay_tomb(struct replay *rp, const struct wowc_tomb *tr)
+{
+	struct wowc_view *v = rp->sc.v;
+	uint64_t b, end = tr->start + tr->nr, s;
+	uint32_t slot;
+
+	if (tr->nr <= rp->sc.c->nr_slots) {
+		for (b = tr->start; b < end; b++) {
+			slot = wowc_lookup(v, b);
+			if (slot != WOWC_NO_SLOT)
+				replay_cover_slot(rp, slot, tr);
+		}
+		return;
+	}
+	for (s = 0; s < rp->sc.c->nr_slots; s++) {
+		b = v->slot[s] & WOWC_SLOT_OBLOCK;
+		if ((v->slot[s] & WOWC_SLOT_VALID) && b >= tr->start && b < end)
+			replay_cover_slot(rp, s, tr);
+	}
+}
+
+/* replay_new_life: segment @s starts over; its old content is gone */
+static void replay_new_life(struct replay *rp, uint32_t s, uint64_t seq)
+{
+	struct wowc_view *v = rp->sc.v;
+	struct wowc_seg *seg = &v->segs[s];
+	uint32_t bps = rp->sc.c->bps, i, slot;
+
+	for (i = 0; i < bps; i++) {
+		slot = s * bps + i;
+		if (v->slot[slot] & WOWC_SLOT_VALID)
+			ix_remove(v, slot);
+		v->slot_seq[slot] = 0;
+		v->uncertain[slot] = 0;
+	}
+	rp->ckpt_max[s] = 0;
+	seg->seq = seq;
+	seg->max_seq = 0;
+	seg->wp = 0;
+	seg->nr_tombs = 0;
+}
+
+/*
+ * replay_next: is the record at block @off of segment @s the next of the
+ * log (seq v->replay_end; at block 0 a new life, else the segment's life
+ * going on; its data intact)?  1 (its header in rp->hdr), 0, or -errno.
+ */
+static int replay_next(struct replay *rp, uint32_t s, uint32_t off,
+		       struct rinfo *ri)
+{
+	const struct wowc *c = rp->sc.c;
+	struct wowc_view *v = rp->sc.v;
+	const uint8_t *p;
+	uint32_t csum = ~0U;
+
+	if (s >= c->nr_segments || off >= c->bps)
+		return 0;
+	p = blk(&rp->sc, s, off);
+	if (!p)
+		return rp->sc.io_err;
+	if (rec_check(c, p, ri) != REC_OK || ri->seq != v->replay_end ||
+	    ri->nr_data > c->bps - off - 1 ||
+	    (off ? ri->seg_seq != v->segs[s].seq : ri->seg_seq != ri->seq))
+		return 0;
+	memcpy(rp->hdr, p, c->bs);
+	if (ri->nr_data) {
+		p = blk(&rp->sc, s, off + 1);
+		if (!p)
+			return rp->sc.io_err;
+		csum = wowc_crc32c(~0U, p, (size_t)ri->nr_data * c->bs);
+	}
+	return csum == ri->data_csum;
+}
+
+/*
+ * replay_record: the record's copies are the newest of their blocks,
+ * dirty; then its tombstones and clean marks.  -EUCLEAN: an origin block
+ * past the origin's end (the kernel's load fails).
+ */
+static int replay_record(struct replay *rp, uint32_t s, uint32_t off,
+			 const struct rinfo *ri)
+{
+	struct wowc_view *v = rp->sc.v;
+	const struct wowc *c = rp->sc.c;
+	struct wowc_seg *seg = &v->segs[s];
+	uint32_t i, slot;
+
+	for (i = 0; i < ri->nr_data; i++)
+		if (rec_oblock(rp->hdr, ri->nr_tombs, i) >= c->nr_oblocks)
+			return -EUCLEAN;
+	for (i = 0; i < ri->nr_data; i++) {
+		uint64_t b = rec_oblock(rp->hdr, ri->nr_tombs, i);
+
+		slot = s * c->bps + off + 1 + i;
+		v->slot_seq[slot] = ri->seq;
+		v->uncertain[slot] = 0;
+		ix_insert(v, b, slot, true);
+	}
+	for (i = 0; i < ri->nr_tombs; i++) {
+		struct wowc_tomb tr = rec_tomb(rp->hdr, i);
+
+		if (!(tr.flags & WOW_TOMB_CLEAN) &&
+		    seg_add_tomb(seg, &tr, seg->nr_tombs++))
+			return -ENOMEM;
+		replay_tomb(rp, &tr);
+	}
+	seg->max_seq = ri->seq;
+	seg->wp = off + 1 + ri->nr_data;
+	v->replay_end++;
+	v->nr_replayed++;
+	return 0;
+}
+
+/*
+ * replay_vouched: the chain stopped at seq e, at block @off of segment
+ * @s (or block 0 of @next).  A torn tail, unless a later record of e's
+ * epoch says e was durable: block 0 of @next, or further on in @s in the
+ * same life.  Then the kernel refuses the load.  1 refused, 0, -errno.
+ */
+static int replay_vouched(struct replay *rp, uint32_t s, uint32_t off,
+			  uint32_t next)
+{
+	const struct wowc *c = rp->sc.c;
+	struct wowc_view *v = rp->sc.v;
+	uint64_t e = v->replay_end;
+	uint32_t ps = next, pb = 0, i;
+	const uint8_t *p;
+	struct rinfo ri;
+
+	if (next < c->nr_segments) {
+		p = blk(&rp->sc, next, 0);
+		if (!p)
+			return rp->sc.io_err;
+		if (rec_check(c, p, &ri) == REC_OK && ri.seq > e &&
+		    epoch(ri.seq) == epoch(e) && ri.durable_seq >= e)
+			goto corrupt;
+	}
+	for (i = off + 1; s < c->nr_segments && i < c->bps; i++) {
+		p = blk(&rp->sc, s, i);
+		if (!p)
+			return rp->sc.io_err;
+		if (rec_check(c, p, &ri) == REC_OK &&
+		    ri.seg_seq == v->segs[s].seq && ri.seq > e &&
+		    epoch(ri.seq) == epoch(e) && ri.durable_seq >= e) {
+			ps = s;
+			pb = i;
+			goto corrupt;
+		}
+	}
+	return 0;
+corrupt:
+	v->refused = true;
+	problem(&v->probs, WOWC_SEV_ERROR,
+		"log record %" PRIu64 " was durable (record %" PRIu64 " at segment %u, block %u says so) but is corrupt or missing where the chain after checkpoint %" PRIu64 " goes on (segment %d, block %u): the kernel refuses to load this cache",
+		e, ri.seq, ps, pb, c->ckpt.generation,
+		s < c->nr_segments ? (int)s : -1, off);
+	return 1;
+}
+
+/*
+ * replay_log and replay_chain: after the checkpoint was loaded into @v.
+ * 0, 1 when the kernel would refuse the load, or -errno.
+ */
+static int replay_log(struct wowc *c, struct wowc_view *v)
+{
+	struct replay rp = { .sc = { .c = c, .v = v, .buf_seg = UINT32_MAX } };
+	uint32_t s = c->ckpt.head_seg, off = c->ckpt.head_wp;
+	uint32_t next = c->ckpt.next_seg, i;
+	struct rinfo ri;
+	int r = -ENOMEM;
+
+	rp.sc.buf = xalloc((size_t)c->bps * c->bs);
+	rp.hdr = malloc(c->bs);
+	rp.ckpt_max = calloc(c->nr_segments, sizeof(*rp.ckpt_max));
+	if (!rp.sc.buf || !rp.hdr || !rp.ckpt_max)
+		goto out;
+	for (i = 0; i < c->nr_segments; i++)
+		rp.ckpt_max[i] = v->segs[i].seq ? v->segs[i].max_seq : 0;
+	v->replay_end = c->ckpt.next_seq;
+	for (;;) {
+		r = replay_next(&rp, s, off, &ri);
+		if (r < 0)
+			goto out;
+		if (!r) {
+			/* the chain leaves @s: block 0 of the next segment */
+			if (next >= c->nr_segments || next == s)
+				break;
+			r = replay_next(&rp, next, 0, &ri);
+			if (r < 0)
+				goto out;
+			if (!r)
+				break;
+			s = next;
+			off = 0;
+		}
+		if (!off)
+			replay_new_life(&rp, s, ri.seq);
+		r = replay_record(&rp, s, off, &ri);
+		if (r == -EUCLEAN) {
+			v->refused = true;
+			problem(&v->probs, WOWC_SEV_ERROR,
+				"log record %" PRIu64 " (segment %u, block %u), replayed after checkpoint %" PRIu64 ", names an origin block past the origin's end: the kernel refuses to load this cache",
+				ri.seq, s, off, c->ckpt.generation);
+			r = 1;
+			goto out;
+		}
+		if (r)
+			goto out;
+		off += 1 + ri.nr_data;
+		next = ri.next_seg;
+	}
+	r = replay_vouched(&rp, s, off, next);
+out:
+	free(rp.sc.buf);
+	free(rp.hdr);
+	free(rp.ckpt_max);
+	return r;
+}
+
 /* ---- building a view ---- */
 
 static void view_reset(struct wowc_view *v)
@@ -1668,6 +1950,8 @@ static void view_reset(struct wowc_view *v)
 	free(v->segs);
 	free(v->slot);
 	free(v->slot_seq);
+	free(v->uncertain);
+	v->uncertain = NULL;
 	free(v->next);
 	free(v->heads);
 	free(v->corrupt);
@@ -1688,12 +1972,14 @@ static void view_reset(struct wowc_view *v)
 	v->valid_blocks = v->dirty_blocks = 0;
 	v->nr_records = v->nr_dropped = v->max_seq = v->max_seen = 0;
 	v->refused = false;
+	v->nr_replayed = v->replay_end = 0;
 }
 
 static int view_alloc(struct wowc_view *v)
 {
 	v->segs = calloc(v->c->nr_segments, sizeof(*v->segs));
-	if (!v->segs)
+	v->uncertain = calloc(v->c->nr_slots ? v->c->nr_slots : 1, 1);
+	if (!v->segs || !v->uncertain)
 		return -ENOMEM;
 	return ix_init(v, v->c->nr_slots);
 }
@@ -1804,7 +2090,8 @@ static int finish(struct wowc *c, struct wowc_view *v)
 	uint64_t seen, s, e;
 	int r;
 
-	seen = v->source == WOWC_SRC_CKPT ? c->ckpt.next_seq - 1 : v->max_seen;
+	/* after a replay, the kernel knows of no seq past the chain's end */
+	seen = v->source == WOWC_SRC_CKPT ? v->replay_end - 1 : v->max_seen;
 	seen = max64(seen, c->sb.format_seq);
 	e = epoch(seen) + 1;
 	v->next_seq = e > epoch(UINT64_MAX) ? 0 : e << EPOCH_SHIFT;
@@ -1828,6 +2115,23 @@ static int finish(struct wowc *c, struct wowc_view *v)
 	r = prune_tombs(c, v);
 	if (r)
 		return r;
+	/*
+	 * Every load ends with a checkpoint (write_checkpoint at the end of
+	 * wow_log_recover); with more tombstones than the area holds that
+	 * write fails (-ENOSPC) and so does the load.
+	 */
+	if (c->sb.version >= 2) {
+		uint64_t tombs = 0;
+
+		for (s = 0; s < c->nr_segments; s++)
+			tombs += v->segs[s].nr_tombs;
+		if (tombs > wow_ckpt_max_tombs(c->nr_slots)) {
+			v->refused = true;
+			problem(&v->probs, WOWC_SEV_ERROR,
+				"the segments hold %" PRIu64 " tombstones, more than a checkpoint has room for (%" PRIu64 "): the kernel cannot write the checkpoint a load ends with and refuses to load this cache",
+				tombs, (uint64_t)wow_ckpt_max_tombs(c->nr_slots));
+		}
+	}
 	for (s = 0; s < c->nr_segments; s++) {
 		struct wowc_seg *seg = &v->segs[s];
 
@@ -1858,6 +2162,25 @@ int wowc_view_build(struct wowc *c, unsigned int flags, struct wowc_view *v,
 		if (r < 0)
 			goto fail;
 		if (!r) {
+			r = replay_log(c, v);
+			if (r < 0)
+				goto fail;
+			if (r && (flags & WOWC_SALVAGE)) {
+				/*
+				 * The kernel refuses the load.  Writeback takes
+				 * what the whole log holds instead: the scan
+				 * salvages past the bad record and names the
+				 * versions lost (a block the checkpoint has
+				 * clean is written again: harmless).
+				 */
+				problem(&v->probs, WOWC_SEV_INFO,
+					"writing back what a scan of the whole log finds instead");
+				view_reset(v);
+				r = view_alloc(v);
+				if (r)
+					goto fail;
+				goto scan;
+			}
 			r = finish(c, v);
 			if (r)
 				goto fail;
@@ -1873,6 +2196,7 @@ int wowc_view_build(struct wowc *c, unsigned int flags, struct wowc_view *v,
 		if (r)
 			goto fail;
 	}
+scan:
 	v->source = WOWC_SRC_LOG;
 	r = scan_log(c, v);
 	if (!r)
@@ -1981,54 +2305,134 @@ static void json_problems(FILE *f, const struct wowc_problems *ps,
 /* ---- check ---- */
 
 /*
- * A valid checkpoint must tell what the log tells: the same copies in the
- * same slots; a block clean in the log (a clean mark) is clean in the
- * checkpoint.  A block dirty in the log and clean in the checkpoint is a
- * clean mark the log lacks (marks are hints): a load after a crash would
- * destage it again.  And no record may be newer than the checkpoint.
+ * The checkpoint and the log replayed after it (@ck, what the kernel
+ * loads) against a scan of the whole log (@lg).  They must agree on every
+ * copy (the same origin block in the same slot) and on every dirty block,
+ * except where, slot by slot, they legitimately differ:
+ *
+ *  - clean in @ck, dirty in @lg: destaged since the last clean mark.
+ *    Clean marks are written only at a clean shutdown (they are hints and
+ *    not carried forward); a checkpoint keeps the clean bits destage set,
+ *    the scan cannot know them and re-marks the block dirty (a load by the
+ *    scan would destage it again).  A note.
+ *  - dirty in @ck, clean in @lg, WOWC_UNSURE_CLEAN: a clean mark replayed
+ *    after the checkpoint whose t lies within the life of the segment of a
+ *    checkpointed copy: the copy's own seq is not in the checkpoint, so the
+ *    replay (wow_ckpt_covers) keeps it dirty; it is destaged again.  A note.
+ *  - valid in @ck, not in @lg, WOWC_UNSURE_KILL: a tombstone likewise.
+ *    The kernel's own tombstones always decide (a discard's t is its own
+ *    record's seq, reclaim's the victim's newest, a carried one's is above
+ *    every survivor), so this is counted as a disagreement: the load keeps
+ *    a copy the log says is dead.
+ *  - the copies of records the scan takes that the chain does not reach
+ *    (seq at or past where the replay stopped), and the older copies they
+ *    replace: reported once, by record.
+ *
+ * Any other difference is a disagreement (a warning).
  */
 static void compare_views(struct wowc *c, const struct wowc_view *ck,
 			  const struct wowc_view *lg, struct wowc_problems *ps)
 {
-	uint64_t s, differ = 0, first = UINT64_MAX, hints = 0;
+	uint64_t s, differ = 0, first = UINT64_MAX, hints = 0, unsure = 0;
+	uint64_t past = 0, past_newest = 0, lost = 0, lost_seq = 0, kills = 0;
 	const uint64_t vd = WOWC_SLOT_VALID | WOWC_SLOT_OBLOCK;
+	uint32_t i, j;
 
-	if (lg->max_seen >= c->ckpt.next_seq)
+	/*
+	 * Records past the end of the chain, with an intact header (taken by
+	 * the scan, or dropped or read for its claim past a bad one): a
+	 * load does not replay them.  One a later record proves durable is
+	 * lost, whether the scan takes it or refuses the cache for it.
+	 */
+	for (s = 0; s < c->nr_segments; s++)
+		for (j = 0; j < lg->segs[s].nr_recs; j++) {
+			const struct wowc_rec *r = &lg->segs[s].recs[j];
+			bool durable = false;
+
+			if (r->status == WOWC_REC_BAD || r->seq < ck->replay_end ||
+			    ck->refused)
+				continue;
+			if (r->status == WOWC_REC_OK)
+				past++;
+			past_newest = max64(past_newest, r->seq);
+			for (i = 0; i < c->nr_segments && !durable; i++)
+				durable = lg->claims[i].seq &&
+					  epoch(lg->claims[i].seq) ==
+					  epoch(r->seq) &&
+					  lg->claims[i].durable >= r->seq;
+			if (durable && !lost++)
+				lost_seq = r->seq;
+		}
+	if (lost)
 		problem(ps, WOWC_SEV_ERROR,
-			"the log holds record %" PRIu64 ", newer than valid checkpoint %" PRIu64 " (next_seq %" PRIu64 "): the checkpoint hides it",
-			lg->max_seen, c->ckpt.generation, c->ckpt.next_seq);
+			"%" PRIu64 " log records proven durable (the first %" PRIu64 ") are past the end of the chain the kernel replays after checkpoint %" PRIu64 " (it stops at record %" PRIu64 " and loads): a load loses them",
+			lost, lost_seq, c->ckpt.generation, ck->replay_end);
+	else if (past)
+		problem(ps, WOWC_SEV_WARN,
+			"%" PRIu64 " intact log records (newest %" PRIu64 ") are past the end of the chain the kernel replays after checkpoint %" PRIu64 " (it stops at record %" PRIu64 "); none proven durable: a load drops them as a torn tail, a scan would take them",
+			past, past_newest, c->ckpt.generation,
+			ck->replay_end);
+
 	for (s = 0; s < c->nr_slots; s++) {
 		uint64_t a = ck->slot[s], b = lg->slot[s];
+		uint32_t o;
 
 		if (!(a & WOWC_SLOT_VALID) && !(b & WOWC_SLOT_VALID))
 			continue;
-		if ((a & vd) != (b & vd) || (!(a & WOWC_SLOT_VALID) !=
-					     !(b & WOWC_SLOT_VALID)) ||
-		    ((a & WOWC_SLOT_DIRTY) && !(b & WOWC_SLOT_DIRTY))) {
-			differ++;
-			if (first == UINT64_MAX)
-				first = s;
-		} else if (!(a & WOWC_SLOT_DIRTY) && (b & WOWC_SLOT_DIRTY)) {
-			hints++;
+		if ((a & vd) == (b & vd)) {
+			if (!(a & WOWC_SLOT_DIRTY) && (b & WOWC_SLOT_DIRTY))
+				hints++;
+			else if ((a & WOWC_SLOT_DIRTY) &&
+				 !(b & WOWC_SLOT_DIRTY)) {
+				if (ck->uncertain[s] & WOWC_UNSURE_CLEAN)
+					unsure++;
+				else
+					goto differ;
+			}
+			continue;
 		}
+		/* a copy of a record past the chain, or one it replaced */
+		if ((b & WOWC_SLOT_VALID) && lg->slot_seq[s] >= ck->replay_end)
+			continue;
+		if (a & WOWC_SLOT_VALID) {
+			o = wowc_lookup(lg, a & WOWC_SLOT_OBLOCK);
+			if (o != WOWC_NO_SLOT &&
+			    lg->slot_seq[o] >= ck->replay_end)
+				continue;
+			if (!(b & WOWC_SLOT_VALID) &&
+			    (ck->uncertain[s] & WOWC_UNSURE_KILL))
+				kills++;
+		}
+differ:
+		differ++;
+		if (first == UINT64_MAX)
+			first = s;
 	}
 	if (differ) {
 		uint64_t a = ck->slot[first], b = lg->slot[first];
 
 		problem(ps, WOWC_SEV_WARN,
-			"the checkpoint and the log disagree on %" PRIu64 " slots; first slot %" PRIu64 ": checkpoint %s%s block %" PRIu64 ", log %s%s block %" PRIu64,
+			"the checkpoint (and the log replayed after it) and the log disagree on %" PRIu64 " slots; first slot %" PRIu64 ": checkpoint %s%s block %" PRIu64 ", log %s%s block %" PRIu64 "%s",
 			differ, first,
 			a & WOWC_SLOT_VALID ? "valid" : "empty",
 			a & WOWC_SLOT_DIRTY ? " dirty" : "",
 			a & WOWC_SLOT_OBLOCK,
 			b & WOWC_SLOT_VALID ? "valid" : "empty",
 			b & WOWC_SLOT_DIRTY ? " dirty" : "",
-			b & WOWC_SLOT_OBLOCK);
+			b & WOWC_SLOT_OBLOCK,
+			kills ? " (some copies a tombstone after the checkpoint may kill: its t lies within their segment life, the load keeps them)" : "");
 	}
 	if (hints)
 		problem(ps, WOWC_SEV_INFO,
 			"%" PRIu64 " blocks clean in the checkpoint have no clean mark in the log (a load after a crash would destage them again)",
 			hints);
+	if (unsure)
+		problem(ps, WOWC_SEV_INFO,
+			"%" PRIu64 " checkpointed blocks a clean mark after the checkpoint may cover stay dirty in the replay (its t lies within their segment life; they are destaged again)",
+			unsure);
+	if (lg->refused && !ck->refused && !lost)
+		problem(ps, WOWC_SEV_INFO,
+			"the kernel loads the checkpoint and does not read what the scan refuses: the corrupt data is served from the cache as it is");
 }
 
 static void print_summary(FILE *out, const struct wowc *c)
@@ -2058,6 +2462,17 @@ static void print_summary(FILE *out, const struct wowc *c)
 	if (c->ckpt.state >= WOWC_CKPT_MISFIT)
 		fprintf(out, ", next_seq %" PRIu64 ", %" PRIu64 " tombstones",
 			c->ckpt.next_seq, c->ckpt.nr_tombs);
+	if (c->ckpt.state >= WOWC_CKPT_MISFIT) {
+		if (c->ckpt.head_seg == WOWC_NO_SEG)
+			fprintf(out, ", log head: none");
+		else
+			fprintf(out, ", log head: segment %u block %u",
+				c->ckpt.head_seg, c->ckpt.head_wp);
+		if (c->ckpt.next_seg == WOWC_NO_SEG)
+			fprintf(out, ", next segment unknown");
+		else
+			fprintf(out, ", next segment %u", c->ckpt.next_seg);
+	}
 	if (c->ckpt.why[0])
 		fprintf(out, " (%s)", c->ckpt.why);
 	fputc('\n', out);
@@ -2098,7 +2513,8 @@ int wowc_check(const char *path, FILE *out, FILE *errf)
 			goto out;
 		}
 		if (ck.source == WOWC_SRC_CKPT)
-			fprintf(out, "checkpoint: checks: %" PRIu64 " dirty of %" PRIu64 " valid blocks, %" PRIu64 " free segments\n",
+			fprintf(out, "checkpoint: checks; %" PRIu64 " records replayed after it (the chain ends at record %" PRIu64 "): %" PRIu64 " dirty of %" PRIu64 " valid blocks, %" PRIu64 " free segments\n",
+				ck.nr_replayed, ck.replay_end,
 				ck.dirty_blocks, ck.valid_blocks,
 				nr_free(c, &ck));
 	}
@@ -2114,8 +2530,8 @@ int wowc_check(const char *path, FILE *out, FILE *errf)
 		compare_views(c, &ck, &lg, &ps);
 	fprintf(out, "a load reads the %s: %s\n",
 		ck.c && ck.source == WOWC_SRC_CKPT ? "checkpoint" : "log",
-		ck.c && ck.source == WOWC_SRC_CKPT ? "loads" :
-		lg.refused ? "REFUSED" : "loads");
+		(ck.c && ck.source == WOWC_SRC_CKPT ? ck.refused : lg.refused) ?
+		"REFUSED" : "loads");
 	print_problems(out, &c->probs);
 	if (ck.c)
 		print_problems(out, &ck.probs);
@@ -2140,6 +2556,15 @@ out:
 }
 
 /* ---- dump ---- */
+
+/* a segment number, or null for none (WOWC_NO_SEG) */
+static void json_seg(FILE *f, uint32_t s)
+{
+	if (s == WOWC_NO_SEG)
+		fputs("null", f);
+	else
+		fprintf(f, "%u", s);
+}
 
 static void dump_json(FILE *f, struct wowc *c, const struct wowc_view *v,
 		      const struct wowc_view *lg)
@@ -2173,15 +2598,21 @@ static void dump_json(FILE *f, struct wowc *c, const struct wowc_view *v,
 			k->next_seq, k->completed_seq, k->nr_slots,
 			k->nr_segments, k->slot_blocks, k->seg_blocks,
 			k->nr_tombs);
+	if (k->state >= WOWC_CKPT_MISFIT) {
+		fputs(", \"head_seg\": ", f);
+		json_seg(f, k->head_seg);
+		fprintf(f, ", \"head_wp\": %u, \"next_seg\": ", k->head_wp);
+		json_seg(f, k->next_seg);
+	}
 	if (k->why[0]) {
 		fputs(", \"why\": ", f);
 		json_str(f, k->why);
 	}
 	fputs("},\n", f);
-	fprintf(f, "  \"source\": \"%s\",\n  \"loads\": %s,\n  \"next_seq\": %" PRIu64 ",\n  \"records\": %" PRIu64 ",\n  \"dropped\": %" PRIu64 ",\n",
+	fprintf(f, "  \"source\": \"%s\",\n  \"loads\": %s,\n  \"next_seq\": %" PRIu64 ",\n  \"replayed\": %" PRIu64 ",\n  \"records\": %" PRIu64 ",\n  \"dropped\": %" PRIu64 ",\n",
 		v->source == WOWC_SRC_CKPT ? "checkpoint" : "log",
-		v->refused ? "false" : "true", v->next_seq, lg->nr_records,
-		lg->nr_dropped);
+		v->refused ? "false" : "true", v->next_seq, v->nr_replayed,
+		lg->nr_records, lg->nr_dropped);
 	fputs("  \"segments\": [", f);
 	for (i = 0; i < c->nr_segments; i++) {
 		const struct wowc_seg *sg = &v->segs[i], *ls = &lg->segs[i];
@@ -2199,9 +2630,11 @@ static void dump_json(FILE *f, struct wowc *c, const struct wowc_view *v,
 		for (j = 0; j < ls->nr_recs; j++) {
 			const struct wowc_rec *r = &ls->recs[j];
 
-			fprintf(f, "%s\n      {\"block\": %u, \"seq\": %" PRIu64 ", \"seg_seq\": %" PRIu64 ", \"durable_seq\": %" PRIu64 ", \"nr_data\": %u, \"nr_tombs\": %u, \"status\": \"%s\"",
+			fprintf(f, "%s\n      {\"block\": %u, \"seq\": %" PRIu64 ", \"seg_seq\": %" PRIu64 ", \"durable_seq\": %" PRIu64 ", \"nr_data\": %u, \"nr_tombs\": %u, \"next_seg\": ",
 				j ? "," : "", r->block, r->seq, r->seg_seq,
-				r->durable_seq, r->nr_data, r->nr_tombs,
+				r->durable_seq, r->nr_data, r->nr_tombs);
+			json_seg(f, r->next_seg);
+			fprintf(f, ", \"status\": \"%s\"",
 				rec_status_name(r->status));
 			if (r->why) {
 				fputs(", \"why\": ", f);

@@ -4,8 +4,9 @@
  *
  *   wowc_open        read the superblock and the health block
  *   wowc_view_build  rebuild what a load would: from the checkpoint when
- *                    it is valid (as the kernel does), or from a scan of
- *                    every log record; the index, the segments, the
+ *                    it is valid, and the log written since it replayed
+ *                    along its chain (as the kernel does), or from a scan
+ *                    of every log record; the index, the segments, the
  *                    verdict on bad records, and the problems found
  *   wowc_check       both sources, cross-checked; a report
  *   wowc_dump_json   the superblock, health, checkpoint, segments with
@@ -15,7 +16,9 @@
  *
  * The rules are the kernel's (dm-wow/dm-wow-log.c: scan_segment,
  * scan_proof, find_continuation, apply_tombs, judge_suspects; the
- * checkpoint load of dm-wow-checkpoint.c and dm-wow-ckpt.c): the two must
+ * checkpoint load of dm-wow-checkpoint.c and dm-wow-ckpt.c; the replay
+ * replay_chain, replay_next, replay_record, replay_tomb, replay_new_life,
+ * replay_vouched and wow_ckpt_covers): the two must
  * agree on what is valid.  The on-disk layout comes from
  * dm-wow/dm-wow-format.h, which is included, not copied.
  *
@@ -97,7 +100,11 @@ struct wowc_ckpt {
 	uint32_t flags;
 	uint64_t generation, next_seq, completed_seq, nr_slots, nr_segments;
 	uint64_t slot_blocks, seg_blocks, nr_tombs;
+	/* the log head it names: where a load replays from (WOWC_NO_SEG: none) */
+	uint32_t head_seg, head_wp, next_seg;
 };
+
+#define WOWC_NO_SEG		UINT32_MAX
 
 struct wowc {
 	int fd;
@@ -139,6 +146,7 @@ struct wowc_rec {
 	uint64_t seq, seg_seq, durable_seq;
 	uint32_t block;		/* in its segment */
 	uint16_t nr_data, nr_tombs;
+	uint32_t next_seg;	/* where the log goes on (WOWC_NO_SEG: unknown) */
 	enum wowc_rec_status status;
 	const char *why;	/* BAD, DROPPED */
 };
@@ -200,6 +208,12 @@ struct wowc_view {
 	uint64_t nr_records, nr_dropped, max_seq, max_seen;
 	uint64_t next_seq;	/* the next load's first seq (0: exhausted) */
 	bool refused;		/* the kernel would refuse the load */
+	/* the replay after a checkpoint (source WOWC_SRC_CKPT) */
+	uint64_t nr_replayed;	/* records replayed along the chain */
+	uint64_t replay_end;	/* the seq the chain stopped at */
+	uint8_t *uncertain;	/* per slot: a cover the replay could not
+				 * decide for a checkpointed copy
+				 * (WOWC_UNSURE_*) */
 	struct wowc_corrupt *corrupt;	/* vouched bad records */
 	uint32_t nr_corrupt;
 	struct wowc_claim *claims;	/* per segment (log only) */
@@ -214,6 +228,8 @@ struct wowc_view {
 #define WOWC_SLOT_VALID		((uint64_t)1 << 47)
 #define WOWC_SLOT_OBLOCK	(((uint64_t)1 << 46) - 1)
 #define WOWC_NO_SLOT		UINT32_MAX
+#define WOWC_UNSURE_CLEAN	0x1	/* a clean mark that may cover it */
+#define WOWC_UNSURE_KILL	0x2	/* a tombstone that may kill it */
 
 /*
  * Rebuild the index and the segments of @c (valid superblock) into @v.

@@ -4,21 +4,26 @@
 # wowctl's offline tools on a cache the kernel wrote (issue 15).
 #  (a) boot 1 writes A through a cache that destages at once (so clean
 #      marks reach the log) and removes it cleanly (a checkpoint), loads
-#      it again (the checkpoint is retired by the first record), writes B,
-#      which stays dirty, and C, of which 1 MiB is discarded (tombstones),
-#      commits and cuts the power.  Boot 2, before the kernel loads it:
-#      `wowctl dump` must rebuild what the kernel then recovers (its line
-#      "recovered N records (...): D dirty of V valid blocks, F free
-#      segments, X dropped": the same N, D, V, F and X) and `wowctl check`
-#      must pass (0, or 3 for a torn tail).  After a clean removal
+#      it again (the load writes a checkpoint naming the log head), writes
+#      B, which stays dirty, and C, of which 1 MiB is discarded
+#      (tombstones), commits and cuts the power.  Boot 2, before the kernel
+#      loads it: `wowctl dump` must rebuild what the kernel then loads (a
+#      checkpoint and the log replayed after it along its chain: "replayed
+#      N records written after checkpoint G" and "loaded checkpoint G
+#      (...): D dirty of V valid blocks, F free segments": the same N, D,
+#      V and F; or, when it scans the log, "recovered N records (...)",
+#      with the dropped count too) and `wowctl check` must pass (0, or 3
+#      for a torn tail).  After a clean removal
 #      `wowctl check` exits 0 (the checkpoint checks and agrees with the
 #      log) and `wowctl dump` reads the checkpoint and finds what the
 #      kernel wrote in it ("checkpoint N written (...): D dirty of V
 #      valid blocks"), and with --scan the same from the log.
 #  (b) boot 2 writes ten 128 KiB batches (each committed) and a fio
 #      region over an origin holding a pattern, and cuts the power.  Boot
-#      3 flips a data byte of a record that later records prove durable:
-#      `wowctl check` exits 4, the kernel refuses the cache, and `wowctl
+#      3 flips a data byte of a record written after the last checkpoint
+#      (so the load replays it) that a later record of its segment proves
+#      durable: `wowctl check` exits 4, the kernel refuses the cache, and
+#      `wowctl
 #      writeback` (exit 4) leaves the origin with every batch and the fio
 #      region, except the corrupt record's blocks, which hold the old or
 #      the new data (nothing else), and are the blocks it reports lost.
@@ -64,6 +69,21 @@ kernel_recovered() {
 	dmesg_since | sed -n 's/.*recovered \([0-9]*\) records ([0-9]* KiB read): \([0-9]*\) dirty of \([0-9]*\) valid blocks, \([0-9]*\) free segments, \([0-9]*\) dropped.*/\1 \2 \3 \4 \5/p' | tail -n 1
 }
 
+# kernel_loaded: "replayed dirty valid free" from the kernel's lines of a
+# load from the checkpoint (no "replayed" line: 0 records)
+kernel_loaded() {
+	_l=$(dmesg_since | sed -n 's/.*loaded checkpoint [0-9]* ([0-9]* KiB read): \([0-9]*\) dirty of \([0-9]*\) valid blocks, \([0-9]*\) free segments.*/\1 \2 \3/p' | tail -n 1)
+	[ -n "$_l" ] || return 0
+	_r=$(dmesg_since | sed -n 's/.*replayed \([0-9]*\) records written after checkpoint.*/\1/p' | tail -n 1)
+	echo "${_r:-0} $_l"
+}
+
+# dump_loaded FILE: the same of a dump
+dump_loaded() {
+	echo "$(jnum "$1" replayed) $(jnum "$1" dirty_blocks)" \
+	     "$(jnum "$1" valid_blocks) $(grep -c '"state": "free"' "$1")"
+}
+
 # kernel_counts MSG: "dirty valid" from the kernel's line matching MSG
 kernel_counts() {
 	dmesg_since | grep -E "wow: .*$1" | tail -n 1 |
@@ -87,7 +107,7 @@ dump_rc() {
 	wowctl dump "$@" > "$_out" 2> /tmp/dump.err
 	RC=$?
 	cat /tmp/dump.err
-	grep -E '^  "(source|loads|next_seq|records|dropped|checkpoint)"|"index"|"severity"' "$_out" |
+	grep -E '^  "(source|loads|next_seq|replayed|records|dropped|checkpoint)"|"index"|"severity"' "$_out" |
 		sed 's/"blocks": \[.*//; s/^/    /'
 	echo "    (exit $RC; records dirty valid free dropped: $(dump_counts "$_out"))"
 }
@@ -116,18 +136,29 @@ case $WOW_BOOT in
 	info "(a) before the kernel loads it: wowctl dump and check"
 	dump_rc /tmp/d1.json "$CACHE"
 	[ $RC -eq 0 ] || [ $RC -eq 3 ] || nok "(a) dump exited $RC"
-	TOOL=$(dump_counts /tmp/d1.json)
-	grep -q '"source": "log"' /tmp/d1.json ||
-		nok "(a) dump after a power cut does not read the log"
+	# the load at boot 1 (and every 1/64 of the cache of log) wrote a
+	# checkpoint: the kernel loads it and replays the log written since
+	if grep -q '"source": "checkpoint"' /tmp/d1.json; then
+		TOOL=$(dump_loaded /tmp/d1.json) WHAT="replayed dirty valid free"
+	else
+		nok "(a) dump after a power cut does not read the checkpoint"
+		TOOL=$(dump_counts /tmp/d1.json) WHAT="records dirty valid free dropped"
+	fi
 	wowctl_rc /tmp/c1.txt check "$CACHE"
 	[ $RC -eq 0 ] || [ $RC -eq 3 ] || nok "(a) check of a power-cut cache exited $RC"
+	grep -q 'records replayed after it' /tmp/c1.txt ||
+		nok "(a) check does not say how many records a load replays"
 	wow_create off "$ORIGIN" "$CACHE"
 	dmesg_since | grep -E 'wow: ' | sed 's/^/    kernel: /'
-	KERN=$(kernel_recovered)
-	echo "(a) records dirty valid free dropped: wowctl '$TOOL', kernel '$KERN'"
+	if [ "$WHAT" = "replayed dirty valid free" ]; then
+		KERN=$(kernel_loaded)
+	else
+		KERN=$(kernel_recovered)
+	fi
+	echo "(a) $WHAT: wowctl '$TOOL', kernel '$KERN'"
 	echo "(a) status: $(wow_status off)"
 	[ -n "$KERN" ] && [ "$TOOL" = "$KERN" ] ||
-		nok "(a) wowctl dump rebuilt '$TOOL', the kernel recovered '$KERN' (records dirty valid free dropped)"
+		nok "(a) wowctl dump rebuilt '$TOOL', the kernel loaded '$KERN' ($WHAT)"
 	D=$(dm_node off)
 	fio_verify_only "$D" $A --iodepth=16
 	fio_verify_only "$D" $B --iodepth=8
@@ -177,19 +208,33 @@ case $WOW_BOOT in
 	# 3: a record of clean marks torn by the cut is possible
 	[ $RC -eq 0 ] || [ $RC -eq 3 ] || nok "(b) check of the healthy log exited $RC"
 	dump_rc /tmp/d4.json "$CACHE"
-	{ log_records "$CACHE" 0; log_records "$CACHE" 1; } > /tmp/b.records
+	grep -q '"source": "checkpoint"' /tmp/d4.json ||
+		nok "(b) dump after a power cut does not read the checkpoint"
+	# the log head the last checkpoint names: the load replays from there
+	CKSEQ=$(sed -n 's/.*"checkpoint": {[^}]*"next_seq": \([0-9]*\).*/\1/p' /tmp/d4.json)
+	echo "the checkpoint's next_seq: $CKSEQ"
+	EB=$(read_u "$CACHE" 24 4)
+	for sg in 0 1 2 3; do log_records "$CACHE" $sg 4096 "$EB"; done > /tmp/b.records
 	echo "records (offset seq seg_seq durable_seq nr_data nr_tombs):"
 	sed 's/^/    /' /tmp/b.records
 	FIRST=$(($(read_u "$CACHE" 48 8) * 512))
-	# the second record of batch data that a later record proves durable
-	# and whose blocks are all dirty (not destaged before the cut)
+	# the first record of batch data written after the checkpoint that a
+	# later record of its segment proves durable (as the kernel's replay
+	# looks for it) and whose blocks are all dirty (not destaged); not the
+	# first of its segment: the kernel's replay_vouched looks only at
+	# block 0 of the segment the chain goes on in, so a corrupt record
+	# there is dropped as a torn tail with every record after it, and the
+	# kernel loads (wowctl check says what is lost)
 	sed -n 's/.*{"oblock": \([0-9]*\), "slot": \([0-9]*\), "dirty": \([a-z]*\)}.*/\1 \2 \3/p' \
 		/tmp/d4.json > /tmp/b.index
 	PICK="" LOST=""
 	n=0
 	while read -r pos seq _ _ nd _; do
-		[ "$nd" -gt 0 ] || continue
-		proof=$(awk -v s="$seq" '$2 > s && $4 >= s { print $2; exit }' /tmp/b.records)
+		[ "$nd" -gt 0 ] && [ "$seq" -ge "${CKSEQ:-0}" ] &&
+			[ $(((pos - FIRST) % EB)) -gt 0 ] || continue
+		sg=$(((pos - FIRST) / EB))
+		proof=$(awk -v s="$seq" -v lo=$((FIRST + sg * EB)) -v hi=$((FIRST + (sg + 1) * EB)) \
+			'$1 >= lo && $1 < hi && $2 > s && $4 >= s { print $2; exit }' /tmp/b.records)
 		[ -n "$proof" ] || continue
 		s0=$(((pos - FIRST) / 4096 + 1))
 		obs=$(awk -v s0=$s0 -v n="$nd" '$2 >= s0 && $2 < s0 + n { print $1 }' /tmp/b.index | sort -n)
@@ -199,11 +244,10 @@ case $WOW_BOOT in
 			[ -z "$clean" ] && [ "$(echo "$obs" | head -n 1)" -lt 1024 ] ||
 			continue
 		n=$((n + 1))
-		[ $n -eq 2 ] || continue
 		PICK="$pos $seq $proof" LOST=$obs
 		break
 	done < /tmp/b.records
-	[ -n "$PICK" ] || fail "(b) no durable record of batch data found"
+	[ -n "$PICK" ] || fail "(b) no durable record of batch data found after the checkpoint"
 	set -- $PICK
 	echo "record $2 at byte $1 (proven durable by $3) holds origin blocks $(echo $LOST)"
 	echo "flip byte $(($1 + 4096 + 100)): $(flip_byte "$CACHE" $(($1 + 4096 + 100)))"

@@ -194,6 +194,7 @@ struct rec {
 	uint64_t ob[16];
 	uint32_t nr_tombs;
 	struct { uint64_t start, t; uint32_t nr, flags; } tomb[4];
+	uint32_t next;		/* next_seg as on disk: segment + 1, 0 unknown */
 	/* damage */
 	bool bad_data;		/* flip a data byte after sealing */
 	bool bad_header;	/* flip a header byte after sealing */
@@ -225,6 +226,7 @@ static uint32_t put_rec(struct img *m, const struct rec *r)
 	put_le(&h->data_csum, crc32c_raw(~0U, buf + BS, r->nr_data * BS), 4);
 	put_le(&h->nr_data, r->nr_data, 2);
 	put_le(&h->nr_tombs, r->nr_tombs, 2);
+	put_le(&h->next_seg, r->next, 4);
 	put_le(&h->csum, crc32c_raw(WOW_CSUM_SEED, buf, BS), 4);
 	if (r->bad_data)
 		buf[BS + 100] ^= 0xff;
@@ -255,6 +257,8 @@ static void stream_put(uint8_t *stream, uint64_t *pos, const void *d,
  * Write a checkpoint of generation @gen: @slots[nr_slots] entries
  * (bits as in the format), @segs[nsegs]; valid or not.
  */
+static uint32_t ck_head[3];	/* head_seg, head_wp, next_seg as on disk */
+
 static void put_ckpt(struct img *m, uint64_t gen, uint64_t next_seq,
 		     uint64_t completed, const uint64_t *slots,
 		     const struct ck_seg *segs, bool valid)
@@ -326,6 +330,9 @@ static void put_ckpt(struct img *m, uint64_t gen, uint64_t next_seq,
 		put_le(&h->slot_blocks, sblocks, 8);
 		put_le(&h->seg_blocks, gblocks, 8);
 		put_le(&h->nr_tombs, ntombs, 8);
+		put_le(&h->head_seg, ck_head[0], 4);
+		put_le(&h->head_wp, ck_head[1], 4);
+		put_le(&h->next_seg, ck_head[2], 4);
 	}
 	seal512(hdr);
 	wr(m, hdr, BS, WOW_CKPT_FIRST_BLOCK * BS);
@@ -492,7 +499,7 @@ static const char *clean_log(void)
 	EXPECT_EQ(rc, 0);
 	EXPECT(strstr(t, "\"source\": \"log\""));
 	EXPECT(strstr(t, "{\"oblock\": 1, \"slot\": 1, \"dirty\": false}"));
-	EXPECT(strstr(t, "\"seq\": 4294967298, \"seg_seq\": 4294967297, \"durable_seq\": 4294967297, \"nr_data\": 2, \"nr_tombs\": 0, \"status\": \"ok\""));
+	EXPECT(strstr(t, "\"seq\": 4294967298, \"seg_seq\": 4294967297, \"durable_seq\": 4294967297, \"nr_data\": 2, \"nr_tombs\": 0, \"next_seg\": null, \"status\": \"ok\""));
 	free(t);
 	img_free(&m);
 	return NULL;
@@ -893,15 +900,27 @@ static const char *checkpoint_vs_log(void)
 	std_log(&m, r);
 	put_all(&m, r, 4);
 	std_ckpt(&m, true, 3);
-	/* a record after the checkpoint, which should have retired it */
+	/*
+	 * A record after the checkpoint that its chain does not reach (the
+	 * header names no head): the kernel drops it, as a torn tail.
+	 */
 	memset(&r[4], 0, sizeof(r[4]));
 	r[4] = (struct rec){ .seg = 1, .at = 2, .seq = E1 + 5,
 			     .seg_seq = E1 + 4, .durable = E1 + 4,
 			     .nr_data = 1, .ob = { 9 } };
 	put_rec(&m, &r[4]);
 	t = check_text(&m, &rc);
+	EXPECT_EQ(rc, WOWC_EXIT_WARN);
+	EXPECT(strstr(t, "1 intact log records (newest 4294967301) are past the end of the chain"));
+	free(t);
+	/* ... and one after it says it was durable: a load loses it */
+	r[4] = (struct rec){ .seg = 1, .at = 4, .seq = E1 + 6,
+			     .seg_seq = E1 + 4, .durable = E1 + 5,
+			     .nr_data = 1, .ob = { 10 } };
+	put_rec(&m, &r[4]);
+	t = check_text(&m, &rc);
 	EXPECT_EQ(rc, WOWC_EXIT_ERROR);
-	EXPECT(strstr(t, "hides it"));
+	EXPECT(strstr(t, "1 log records proven durable (the first 4294967301) are past the end of the chain"));
 	free(t);
 	img_free(&m);
 
@@ -1172,6 +1191,304 @@ static const char *writeback_checkpoint(void)
 	return NULL;
 }
 
+/*
+ * The chain after a checkpoint.  The standard log and its checkpoint
+ * (segment 0: A B C, segment 1: D, blocks 0..1), whose header names the
+ * log head as segment 1, block 2, next segment 2 (on disk + 1).  Then:
+ *   E (E1+5) at 1/2: obs 3 7, next 2
+ *   F (E1+6) at 1/5: a discard of block 4 (t E1+6), ob 8
+ *   G (E1+7) at 2/0: a new life going on in the next segment, obs 2 9
+ */
+static void chain_log(struct img *m, struct rec *r)
+{
+	memset(r, 0, 3 * sizeof(*r));
+	r[0] = (struct rec){ .seg = 1, .at = 2, .seq = E1 + 5,
+			     .seg_seq = E1 + 4, .durable = E1 + 4,
+			     .nr_data = 2, .ob = { 3, 7 }, .next = 3 };
+	r[1] = (struct rec){ .seg = 1, .at = 5, .seq = E1 + 6,
+			     .seg_seq = E1 + 4, .durable = E1 + 5,
+			     .nr_data = 1, .ob = { 8 }, .nr_tombs = 1,
+			     .tomb = { { 4, E1 + 6, 1, 0 } }, .next = 3 };
+	r[2] = (struct rec){ .seg = 2, .at = 0, .seq = E1 + 7,
+			     .seg_seq = E1 + 7, .durable = E1 + 6,
+			     .nr_data = 2, .ob = { 2, 9 }, .next = 4 };
+	(void)m;
+}
+
+static void chain_img(struct img *m, struct rec *r)
+{
+	struct rec l[4];
+
+	img_new(m, 2, 8);
+	std_log(m, l);
+	put_all(m, l, 4);
+	ck_head[0] = 2;		/* segment 1 */
+	ck_head[1] = 2;
+	ck_head[2] = 3;		/* segment 2 */
+	std_ckpt(m, true, 9);
+	memset(ck_head, 0, sizeof(ck_head));
+	chain_log(m, r);
+	put_all(m, r, 3);
+}
+
+static const char *chain_replay(void)
+{
+	struct wowc_view v;
+	struct img m;
+	struct rec r[3];
+	char *t;
+	int rc;
+
+	chain_img(&m, r);
+	EXPECT(!view(&m, 0, &v));
+	EXPECT_EQ(v.source, WOWC_SRC_CKPT);
+	EXPECT_EQ(v.nr_replayed, 3);
+	EXPECT_EQ(v.replay_end, E1 + 8);
+	EXPECT(!v.refused);
+	EXPECT_EQ(state(&v, 1), 0);		/* clean in the checkpoint */
+	EXPECT_EQ(slot_at(&v, 3), slot_of(1, 3));	/* E replaces B's */
+	EXPECT_EQ(state(&v, 7), 1);
+	EXPECT_EQ(state(&v, 4), -1);	/* F's discard: a checkpointed copy */
+	EXPECT_EQ(state(&v, 8), 1);
+	EXPECT_EQ(slot_at(&v, 2), slot_of(2, 1));	/* G, in segment 2 */
+	EXPECT_EQ(slot_at(&v, 9), slot_of(2, 2));
+	EXPECT_EQ(v.dirty_blocks, 7);	/* 2 3 5 6 7 8 9 */
+	EXPECT_EQ(v.valid_blocks, 8);
+	EXPECT_EQ(v.segs[1].wp, 7);
+	EXPECT_EQ(v.segs[2].seq, E1 + 7);
+	EXPECT_EQ(v.segs[2].wp, 3);
+	EXPECT_EQ(v.next_seq, E2);
+	done(&v);
+	t = check_text(&m, &rc);
+	EXPECT_EQ(rc, 0);
+	EXPECT(strstr(t, "log head: segment 1 block 2, next segment 2"));
+	EXPECT(strstr(t, "3 records replayed after it"));
+	EXPECT(strstr(t, "a load reads the checkpoint: loads"));
+	free(t);
+	t = dump_text(&m, 0, &rc);
+	EXPECT_EQ(rc, 0);
+	EXPECT(strstr(t, "\"head_seg\": 1, \"head_wp\": 2, \"next_seg\": 2"));
+	EXPECT(strstr(t, "\"replayed\": 3,"));
+	EXPECT(strstr(t, "\"nr_tombs\": 1, \"next_seg\": 2, \"status\": \"ok\""));
+	EXPECT(strstr(t, "{\"oblock\": 9, \"slot\": 34, \"dirty\": true}"));
+	free(t);
+	t = dump_text(&m, WOWC_SCAN, &rc);
+	EXPECT(strstr(t, "\"source\": \"log\""));
+	EXPECT(strstr(t, "\"replayed\": 0,"));
+	free(t);
+	img_free(&m);
+	return NULL;
+}
+
+/* A torn record after the checkpoint ends the chain: dropped. */
+static const char *chain_torn_tail(void)
+{
+	struct wowc_view v;
+	struct img m;
+	struct rec r[3], h = { 0 };
+	char *t;
+	int rc;
+
+	chain_img(&m, r);
+	h = (struct rec){ .seg = 2, .at = 3, .seq = E1 + 8, .seg_seq = E1 + 7,
+			  .durable = E1 + 7, .nr_data = 1, .ob = { 10 },
+			  .next = 4, .bad_data = true };
+	put_rec(&m, &h);
+	EXPECT(!view(&m, 0, &v));
+	EXPECT_EQ(v.source, WOWC_SRC_CKPT);
+	EXPECT_EQ(v.nr_replayed, 3);
+	EXPECT(!v.refused);
+	EXPECT_EQ(state(&v, 10), -1);
+	EXPECT_EQ(v.segs[2].wp, 3);
+	EXPECT_EQ(v.dirty_blocks, 7);
+	done(&v);
+	t = check_text(&m, &rc);
+	EXPECT_EQ(rc, WOWC_EXIT_WARN);	/* the scan's torn tail */
+	EXPECT(strstr(t, "a load reads the checkpoint: loads"));
+	free(t);
+	img_free(&m);
+	return NULL;
+}
+
+/*
+ * The record after G is corrupt, and a later one of its life (or block 0
+ * of the segment G names) says it was durable: refused.
+ */
+static const char *chain_vouched(void)
+{
+	struct wowc_wb_result res;
+	struct wowc_view v;
+	struct img m;
+	struct rec r[3], h, i;
+	char *t;
+	int rc, k, fd;
+
+	for (k = 0; k < 2; k++) {
+		chain_img(&m, r);
+		h = (struct rec){ .seg = 2, .at = 3, .seq = E1 + 8,
+				  .seg_seq = E1 + 7, .durable = E1 + 7,
+				  .nr_data = 1, .ob = { 10 }, .next = 4,
+				  .bad_data = true };
+		if (!k)		/* further on in segment 2 */
+			i = (struct rec){ .seg = 2, .at = 5, .seq = E1 + 9,
+					  .seg_seq = E1 + 7, .durable = E1 + 8,
+					  .nr_data = 1, .ob = { 11 },
+					  .next = 4 };
+		else		/* block 0 of segment 3, which G names */
+			i = (struct rec){ .seg = 3, .at = 0, .seq = E1 + 9,
+					  .seg_seq = E1 + 9, .durable = E1 + 8,
+					  .nr_data = 1, .ob = { 11 },
+					  .next = 5 };
+		put_rec(&m, &h);
+		put_rec(&m, &i);
+		EXPECT(!view(&m, 0, &v));
+		EXPECT_EQ(v.source, WOWC_SRC_CKPT);
+		EXPECT(v.refused);
+		EXPECT_EQ(v.nr_replayed, 3);
+		done(&v);
+		t = check_text(&m, &rc);
+		EXPECT_EQ(rc, WOWC_EXIT_ERROR);
+		EXPECT(strstr(t, "log record 4294967304 was durable (record 4294967305"));
+		EXPECT(strstr(t, "a load reads the checkpoint: REFUSED"));
+		free(t);
+		t = dump_text(&m, 0, &rc);
+		EXPECT_EQ(rc, WOWC_EXIT_ERROR);
+		EXPECT(strstr(t, "\"loads\": false"));
+		free(t);
+		/* writeback: what the scan of the whole log finds */
+		fd = origin_new(&m, ORIGIN_BLOCKS);
+		EXPECT_EQ(wowc_writeback(m.path, m.opath, 0, devnull(),
+					 devnull(), &res), WOWC_EXIT_ERROR);
+		EXPECT(holds(fd, 9, E1 + 7));
+		EXPECT(holds(fd, 7, E1 + 5));
+		close(fd);
+		img_free(&m);
+	}
+	/* the same, not vouched (durable_seq below it): a torn tail */
+	chain_img(&m, r);
+	h.seg = 2;
+	h.at = 3;
+	i = (struct rec){ .seg = 2, .at = 5, .seq = E1 + 9, .seg_seq = E1 + 7,
+			  .durable = E1 + 7, .nr_data = 1, .ob = { 11 } };
+	put_rec(&m, &h);
+	put_rec(&m, &i);
+	EXPECT(!view(&m, 0, &v));
+	EXPECT(!v.refused);
+	EXPECT_EQ(state(&v, 11), -1);
+	done(&v);
+	img_free(&m);
+	return NULL;
+}
+
+/*
+ * A checkpoint written at a load: no open segment (head "none"), the
+ * next segment 0, which the log then starts over in (a new life: the
+ * checkpointed copies of segment 0 are gone).
+ */
+static const char *chain_head_none(void)
+{
+	struct wowc_view v;
+	struct img m;
+	struct rec l[4], g = { 0 };
+	char *t;
+	int rc;
+
+	img_new(&m, 2, 8);
+	std_log(&m, l);
+	put_all(&m, l, 4);
+	ck_head[2] = 1;		/* next: segment 0 */
+	std_ckpt(&m, true, 5);
+	memset(ck_head, 0, sizeof(ck_head));
+	g = (struct rec){ .seg = 0, .at = 0, .seq = E1 + 5, .seg_seq = E1 + 5,
+			  .durable = E1 + 4, .nr_data = 1, .ob = { 30 },
+			  .next = 3 };
+	put_rec(&m, &g);
+	EXPECT(!view(&m, 0, &v));
+	EXPECT_EQ(v.source, WOWC_SRC_CKPT);
+	EXPECT_EQ(v.nr_replayed, 1);
+	EXPECT_EQ(state(&v, 30), 1);
+	EXPECT_EQ(state(&v, 3), -1);
+	EXPECT_EQ(state(&v, 1), -1);
+	EXPECT_EQ(state(&v, 6), 1);
+	EXPECT_EQ(v.valid_blocks, 2);
+	EXPECT_EQ(v.segs[0].seq, E1 + 5);
+	done(&v);
+	t = check_text(&m, &rc);
+	EXPECT_EQ(rc, 0);
+	EXPECT(strstr(t, "log head: none, next segment 0"));
+	free(t);
+	t = dump_text(&m, 0, &rc);
+	EXPECT(strstr(t, "\"head_seg\": null, \"head_wp\": 0, \"next_seg\": 0"));
+	free(t);
+	img_free(&m);
+	return NULL;
+}
+
+/* A clean mark after the checkpoint within a checkpointed copy's life. */
+static const char *chain_clean_mark_unsure(void)
+{
+	struct wowc_view v;
+	struct img m;
+	struct rec r[3], k = { 0 };
+	char *t;
+	int rc;
+
+	chain_img(&m, r);
+	/* block 5's checkpointed copy is C's (E1+3), life E1+1..E1+3 */
+	k = (struct rec){ .seg = 2, .at = 3, .seq = E1 + 8, .seg_seq = E1 + 7,
+			  .durable = E1 + 7, .nr_tombs = 1,
+			  .tomb = { { 5, E1 + 2, 1, WOW_TOMB_CLEAN } } };
+	put_rec(&m, &k);
+	EXPECT(!view(&m, 0, &v));
+	EXPECT_EQ(v.nr_replayed, 4);
+	EXPECT_EQ(state(&v, 5), 1);	/* C's copy (E1+3): not covered */
+	EXPECT(v.uncertain[slot_at(&v, 5)] & WOWC_UNSURE_CLEAN);
+	done(&v);
+	t = check_text(&m, &rc);
+	EXPECT_EQ(rc, 0);	/* the scan: dirty too (E1+3 > t) */
+	free(t);
+	img_free(&m);
+	return NULL;
+}
+
+/*
+ * The chain breaks on the first record of the next segment (H at block 0
+ * of segment 3, corrupt data) and a later record of that life (I) says H
+ * was durable.  The kernel's replay_vouched reads only block 0 of the next
+ * segment (H itself) and the rest of the segment the chain left: it loads,
+ * losing H and I.  wowcache rebuilds what the kernel does (it loads) and
+ * check says what is lost.
+ */
+static const char *chain_break_at_next_block0(void)
+{
+	struct wowc_view v;
+	struct img m;
+	struct rec r[3], h, i;
+	char *t;
+	int rc;
+
+	chain_img(&m, r);
+	h = (struct rec){ .seg = 3, .at = 0, .seq = E1 + 8, .seg_seq = E1 + 8,
+			  .durable = E1 + 7, .nr_data = 1, .ob = { 10 },
+			  .next = 5, .bad_data = true };
+	i = (struct rec){ .seg = 3, .at = 2, .seq = E1 + 9, .seg_seq = E1 + 8,
+			  .durable = E1 + 8, .nr_data = 1, .ob = { 11 },
+			  .next = 5 };
+	put_rec(&m, &h);
+	put_rec(&m, &i);
+	EXPECT(!view(&m, 0, &v));
+	EXPECT(!v.refused);		/* as the kernel */
+	EXPECT_EQ(v.nr_replayed, 3);
+	EXPECT_EQ(state(&v, 11), -1);
+	done(&v);
+	t = check_text(&m, &rc);
+	EXPECT_EQ(rc, WOWC_EXIT_ERROR);
+	EXPECT(strstr(t, "log records proven durable (the first 4294967304) are past the end of the chain"));
+	free(t);
+	img_free(&m);
+	return NULL;
+}
+
 static const char *metadata_size(void)
 {
 	struct wowc_msize ms;
@@ -1215,6 +1532,12 @@ static const struct {
 	{ "wowcache_writeback_corrupt_durable", writeback_corrupt },
 	{ "wowcache_writeback_lost_after_harmless", writeback_lost_later },
 	{ "wowcache_writeback_from_checkpoint", writeback_checkpoint },
+	{ "wowcache_chain_replay", chain_replay },
+	{ "wowcache_chain_torn_tail_dropped", chain_torn_tail },
+	{ "wowcache_chain_vouched_break_refused", chain_vouched },
+	{ "wowcache_chain_head_none", chain_head_none },
+	{ "wowcache_chain_clean_mark_unsure", chain_clean_mark_unsure },
+	{ "wowcache_chain_break_at_next_block0", chain_break_at_next_block0 },
 	{ "wowcache_metadata_size", metadata_size },
 };
 
