@@ -1833,8 +1833,9 @@ static int replay_record(struct replay *rp, uint32_t s, uint32_t off,
 /*
  * replay_vouched: the chain stopped at seq e, at block @off of segment
  * @s (or block 0 of @next).  A torn tail, unless a later record of e's
- * epoch says e was durable: block 0 of @next, or further on in @s in the
- * same life.  Then the kernel refuses the load.  1 refused, 0, -errno.
+ * epoch says e was durable: block 0 of @next, the rest of @next when its
+ * block 0 is ours but bad, or further on in @s in the same life.  Then
+ * the kernel refuses the load.  1 refused, 0, -errno.
  */
 static int replay_vouched(struct replay *rp, uint32_t s, uint32_t off,
 			  uint32_t next)
@@ -1845,14 +1846,30 @@ static int replay_vouched(struct replay *rp, uint32_t s, uint32_t off,
 	uint32_t ps = next, pb = 0, i;
 	const uint8_t *p;
 	struct rinfo ri;
+	bool ours = false;
+	int kind;
 
 	if (next < c->nr_segments) {
 		p = blk(&rp->sc, next, 0);
 		if (!p)
 			return rp->sc.io_err;
-		if (rec_check(c, p, &ri) == REC_OK && ri.seq > e &&
+		kind = rec_check(c, p, &ri);
+		if (kind == REC_OK && ri.seq > e &&
 		    epoch(ri.seq) == epoch(e) && ri.durable_seq >= e)
 			goto corrupt;
+		/* block 0 ours but bad: the rest of its life follows it */
+		ours = kind == REC_BAD ||
+		       (kind == REC_OK && ri.seq == e && ri.seg_seq == e);
+	}
+	for (i = 1; ours && i < c->bps; i++) {
+		p = blk(&rp->sc, next, i);
+		if (!p)
+			return rp->sc.io_err;
+		if (rec_check(c, p, &ri) == REC_OK && ri.seg_seq == e &&
+		    ri.seq > e && ri.durable_seq >= e) {
+			pb = i;
+			goto corrupt;
+		}
 	}
 	for (i = off + 1; s < c->nr_segments && i < c->bps; i++) {
 		p = blk(&rp->sc, s, i);
