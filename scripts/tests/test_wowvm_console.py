@@ -193,3 +193,34 @@ def test_prune_spares_run_dirs_in_use(tmp_path):
     finally:
         live.kill()
         live.wait()
+
+
+def test_concurrent_guest_tool_builds(tmp_path):
+    """Boot groups of one run build the same guest tool at once (threads of
+    one process): each must find the binary, none may lose its temporary
+    file to another (a FileNotFoundError that failed whole boot groups)."""
+    import threading
+    src = tmp_path / "t.c"
+    src.write_text("int main(void) { return 0; }\n")
+    exe = str(tmp_path / "t-0123")
+    errors = []
+
+    def build():
+        try:
+            wowvm.build_guest_tool(str(tmp_path), "t", str(src), exe)
+            assert os.path.exists(exe)
+        except BaseException as e:  # noqa: B902
+            errors.append(e)
+
+    ts = [threading.Thread(target=build) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert errors == []
+    # a fresh other version stays (another tree may be copying it)
+    other = tmp_path / "t-fedc"
+    other.write_text("x")
+    os.unlink(exe)
+    wowvm.build_guest_tool(str(tmp_path), "t", str(src), exe)
+    assert other.exists()

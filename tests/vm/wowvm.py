@@ -66,6 +66,7 @@ WOW_VM_ARGS (extra QEMU arguments, split on spaces).
 import argparse
 import dataclasses
 import datetime
+import fcntl
 import gzip
 import hashlib
 import os
@@ -817,6 +818,40 @@ def guest_headers():
     return hs + ([fmt] if os.path.exists(fmt) else [])
 
 
+GUEST_BUILD_LOCK = threading.Lock()
+GUEST_STALE = 24 * 3600     # other versions of a tool unused this long go
+
+
+def build_guest_tool(bdir, name, src, exe):
+    """Build src into exe unless it is there.  Boots of one run (threads)
+    and other runs (other trees' versions, keyed apart) share bdir: builds
+    are serialised by a thread lock and a lock file, the temporary name is
+    unique, and another version goes only once unused for a day, since a run
+    of another tree may be about to copy it."""
+    with GUEST_BUILD_LOCK, open(os.path.join(bdir, ".lock"), "w") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        if os.path.exists(exe):
+            os.utime(exe)
+            return
+        tmp = "%s.tmp.%d.%d" % (exe, os.getpid(), threading.get_ident())
+        r = subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror",
+                            "-static", "-pthread", "-o", tmp, src],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            die("cannot build %s:\n%s" % (src, r.stderr))
+        os.replace(tmp, exe)
+        now = time.time()
+        for old in os.listdir(bdir):
+            p = os.path.join(bdir, old)
+            if not old.startswith(name + "-") or p == exe:
+                continue
+            try:
+                if now - os.stat(p).st_mtime > GUEST_STALE:
+                    os.unlink(p)
+            except OSError:
+                pass
+
+
 def guest_files():
     """Guest-side tools from tests/vm/guest: each NAME.c is built static
     (into $WOW_CACHE/guest, rebuilt when it or a header changes) and goes to
@@ -844,20 +879,7 @@ def guest_files():
                 h.update(fh.read())
         key = h.hexdigest()[:16]
         exe = os.path.join(bdir, "%s-%s" % (name, key))
-        if not os.path.exists(exe):
-            tmp = "%s.tmp.%d" % (exe, os.getpid())
-            r = subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror",
-                                "-static", "-pthread", "-o", tmp, src],
-                               capture_output=True, text=True)
-            if r.returncode != 0:
-                die("cannot build %s:\n%s" % (src, r.stderr))
-            os.replace(tmp, exe)
-            for old in os.listdir(bdir):
-                if old.startswith(name + "-") and old != os.path.basename(exe):
-                    try:
-                        os.unlink(os.path.join(bdir, old))
-                    except OSError:
-                        pass
+        build_guest_tool(bdir, name, src, exe)
         out.append((exe, "/usr/bin/" + name))
     return out
 
