@@ -2430,6 +2430,17 @@ static void *replay_next(struct wow_cache *wc, struct wow_replay *rp, u32 s,
 	    ri->nr_data > wc->blocks_per_seg - off - 1 ||
 	    (off ? ri->seg_seq != wc->segs[s].seq : ri->seg_seq != ri->seq))
 		return NULL;
+	/*
+	 * A probe read the header alone: read the record again from its
+	 * header, with the rest of the segment, so that the data and the
+	 * header returned below come from one window (else the segment is
+	 * read twice: from the data on, then from the header on).
+	 */
+	if (ri->nr_data) {
+		hdr = scan_blocks(wc, &rp->sc, s, off, 2, false);
+		if (IS_ERR(hdr))
+			return hdr;
+	}
 	for (done = 0; done < ri->nr_data; done += n) {
 		n = min(ri->nr_data - done, rp->sc.win_blocks);
 		data = scan_blocks(wc, &rp->sc, s, off + 1 + done, n, false);
