@@ -339,6 +339,7 @@ static void submit_write(struct wow_cache *wc, struct wow_run *run)
 	atomic64_add(last > sector ? last - sector : sector - last,
 		     &wc->stats.seek_sectors);
 	wc->last_destage_end = end;
+	wc->destaged = true;
 	atomic64_inc(&wc->stats.destage_writes);
 	atomic64_add(run->nr, &wc->stats.destage_blocks);
 	atomic64_add(run->nr - 1, &wc->stats.merged_blocks);
@@ -582,9 +583,16 @@ static void start_runs(struct wow_cache *wc)
 		if (wow_destage_target(wc, idle) > runs_busy(wc))
 			n = wow_policy_next_run(&wc->policy, &start,
 						max_blocks);
-		if (!n && runs_busy(wc) < WOW_SEQ_QUEUE && !wc->stopped &&
+		if (!n && wc->destaged && runs_busy(wc) < WOW_SEQ_QUEUE &&
+		    !wc->stopped &&
 		    time_after_eq(jiffies, wc->origin_retry_at)) {
-			/* the last destage continues: keep a small queue */
+			/*
+			 * The last destage continues: keep a small queue.
+			 * Only after one: with none yet, block 0 is not
+			 * where the disk's head is, and destaging from it
+			 * would drain a dirty range at its start below the
+			 * low watermark.
+			 */
 			start = wc->last_destage_end >> wc->block_shift;
 			n = wow_policy_claim(&wc->policy, start, max_blocks);
 		}

@@ -678,6 +678,7 @@ struct wow_cache {
 	bool meta_inflight;
 	unsigned long origin_retry_at;
 	u64 last_destage_end;		/* sector after the last destage */
+	bool destaged;			/* there was a last destage */
 	unsigned long oldest_dirty;	/* jiffies: oldest dirty segment */
 	wait_queue_head_t idle_wait;	/* runs_inflight == 0 */
 
