@@ -12,7 +12,7 @@ export KV KDIR WOW_CACHE PYTHON
 .PHONY: all module userspace clean setup check demo kunit vmtest shell \
 	checkpatch bench bench-quick check-debug debug-kernel soak \
 	test-userspace test-bench-tools test-kunit test-vm test-style \
-	test-vm-debug check-large
+	test-vm-debug test-vm612 check-large
 
 all: module userspace
 
@@ -86,6 +86,10 @@ test-vm: all
 # The scenarios too large for make check (a 1 TiB cache: 8 GiB VM, minutes).
 check-large: setup all
 	@tests/vm/wowvm.py run --env WOW_LARGE=1 tests/scenarios/cache-1t.sh
+
+# The second kernel (6.12): dm-wow built for it, a smoke subset booted on it.
+test-vm612: userspace
+	@tests/vm/kernel2.sh smoke
 
 test-vm-debug: userspace
 	@tests/vm/debug-kernel.sh module >/dev/null

@@ -16,7 +16,7 @@ mkdir -p "$LOGDIR"
 
 suites=("$@")
 if [ ${#suites[@]} -eq 0 ]; then
-	suites=(style userspace bench-tools kunit vm)
+	suites=(style userspace bench-tools kunit vm vm612)
 fi
 
 pass=0 fail=0 skip=0
@@ -33,7 +33,7 @@ for s in "${suites[@]}"; do
 		echo "FAIL: $s/runner (exit $rc)"
 		f=1
 	fi
-	if [ "$rc" -eq 0 ] && [ "$p" -eq 0 ]; then
+	if [ "$rc" -eq 0 ] && [ "$p" -eq 0 ] && [ "$k" -eq 0 ]; then
 		echo "FAIL: $s/runner (no test ran)"
 		f=$((f + 1))
 	fi

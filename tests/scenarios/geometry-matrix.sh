@@ -41,6 +41,7 @@ fi
 : "${WOW_GEO_COMBOS:=$COMBOS}"
 
 ran=0 passed=0 failed="" i=0
+PAGE=$(getconf PAGESIZE 2>/dev/null || echo 4096)
 max_slices=$(( $(size_sectors "$CACHE") / CSL ))
 dmesg_clear
 
@@ -71,6 +72,24 @@ combo() {	# runs one combination; returns 1 on a failure
 		> /dev/null
 	OD=$(dm_node $o) CD=$(dm_node $c)
 	T="0 $OSL wow $OD $CD 4 block_size $bs erase_block_size $eb"
+	if [ $bs -gt "$PAGE" ] && ! big_blocks; then
+		# refused with the reason, and nothing left behind
+		dmesg_clear
+		if dmsetup create $d --table "$T" > /tmp/geo.out 2>&1; then
+			echo "    FAIL bs=$bs eb=$eb: accepted above the page size"
+			failed="$failed; bs=$bs eb=$eb: accepted"
+			return 1
+		fi
+		if dm_exists $d || ! dmesg_since |
+		    grep -q 'block_size above the page size is not supported'; then
+			echo "    FAIL bs=$bs eb=$eb: refused without the reason, or left a device"
+			failed="$failed; bs=$bs eb=$eb: refusal"
+			return 1
+		fi
+		dmsetup remove $o $c > /dev/null 2>&1
+		echo "ok bs=$bs eb=$eb: refused on $(uname -r) (block above the page size)"
+		return 0
+	fi
 	step "create" dmsetup create $d --table "$T" || return 1
 	D=$(dm_node $d)
 	step "write" wowpat geo write "$D" $bs $i || return 1

@@ -177,6 +177,16 @@ wow_field() {
 	wow_status "$1" | awk -v n="$2" '{ print $n }'
 }
 
+# big_blocks: does this kernel take a block_size above the page size?
+# Since 6.11 the block layer caps a logical block at the page size and
+# dm-wow refuses larger blocks with a reason; before, it takes 512..65536.
+big_blocks() {
+	_v=$(uname -r)
+	_maj=${_v%%.*} _min=${_v#*.}
+	_min=${_min%%[!0-9]*}
+	[ "$_maj" -lt 6 ] || { [ "$_maj" -eq 6 ] && [ "$_min" -lt 11 ]; }
+}
+
 # expect_create_fails DESC TABLE [MSG_REGEX]
 # Try `dmsetup create` with TABLE: it must be refused, leave no device,
 # and log a kernel message matching MSG_REGEX (default "wow:", as in

@@ -1127,17 +1127,20 @@ def tail_file(path, n=30):
     return lines[-n:] if lines else ["(empty output)"]
 
 
+SUITE = "vm"                # result lines' prefix (run --suite)
+
+
 def report(s, oc, results):
     if oc.ok and oc.skipped:
-        print("SKIP: vm/%s (%s)" % (s.name, oc.reason), flush=True)
+        print("SKIP: %s/%s (%s)" % (SUITE, s.name, oc.reason), flush=True)
         return
     if oc.ok:
-        print("PASS: vm/%s" % s.name, flush=True)
+        print("PASS: %s/%s" % (SUITE, s.name), flush=True)
         return
     reason = re.sub(r"\s+", " ", oc.reason).strip()
     if len(reason) > 200:
         reason = reason[:197] + "..."
-    print("FAIL: vm/%s (%s)" % (s.name, reason))
+    print("FAIL: %s/%s (%s)" % (SUITE, s.name, reason))
     out = os.path.join(results, s.name + ".out")
     if os.path.exists(out):
         print("    --- output (tail of %s):" % out)
@@ -1362,6 +1365,8 @@ def run_groups(kv, base, rd, groups, module, results, echo, jobs):
 
 
 def cmd_run(args):
+    global SUITE
+    SUITE = args.suite
     setup_kernel(args)
     kv = kver()
     scens = [parse_scenario(p) for p in args.scenarios]
@@ -1556,6 +1561,9 @@ def main():
                    default=int(os.environ.get("WOW_VM_JOBS") or 1),
                    help="boot up to N VMs at once, longest boot groups "
                    "first (default 1, or $WOW_VM_JOBS)")
+    p.add_argument("--suite", default="vm", metavar="NAME",
+                   help="result lines read PASS: NAME/<scenario> (default "
+                   "vm; make check's second kernel: vm612)")
     p.add_argument("scenarios", nargs="+", metavar="SCENARIO.sh")
     p.set_defaults(func=cmd_run)
 
