@@ -1083,9 +1083,16 @@ void wow_print_report_text(FILE *f, const struct wow_report *r)
 
 	fprintf(f, "%s: %s%s%s\n", r->name, wow_health_name(h), *why ? ": " : "",
 		why);
-	if (r->table)
-		fprintf(f, "  %-26s %s\n  %-26s %s\n", "Origin", r->table->origin,
-			"Cache", r->table->cache);
+	if (r->table) {
+		char *o = wow_dev_describe(r->table->origin);
+		char *c = wow_dev_describe(r->table->cache);
+
+		fprintf(f, "  %-26s %s\n  %-26s %s\n", "Origin",
+			o ? o : r->table->origin, "Cache",
+			c ? c : r->table->cache);
+		free(o);
+		free(c);
+	}
 	for (i = 0; i < WOW_NR_FIELDS; i++)
 		if (wow_status_has(st, i))
 			row(f, wow_fields[i].heading,

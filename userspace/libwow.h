@@ -433,6 +433,13 @@ int wow_dev_probe(const char *path, const char *by_id_dir,
 void wow_dev_free(struct wow_dev *d);
 /* The best link to @rdev in @dir, or NULL (caller frees). */
 char *wow_dev_stable_path(const char *dir, uint64_t rdev);
+/*
+ * "MAJ:MIN" as the kernel names a table's device, as a path: its
+ * /dev/disk/by-id link, else /dev/mapper/NAME or /dev/NAME (from sysfs),
+ * with the numbers: "/dev/vdb (254:16)".  Anything else comes back as
+ * it is.  Caller frees.
+ */
+char *wow_dev_describe(const char *majmin);
 
 #define WOW_PLAN_FORCE	(1U << 0)	/* format over dirty data */
 #define WOW_PLAN_FILES	(1U << 1)	/* accept regular files (tests) */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <linux/fs.h>
 #include <linux/types.h>
@@ -100,6 +101,47 @@ char *wow_dev_stable_path(const char *dir, uint64_t rdev)
 	}
 	closedir(d);
 	return best;
+}
+
+char *wow_dev_describe(const char *majmin)
+{
+	char link[512], path[600], name[128] = "", *best, *out = NULL;
+	unsigned int ma, mi;
+	ssize_t n;
+	FILE *f;
+	int end = 0;
+
+	if (sscanf(majmin, "%u:%u%n", &ma, &mi, &end) != 2 || majmin[end])
+		return strdup(majmin);
+	best = wow_dev_stable_path(NULL, makedev(ma, mi));
+	if (!best) {
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/dm/name",
+			 ma, mi);
+		f = fopen(path, "r");
+		if (f) {
+			if (fgets(name, sizeof(name), f))
+				name[strcspn(name, "\n")] = '\0';
+			fclose(f);
+		}
+		if (*name) {
+			snprintf(path, sizeof(path), "/dev/mapper/%s", name);
+		} else {
+			snprintf(path, sizeof(path), "/sys/dev/block/%u:%u",
+				 ma, mi);
+			n = readlink(path, link, sizeof(link) - 1);
+			if (n <= 0)
+				return strdup(majmin);
+			link[n] = '\0';
+			snprintf(path, sizeof(path), "/dev/%s",
+				 strrchr(link, '/') ? strrchr(link, '/') + 1 :
+				 link);
+		}
+		best = strdup(path);
+	}
+	if (best && asprintf(&out, "%s (%s)", best, majmin) < 0)
+		out = NULL;
+	free(best);
+	return out ? out : strdup(majmin);
 }
 
 /* ---- block devices ---- */
