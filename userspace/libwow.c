@@ -9,6 +9,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/klog.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <libdevmapper.h>
@@ -231,6 +234,13 @@ const struct wow_field wow_fields[WOW_NR_FIELDS] = {
 	  "discard requests received"),
 	F(SWEEPS, sweeps, "Sweeps", "sweeps",
 	  "times the destage hand wrapped around (cscan, wow)"),
+	F(LOAD_KIB, load_kib, "Metadata read at load", "KiB",
+	  "metadata the last load read from the cache device (checkpoint "
+	  "or log)"),
+	[WOW_F_LOADED_FROM] = { "loaded_from", "Loaded from", "",
+		"checkpoint (a checkpoint and the log written since), log (the "
+		"whole log scanned) or format (the cache was blank)",
+		WOW_FT_WORD, offsetof(struct wow_status, loaded_from) },
 };
 
 #undef F
@@ -263,6 +273,8 @@ const char *wow_status_text(const struct wow_status *st,
 		return wow_state_name(st->state);
 	case WOW_FT_POLICY:
 		return wow_policy_name(st->policy);
+	case WOW_FT_WORD:
+		return (const char *)st + wow_fields[id].offset;
 	default:
 		snprintf(buf, 24, "%" PRIu64, wow_status_u64(st, id));
 		return buf;
@@ -286,6 +298,12 @@ static int status_set(struct wow_status *st, int id, const char *word,
 	case WOW_FT_POLICY:
 		if (wow_policy_parse(word, p))
 			return fail(err, -EINVAL, "unknown policy '%s'", word);
+		break;
+	case WOW_FT_WORD:
+		if (strlen(word) >= WOW_WORD_LEN)
+			return fail(err, -EINVAL, "%s: '%s' is too long",
+				    f->id, word);
+		strcpy(p, word);
 		break;
 	case WOW_FT_U64:
 		r = parse_u64(word, p);
@@ -399,19 +417,79 @@ void wow_status_free(struct wow_status *st)
 
 /* ---- derived figures ---- */
 
+/* dm-wow.h: wow_reclaim_threshold, WOW_RESERVE_SEGMENTS */
+#define KERNEL_RESERVE_SEGMENTS	2
+
+bool wow_occupancy_pct(const struct wow_status *st, double *pct)
+{
+	uint64_t segs = st->segments, keep, usable, bps;
+
+	if (!wow_status_has(st, WOW_F_SEGMENTS) || !segs ||
+	    !wow_status_has(st, WOW_F_DIRTY_BLOCKS))
+		return false;
+	bps = st->cache_blocks / segs;
+	keep = KERNEL_RESERVE_SEGMENTS + 2 + segs / 32;
+	usable = segs - (keep < segs - 1 ? keep : segs - 1);
+	if (!bps)
+		return false;
+	/* basis points, rounded down and capped as the kernel does */
+	*pct = (double)(st->dirty_blocks * 10000 / (usable * bps));
+	if (*pct > 10000)
+		*pct = 10000;
+	*pct /= 100;
+	return true;
+}
+
+static bool mean_destage_write_kib(const struct wow_status *st, double *v)
+{
+	if (!wow_status_has(st, WOW_F_DESTAGE_WRITES) ||
+	    !wow_status_has(st, WOW_F_DESTAGE_BLOCKS) || !st->destage_writes)
+		return false;
+	*v = (double)st->destage_blocks * st->block_size /
+	     st->destage_writes / 1024;
+	return true;
+}
+
+static bool mean_seek_mib(const struct wow_status *st, double *v)
+{
+	if (!wow_status_has(st, WOW_F_MEAN_SEEK_SECTORS))
+		return false;
+	*v = st->mean_seek_sectors / 2048.0;
+	return true;
+}
+
 const struct wow_derived wow_derived[] = {
 	{ "cache_size_mib", "Cache size", "MiB", WOW_DV_PRODUCT,
-	  WOW_F_CACHE_BLOCKS, WOW_F_BLOCK_SIZE, 1.0 / (1 << 20) },
+	  WOW_F_CACHE_BLOCKS, WOW_F_BLOCK_SIZE, 1.0 / (1 << 20), NULL,
+	  "cache_blocks x block_size" },
 	{ "dirty_pct", "Dirty", "%", WOW_DV_RATIO,
-	  WOW_F_DIRTY_BLOCKS, WOW_F_CACHE_BLOCKS, 100 },
+	  WOW_F_DIRTY_BLOCKS, WOW_F_CACHE_BLOCKS, 100, NULL,
+	  "dirty_blocks over cache_blocks" },
 	{ "free_pct", "Free", "%", WOW_DV_RATIO,
-	  WOW_F_FREE_BLOCKS, WOW_F_CACHE_BLOCKS, 100 },
+	  WOW_F_FREE_BLOCKS, WOW_F_CACHE_BLOCKS, 100, NULL,
+	  "free_blocks over cache_blocks" },
 	{ "read_hit_pct", "Read hit ratio", "%", WOW_DV_SHARE,
-	  WOW_F_READ_HITS, WOW_F_READ_MISSES, 100 },
+	  WOW_F_READ_HITS, WOW_F_READ_MISSES, 100, NULL,
+	  "read_hits over read_hits + read_misses" },
 	{ "write_hit_pct", "Write hit ratio", "%", WOW_DV_SHARE,
-	  WOW_F_WRITE_HITS, WOW_F_WRITE_MISSES, 100 },
+	  WOW_F_WRITE_HITS, WOW_F_WRITE_MISSES, 100, NULL,
+	  "write_hits over write_hits + write_misses" },
 	{ "blocks_per_destage_write", "Blocks per destage write", "blocks",
-	  WOW_DV_RATIO, WOW_F_DESTAGE_BLOCKS, WOW_F_DESTAGE_WRITES, 1 },
+	  WOW_DV_RATIO, WOW_F_DESTAGE_BLOCKS, WOW_F_DESTAGE_WRITES, 1, NULL,
+	  "destage_blocks over destage_writes: the mean merged write" },
+	{ "dirty_mib", "Dirty data", "MiB", WOW_DV_PRODUCT,
+	  WOW_F_DIRTY_BLOCKS, WOW_F_BLOCK_SIZE, 1.0 / (1 << 20), NULL,
+	  "dirty_blocks x block_size" },
+	{ "occupancy_pct", "Dirty occupancy (destage)", "%", WOW_DV_FN,
+	  0, 0, 1, wow_occupancy_pct,
+	  "what the watermarks are compared with: dirty_blocks over the "
+	  "blocks of the segments the log may fill before cleaning starts "
+	  "(segments less 4 and 1/32 of them)" },
+	{ "mean_destage_write_kib", "Mean merged destage write", "KiB",
+	  WOW_DV_FN, 0, 0, 1, mean_destage_write_kib,
+	  "destage_blocks x block_size over destage_writes" },
+	{ "mean_seek_mib", "Mean destage seek", "MiB", WOW_DV_FN,
+	  0, 0, 1, mean_seek_mib, "mean_seek_sectors in MiB" },
 };
 
 const size_t wow_nr_derived = ARRAY_SIZE(wow_derived);
@@ -421,6 +499,8 @@ bool wow_derived_get(const struct wow_derived *d,
 {
 	double a = wow_status_u64(st, d->a), b = wow_status_u64(st, d->b);
 
+	if (d->op == WOW_DV_FN)
+		return d->fn(st, v);
 	if (!wow_status_has(st, d->a) || !wow_status_has(st, d->b))
 		return false;
 	if (d->op == WOW_DV_PRODUCT) {
@@ -435,29 +515,196 @@ bool wow_derived_get(const struct wow_derived *d,
 	return true;
 }
 
-/* ---- table line ---- */
+/* ---- effective tunables, health, rates ---- */
 
-const struct wow_opt wow_opts[WOW_NR_OPTS] = {
-	[WOW_OPT_BLOCK_SIZE] = { "block_size", "bytes", WOW_OT_U64 },
-	[WOW_OPT_ERASE_BLOCK_SIZE] = { "erase_block_size", "bytes",
-				       WOW_OT_U64 },
-	[WOW_OPT_WRITE_GROUP_SIZE] = { "write_group_size", "bytes",
-				       WOW_OT_U64 },
-	[WOW_OPT_POLICY] = { "policy", "", WOW_OT_POLICY },
-	[WOW_OPT_LOW_WATERMARK] = { "low_watermark", "%", WOW_OT_U64 },
-	[WOW_OPT_HIGH_WATERMARK] = { "high_watermark", "%", WOW_OT_U64 },
-	[WOW_OPT_MAX_DESTAGE_IOS] = { "max_destage_ios", "writes",
-				      WOW_OT_U64 },
-	[WOW_OPT_MAX_DESTAGE_SIZE] = { "max_destage_size", "bytes",
-				       WOW_OT_U64 },
-	[WOW_OPT_MAX_AGE] = { "max_age", "s", WOW_OT_U64 },
-	[WOW_OPT_SEQUENTIAL_CUTOFF] = { "sequential_cutoff", "bytes",
-					WOW_OT_U64 },
-	[WOW_OPT_CLEANER] = { "cleaner", "", WOW_OT_FLAG },
-	[WOW_OPT_FORMAT] = { "format", "", WOW_OT_FLAG },
+static const char *const source_names[] = {
+	[WOW_SRC_DEFAULT] = "default",
+	[WOW_SRC_TABLE] = "table",
+	[WOW_SRC_STATUS] = "status",
 };
 
-static int opt_lookup(const char *name)
+const char *wow_source_name(enum wow_source s)
+{
+	return (unsigned int)s < ARRAY_SIZE(source_names) ?
+	       source_names[s] : "?";
+}
+
+void wow_tunables(const struct wow_status *st, const struct wow_table *t,
+		  struct wow_tunable out[WOW_NR_OPTS])
+{
+	size_t k;
+	int i;
+
+	for (i = 0; i < WOW_NR_OPTS; i++) {
+		out[i].value = wow_opts[i].def;
+		out[i].source = WOW_SRC_DEFAULT;
+		if (t && (t->set & (1U << i))) {
+			out[i].value = t->val[i];
+			out[i].source = WOW_SRC_TABLE;
+		}
+		for (k = 0; k < st->nr_other; k++) {
+			uint64_t v;
+
+			if (strcmp(st->other[k].key, wow_opts[i].name) ||
+			    parse_u64(st->other[k].value, &v))
+				continue;
+			out[i].value = v;
+			out[i].source = WOW_SRC_STATUS;
+		}
+	}
+	/* one watermark named alone: the other 10 points away */
+	if (out[WOW_OPT_HIGH_WATERMARK].source == WOW_SRC_TABLE &&
+	    out[WOW_OPT_LOW_WATERMARK].source == WOW_SRC_DEFAULT) {
+		uint64_t h = out[WOW_OPT_HIGH_WATERMARK].value;
+
+		out[WOW_OPT_LOW_WATERMARK].value = h > 10 ? h - 10 : 0;
+		out[WOW_OPT_LOW_WATERMARK].source = WOW_SRC_TABLE;
+	}
+	if (out[WOW_OPT_LOW_WATERMARK].source == WOW_SRC_TABLE &&
+	    out[WOW_OPT_HIGH_WATERMARK].source == WOW_SRC_DEFAULT) {
+		uint64_t l = out[WOW_OPT_LOW_WATERMARK].value;
+
+		out[WOW_OPT_HIGH_WATERMARK].value = l + 10 > 100 ? 100 : l + 10;
+		out[WOW_OPT_HIGH_WATERMARK].source = WOW_SRC_TABLE;
+	}
+	if (wow_status_has(st, WOW_F_BLOCK_SIZE)) {
+		out[WOW_OPT_BLOCK_SIZE].value = st->block_size;
+		out[WOW_OPT_BLOCK_SIZE].source = WOW_SRC_STATUS;
+	}
+	if (wow_status_has(st, WOW_F_POLICY)) {
+		out[WOW_OPT_POLICY].value = st->policy;
+		out[WOW_OPT_POLICY].source = WOW_SRC_STATUS;
+	}
+	if (wow_status_has(st, WOW_F_LOW_WATERMARK)) {
+		out[WOW_OPT_LOW_WATERMARK].value = st->low_watermark;
+		out[WOW_OPT_LOW_WATERMARK].source = WOW_SRC_STATUS;
+	}
+	if (wow_status_has(st, WOW_F_HIGH_WATERMARK)) {
+		out[WOW_OPT_HIGH_WATERMARK].value = st->high_watermark;
+		out[WOW_OPT_HIGH_WATERMARK].source = WOW_SRC_STATUS;
+	}
+	if (wow_status_has(st, WOW_F_STATE) &&
+	    (st->state == WOW_STATE_OK || st->state == WOW_STATE_CLEANING)) {
+		out[WOW_OPT_CLEANER].value = st->state == WOW_STATE_CLEANING;
+		out[WOW_OPT_CLEANER].source = WOW_SRC_STATUS;
+	}
+}
+
+static const char *const health_names[] = {
+	[WOW_HEALTH_OK] = "ok",
+	[WOW_HEALTH_DEGRADED] = "degraded",
+	[WOW_HEALTH_FAILED] = "failed",
+};
+
+const char *wow_health_name(enum wow_health_level h)
+{
+	return (unsigned int)h < ARRAY_SIZE(health_names) ?
+	       health_names[h] : "?";
+}
+
+enum wow_health_level wow_health_of(const struct wow_status *st, char *why)
+{
+	if (st->state == WOW_STATE_FAILED) {
+		fail(why, 0, "state failed: the cache can no longer be trusted");
+		return WOW_HEALTH_FAILED;
+	}
+	if (st->state == WOW_STATE_READ_ONLY) {
+		fail(why, 0, "state read_only: the cache device failed a write");
+		return WOW_HEALTH_DEGRADED;
+	}
+	if (wow_status_has(st, WOW_F_NEEDS_CHECK) && st->needs_check) {
+		fail(why, 0, "needs_check: the cache device failed an I/O "
+		     "(the kernel log says when); check or replace it");
+		return WOW_HEALTH_DEGRADED;
+	}
+	fail(why, 0, "%s", "");
+	return WOW_HEALTH_OK;
+}
+
+/* (cur - prev) / seconds of one counter (0 when not reported); false
+ * when it went back */
+static bool per_s(const struct wow_status *prev, const struct wow_status *cur,
+		  enum wow_field_id id, double seconds, double *v)
+{
+	uint64_t a = wow_status_u64(prev, id), b = wow_status_u64(cur, id);
+
+	*v = 0;
+	if (!wow_status_has(prev, id) || !wow_status_has(cur, id))
+		return true;	/* not reported: 0 */
+	if (b < a)
+		return false;
+	*v = (b - a) / seconds;
+	return true;
+}
+
+bool wow_rates_get(const struct wow_status *prev, const struct wow_status *cur,
+		   double seconds, struct wow_rates *r)
+{
+	double mib = cur->block_size / 1048576.0;
+	bool ok = true;
+
+	memset(r, 0, sizeof(*r));
+	if (!(seconds > 0) || prev->block_size != cur->block_size)
+		return false;
+	r->seconds = seconds;
+	ok &= per_s(prev, cur, WOW_F_DESTAGE_BLOCKS, seconds, &r->destage_mib_s);
+	ok &= per_s(prev, cur, WOW_F_DESTAGE_WRITES, seconds,
+		    &r->destage_writes_s);
+	ok &= per_s(prev, cur, WOW_F_LOG_BLOCKS, seconds, &r->log_mib_s);
+	ok &= per_s(prev, cur, WOW_F_READ_HITS, seconds, &r->read_hits_s);
+	ok &= per_s(prev, cur, WOW_F_READ_MISSES, seconds, &r->read_misses_s);
+	ok &= per_s(prev, cur, WOW_F_WRITE_HITS, seconds, &r->write_hits_s);
+	ok &= per_s(prev, cur, WOW_F_WRITE_MISSES, seconds,
+		    &r->write_misses_s);
+	r->destage_mib_s *= mib;
+	r->log_mib_s *= mib;
+	r->dirty_blocks_s = ((double)cur->dirty_blocks -
+			     (double)prev->dirty_blocks) / seconds;
+	return ok;
+}
+
+/* ---- table line ---- */
+
+/* O(ENUM, name, unit, type, runtime, pow2, bytes, default, min, max, msg) */
+#define O(e, n, u, ty, rt, p2, by, d, lo, hi, msg) \
+	[WOW_OPT_##e] = { n, u, WOW_OT_##ty, rt, p2, by, d, lo, hi, msg }
+
+const struct wow_opt wow_opts[WOW_NR_OPTS] = {
+	O(BLOCK_SIZE, "block_size", "bytes", U64, false, true, true,
+	  4096, 512, 65536,
+	  "Invalid block_size: must be a power of two from 512 to 65536"),
+	O(ERASE_BLOCK_SIZE, "erase_block_size", "bytes", U64, false, true,
+	  true, 1048576, 2048, 268435456,
+	  "Invalid erase_block_size: must be a power of two from 2048 to 256 MiB"),
+	O(WRITE_GROUP_SIZE, "write_group_size", "bytes", U64, false, true,
+	  true, 131072, 512, 67108864,
+	  "Invalid write_group_size: must be a power of two from 512 to 64 MiB"),
+	O(POLICY, "policy", "", POLICY, false, false, false, WOW_POLICY_WOW,
+	  0, 0, "Invalid policy: must be wow, cscan or lrw"),
+	O(LOW_WATERMARK, "low_watermark", "%", U64, true, false, false,
+	  80, 0, 99,
+	  "Invalid low_watermark: must be a percentage from 0 to 99"),
+	O(HIGH_WATERMARK, "high_watermark", "%", U64, true, false, false,
+	  90, 1, 100,
+	  "Invalid high_watermark: must be a percentage from 1 to 100"),
+	O(MAX_DESTAGE_IOS, "max_destage_ios", "writes", U64, true, false,
+	  false, 32, 1, 4096,
+	  "Invalid max_destage_ios: must be from 1 to 4096"),
+	O(MAX_DESTAGE_SIZE, "max_destage_size", "bytes", U64, true, false,
+	  true, 1048576, 512, 8388608,
+	  "Invalid max_destage_size: must be from block_size to 8 MiB"),
+	O(MAX_AGE, "max_age", "s", U64, true, false, false, 0, 0, 604800,
+	  "Invalid max_age: must be from 0 to 604800 seconds"),
+	O(SEQUENTIAL_CUTOFF, "sequential_cutoff", "bytes", U64, true, false,
+	  true, 0, 0, 1073741824,
+	  "Invalid sequential_cutoff: must be from 0 to 1 GiB"),
+	O(CLEANER, "cleaner", "", FLAG, false, false, false, 0, 0, 1, ""),
+	O(FORMAT, "format", "", FLAG, false, false, false, 0, 0, 1, ""),
+};
+
+#undef O
+
+int wow_opt_lookup(const char *name)
 {
 	int i;
 
@@ -465,6 +712,183 @@ static int opt_lookup(const char *name)
 		if (!strcmp(wow_opts[i].name, name))
 			return i;
 	return -1;
+}
+
+static int opt_lookup(const char *name)
+{
+	return wow_opt_lookup(name);
+}
+
+int wow_parse_size(const char *s, uint64_t *v)
+{
+	static const char *const sfx[] = { "", "K", "M", "G", "T" };
+	const char *end = s;
+	char num[24];
+	size_t k, n;
+
+	if (!s)
+		return -EINVAL;
+	while (*end >= '0' && *end <= '9')
+		end++;
+	n = end - s;
+	if (!n || n >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	if (parse_u64(num, v))
+		return -EINVAL;
+	for (k = 0; k < ARRAY_SIZE(sfx); k++) {
+		size_t l = strlen(sfx[k]);
+
+		if (strncasecmp(end, sfx[k], l))
+			continue;
+		if (end[l] && strcasecmp(end + l, "iB") &&
+		    (!l || strcasecmp(end + l, "B")))
+			continue;
+		if (k && *v > (UINT64_MAX >> (10 * k)))
+			return -EINVAL;
+		*v <<= 10 * k;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static bool is_pow2(uint64_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+/* A value of option @id: the kernel's range check (dm-wow-args.c). */
+static int opt_value(int id, const char *val, uint64_t *v, char *err)
+{
+	const struct wow_opt *o = &wow_opts[id];
+	enum wow_policy p;
+	int r;
+
+	if (o->type == WOW_OT_POLICY) {
+		if (wow_policy_parse(val, &p))
+			return fail(err, -EINVAL, "%s (not '%s')", o->limits,
+				    val);
+		*v = p;
+		return 0;
+	}
+	r = o->bytes ? wow_parse_size(val, v) : parse_u64(val, v);
+	if (r)
+		return fail(err, -EINVAL, "%s: '%s' is not a %s", o->name, val,
+			    o->bytes ? "size (bytes, or with a K, M, G suffix)" :
+			    "decimal number");
+	if (*v < o->min || *v > o->max || (o->pow2 && !is_pow2(*v)))
+		return fail(err, -EINVAL, "%s (not %s)", o->limits, val);
+	return 0;
+}
+
+int wow_table_add_option(struct wow_table *t, const char *kv, char *err)
+{
+	const char *eq = strchr(kv, '=');
+	size_t n = eq ? (size_t)(eq - kv) : strlen(kv);
+	char name[32];
+	int id = -1;
+
+	if (n < sizeof(name)) {
+		memcpy(name, kv, n);
+		name[n] = '\0';
+		id = opt_lookup(name);
+	}
+	if (id < 0)
+		return fail(err, -EINVAL, "unknown option '%.*s' (options: "
+			    "block_size, erase_block_size, write_group_size, "
+			    "policy, low_watermark, high_watermark, "
+			    "max_destage_ios, max_destage_size, max_age, "
+			    "sequential_cutoff, cleaner, format)", (int)n, kv);
+	if (t->set & (1U << id))
+		return fail(err, -EINVAL, "option '%s' given twice", name);
+	if (wow_opts[id].type == WOW_OT_FLAG) {
+		if (eq)
+			return fail(err, -EINVAL, "option '%s' takes no value",
+				    name);
+		t->val[id] = 1;
+	} else if (!eq || !eq[1]) {
+		return fail(err, -EINVAL, "option '%s' needs a value: %s=VALUE",
+			    name, name);
+	} else if (opt_value(id, eq + 1, &t->val[id], err)) {
+		return -EINVAL;
+	}
+	t->set |= 1U << id;
+	return 0;
+}
+
+int wow_table_check(const struct wow_table *t, uint64_t eff[WOW_NR_OPTS],
+		    char *err)
+{
+	uint64_t v[WOW_NR_OPTS];
+	char buf[24];
+	int i;
+
+	for (i = 0; i < WOW_NR_OPTS; i++) {
+		v[i] = wow_opts[i].def;
+		if (!(t->set & (1U << i)))
+			continue;
+		v[i] = t->val[i];
+		if (wow_opts[i].type != WOW_OT_U64)
+			continue;
+		snprintf(buf, sizeof(buf), "%" PRIu64, v[i]);
+		if (opt_value(i, buf, &v[i], err))
+			return -EINVAL;
+	}
+	/* one watermark alone: the other 10 points away */
+	if ((t->set & (1U << WOW_OPT_HIGH_WATERMARK)) &&
+	    !(t->set & (1U << WOW_OPT_LOW_WATERMARK)))
+		v[WOW_OPT_LOW_WATERMARK] = v[WOW_OPT_HIGH_WATERMARK] > 10 ?
+					   v[WOW_OPT_HIGH_WATERMARK] - 10 : 0;
+	if ((t->set & (1U << WOW_OPT_LOW_WATERMARK)) &&
+	    !(t->set & (1U << WOW_OPT_HIGH_WATERMARK)))
+		v[WOW_OPT_HIGH_WATERMARK] = v[WOW_OPT_LOW_WATERMARK] + 10 > 100 ?
+					    100 : v[WOW_OPT_LOW_WATERMARK] + 10;
+	if (v[WOW_OPT_ERASE_BLOCK_SIZE] < 4 * v[WOW_OPT_BLOCK_SIZE])
+		return fail(err, -EINVAL, "Invalid erase_block_size: must be "
+			    "at least 4 blocks (%" PRIu64 " < 4 x %" PRIu64 ")",
+			    v[WOW_OPT_ERASE_BLOCK_SIZE], v[WOW_OPT_BLOCK_SIZE]);
+	if (v[WOW_OPT_WRITE_GROUP_SIZE] < v[WOW_OPT_BLOCK_SIZE])
+		return fail(err, -EINVAL, "Invalid write_group_size: must be "
+			    "at least block_size (%" PRIu64 " < %" PRIu64 ")",
+			    v[WOW_OPT_WRITE_GROUP_SIZE], v[WOW_OPT_BLOCK_SIZE]);
+	if (v[WOW_OPT_MAX_DESTAGE_SIZE] < v[WOW_OPT_BLOCK_SIZE] ||
+	    v[WOW_OPT_MAX_DESTAGE_SIZE] % v[WOW_OPT_BLOCK_SIZE])
+		return fail(err, -EINVAL, "Invalid max_destage_size: must be "
+			    "a multiple of block_size (%" PRIu64 ", %" PRIu64
+			    ")", v[WOW_OPT_MAX_DESTAGE_SIZE],
+			    v[WOW_OPT_BLOCK_SIZE]);
+	if (v[WOW_OPT_LOW_WATERMARK] >= v[WOW_OPT_HIGH_WATERMARK])
+		return fail(err, -EINVAL, "Invalid watermarks: low_watermark "
+			    "must be below high_watermark (%" PRIu64 ", %"
+			    PRIu64 ")", v[WOW_OPT_LOW_WATERMARK],
+			    v[WOW_OPT_HIGH_WATERMARK]);
+	if (eff)
+		memcpy(eff, v, sizeof(v));
+	return 0;
+}
+
+int wow_tunable_value(const char *name, const char *value, char *out,
+		      char *err)
+{
+	int id = opt_lookup(name);
+	uint64_t v;
+	int r;
+
+	if (id < 0 || !wow_opts[id].runtime)
+		return fail(err, -EINVAL, "'%s' is not a runtime tunable "
+			    "(low_watermark, high_watermark, max_destage_ios, "
+			    "max_destage_size, max_age, sequential_cutoff)",
+			    name);
+	r = wow_opts[id].bytes ? wow_parse_size(value, &v) :
+				 parse_u64(value, &v);
+	if (r)
+		return fail(err, -EINVAL, "%s: '%s' is not a %s", name, value,
+			    wow_opts[id].bytes ?
+			    "size (bytes, or with a K, M, G suffix)" :
+			    "decimal number");
+	snprintf(out, 24, "%" PRIu64, v);
+	return 0;
 }
 
 static int table_opt(struct wow_table *t, struct words *ws, size_t *i,
@@ -615,26 +1039,93 @@ static void row(FILE *f, const char *heading, const char *value,
 		unit);
 }
 
-void wow_print_status_text(FILE *f, const char *name,
-			   const struct wow_status *st)
+/* The value of a tunable as a word: policy name, on/off, a number. */
+static const char *tunable_text(int id, uint64_t v, char *buf)
 {
-	char buf[32];
+	if (wow_opts[id].type == WOW_OT_POLICY)
+		return wow_policy_name(v);
+	if (wow_opts[id].type == WOW_OT_FLAG)
+		return v ? "on" : "off";
+	snprintf(buf, 24, "%" PRIu64, v);
+	return buf;
+}
+
+/* The rates of struct wow_rates: id, heading, unit, member */
+static const struct {
+	const char *id, *heading, *unit;
+	size_t offset;
+} rate_rows[] = {
+#define R(m, head, u) { #m, head, u, offsetof(struct wow_rates, m) }
+	R(destage_mib_s, "Destage", "MiB/s"),
+	R(destage_writes_s, "Destage writes", "writes/s"),
+	R(dirty_blocks_s, "Dirty blocks change", "blocks/s"),
+	R(log_mib_s, "Cache device writes", "MiB/s"),
+	R(read_hits_s, "Read hits", "bios/s"),
+	R(read_misses_s, "Read misses", "bios/s"),
+	R(write_hits_s, "Write hits", "bios/s"),
+	R(write_misses_s, "Write misses", "bios/s"),
+#undef R
+};
+
+static double rate_of(const struct wow_rates *r, size_t i)
+{
+	return *(const double *)((const char *)r + rate_rows[i].offset);
+}
+
+void wow_print_report_text(FILE *f, const struct wow_report *r)
+{
+	const struct wow_status *st = r->st;
+	struct wow_tunable tun[WOW_NR_OPTS];
+	char buf[64], why[WOW_ERR_LEN];
+	enum wow_health_level h = wow_health_of(st, why);
 	size_t i;
 	double v;
 
-	fprintf(f, "%s\n", name);
+	fprintf(f, "%s: %s%s%s\n", r->name, wow_health_name(h), *why ? ": " : "",
+		why);
+	if (r->table) {
+		char *o = wow_dev_describe(r->table->origin);
+		char *c = wow_dev_describe(r->table->cache);
+
+		fprintf(f, "  %-26s %s\n  %-26s %s\n", "Origin",
+			o ? o : r->table->origin, "Cache",
+			c ? c : r->table->cache);
+		free(o);
+		free(c);
+	}
 	for (i = 0; i < WOW_NR_FIELDS; i++)
 		if (wow_status_has(st, i))
 			row(f, wow_fields[i].heading,
 			    wow_status_text(st, i, buf), wow_fields[i].unit);
+	for (i = 0; i < st->nr_other; i++)
+		row(f, st->other[i].key, st->other[i].value, "");
+	fputs(" Derived\n", f);
 	for (i = 0; i < wow_nr_derived; i++) {
 		if (!wow_derived_get(&wow_derived[i], st, &v))
 			continue;
 		snprintf(buf, sizeof(buf), "%.1f", v);
 		row(f, wow_derived[i].heading, buf, wow_derived[i].unit);
 	}
-	for (i = 0; i < st->nr_other; i++)
-		row(f, st->other[i].key, st->other[i].value, "");
+	if (r->rates) {
+		fprintf(f, " Rates (over the last %.1f s)\n", r->rates->seconds);
+		for (i = 0; i < ARRAY_SIZE(rate_rows); i++) {
+			snprintf(buf, sizeof(buf), "%.1f", rate_of(r->rates, i));
+			row(f, rate_rows[i].heading, buf, rate_rows[i].unit);
+		}
+	}
+	fputs(" Tunables (where the value comes from)\n", f);
+	wow_tunables(st, r->table, tun);
+	for (i = 0; i < WOW_NR_OPTS; i++) {
+		char unit[48];
+
+		if (i == WOW_OPT_FORMAT)
+			continue;
+		snprintf(unit, sizeof(unit), "%s%s(%s)", wow_opts[i].unit,
+			 *wow_opts[i].unit ? " " : "",
+			 wow_source_name(tun[i].source));
+		row(f, wow_opts[i].name, tunable_text(i, tun[i].value, buf),
+		    unit);
+	}
 }
 
 static void json_value(FILE *f, const char *word)
@@ -654,17 +1145,28 @@ static void json_key(FILE *f, const char *sep, const char *key)
 	fputc(':', f);
 }
 
-void wow_print_status_json(FILE *f, const char *name,
-			   const struct wow_status *st)
+/* A finite double as JSON (JSON has no NaN or infinity). */
+static void json_double(FILE *f, double v)
 {
+	if (v != v || v > 1e300 || v < -1e300)
+		fputs("null", f);
+	else
+		fprintf(f, "%.3f", v);
+}
+
+void wow_print_report_json(FILE *f, const struct wow_report *r)
+{
+	const struct wow_status *st = r->st;
+	struct wow_tunable tun[WOW_NR_OPTS];
+	char buf[32], why[WOW_ERR_LEN];
+	enum wow_health_level h = wow_health_of(st, why);
 	const char *sep = "";
-	char buf[32];
 	size_t i;
 	double v;
 
 	fputc('{', f);
 	json_key(f, "", "name");
-	wow_json_string(f, name);
+	wow_json_string(f, r->name);
 	for (i = 0; i < WOW_NR_FIELDS; i++) {
 		if (!wow_status_has(st, i))
 			continue;
@@ -674,16 +1176,72 @@ void wow_print_status_json(FILE *f, const char *name,
 		else
 			wow_json_string(f, wow_status_text(st, i, buf));
 	}
+	json_key(f, ",", "health");
+	wow_json_string(f, wow_health_name(h));
+	json_key(f, ",", "health_reason");
+	wow_json_string(f, why);
 	json_key(f, ",", "derived");
 	fputc('{', f);
 	for (i = 0; i < wow_nr_derived; i++) {
 		if (!wow_derived_get(&wow_derived[i], st, &v))
 			continue;
 		json_key(f, sep, wow_derived[i].id);
-		fprintf(f, "%.3f", v);
+		json_double(f, v);
 		sep = ",";
 	}
 	fputc('}', f);
+	json_key(f, ",", "rates");
+	if (r->rates) {
+		json_key(f, "{", "seconds");
+		json_double(f, r->rates->seconds);
+		for (i = 0; i < ARRAY_SIZE(rate_rows); i++) {
+			json_key(f, ",", rate_rows[i].id);
+			json_double(f, rate_of(r->rates, i));
+		}
+		fputc('}', f);
+	} else {
+		fputs("null", f);
+	}
+	json_key(f, ",", "tunables");
+	wow_tunables(st, r->table, tun);
+	sep = "{";
+	for (i = 0; i < WOW_NR_OPTS; i++) {
+		if (i == WOW_OPT_FORMAT)
+			continue;
+		json_key(f, sep, wow_opts[i].name);
+		json_key(f, "{", "value");
+		if (wow_opts[i].type == WOW_OT_POLICY)
+			wow_json_string(f, wow_policy_name(tun[i].value));
+		else if (wow_opts[i].type == WOW_OT_FLAG)
+			fputs(tun[i].value ? "true" : "false", f);
+		else
+			fprintf(f, "%" PRIu64, tun[i].value);
+		json_key(f, ",", "unit");
+		wow_json_string(f, wow_opts[i].unit);
+		json_key(f, ",", "source");
+		wow_json_string(f, wow_source_name(tun[i].source));
+		fputc('}', f);
+		sep = ",";
+	}
+	fputc('}', f);
+	json_key(f, ",", "table");
+	if (r->table) {
+		char *line = wow_table_format(r->table);
+
+		json_key(f, "{", "origin");
+		wow_json_string(f, r->table->origin);
+		json_key(f, ",", "cache");
+		wow_json_string(f, r->table->cache);
+		json_key(f, ",", "params");
+		if (line)
+			wow_json_string(f, line);
+		else
+			fputs("null", f);
+		free(line);
+		fputc('}', f);
+	} else {
+		fputs("null", f);
+	}
 	json_key(f, ",", "other");
 	fputc('{', f);
 	for (i = 0; i < st->nr_other; i++) {
@@ -691,6 +1249,164 @@ void wow_print_status_json(FILE *f, const char *name,
 		json_value(f, st->other[i].value);
 	}
 	fputs("}}", f);
+}
+
+void wow_print_status_text(FILE *f, const char *name,
+			   const struct wow_status *st)
+{
+	struct wow_report r = { .name = name, .st = st };
+
+	wow_print_report_text(f, &r);
+}
+
+void wow_print_status_json(FILE *f, const char *name,
+			   const struct wow_status *st)
+{
+	struct wow_report r = { .name = name, .st = st };
+
+	wow_print_report_json(f, &r);
+}
+
+/* ---- wowctl status: a list of devices ---- */
+
+void wow_samples_free(struct wow_samples *ss)
+{
+	size_t i;
+
+	for (i = 0; i < ss->nr; i++) {
+		free(ss->s[i].name);
+		wow_status_free(&ss->s[i].st);
+	}
+	free(ss->s);
+	ss->s = NULL;
+	ss->nr = 0;
+}
+
+static struct wow_sample *sample_find(struct wow_samples *ss, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ss->nr; i++)
+		if (!strcmp(ss->s[i].name, name))
+			return &ss->s[i];
+	return NULL;
+}
+
+/* Keep @st (moved: the caller's copy is emptied) as @name's last sample. */
+static void sample_keep(struct wow_samples *ss, const char *name,
+			struct wow_status *st, double now)
+{
+	struct wow_sample *s = sample_find(ss, name), *v;
+
+	if (!s) {
+		v = realloc(ss->s, (ss->nr + 1) * sizeof(*v));
+		if (!v)
+			return;
+		ss->s = v;
+		s = &v[ss->nr];
+		s->name = strdup(name);
+		if (!s->name)
+			return;
+		memset(&s->st, 0, sizeof(s->st));
+		ss->nr++;
+	}
+	wow_status_free(&s->st);
+	s->st = *st;
+	s->time = now;
+	memset(st, 0, sizeof(*st));
+}
+
+/* One device, rendered into *text; 0 or -errno with @err set. */
+static int show_one(const char *name, unsigned int flags, wow_fetch_fn *fetch,
+		    void *ctx, struct wow_samples *samples, double now,
+		    enum wow_health_level *worst, char **text, char *err)
+{
+	char *sline = NULL, *tline = NULL, e2[WOW_ERR_LEN];
+	struct wow_report r = { .name = name };
+	struct wow_sample *prev;
+	struct wow_rates rates;
+	struct wow_status st;
+	struct wow_table t;
+	bool have_t = false;
+	size_t len;
+	FILE *f;
+	int ret;
+
+	*text = NULL;
+	ret = fetch(ctx, name, &sline, &tline, err);
+	if (ret)
+		goto out;
+	ret = wow_status_parse(sline, &st, e2);
+	if (ret) {
+		fail(err, ret, "%s: bad status line '%s': %s", name, sline, e2);
+		goto out;
+	}
+	if (tline && !wow_table_parse(tline, &t, NULL))
+		have_t = true;
+	r.st = &st;
+	r.table = have_t ? &t : NULL;
+	prev = samples ? sample_find(samples, name) : NULL;
+	if (prev && wow_rates_get(&prev->st, &st, now - prev->time, &rates))
+		r.rates = &rates;
+	if (worst && wow_health_of(&st, NULL) > *worst)
+		*worst = wow_health_of(&st, NULL);
+	f = open_memstream(text, &len);
+	if (!f) {
+		ret = fail(err, -ENOMEM, "out of memory");
+	} else {
+		if (flags & WOW_SHOW_JSON)
+			wow_print_report_json(f, &r);
+		else
+			wow_print_report_text(f, &r);
+		if (fclose(f)) {
+			free(*text);
+			*text = NULL;
+			ret = fail(err, -ENOMEM, "out of memory");
+		}
+	}
+	if (samples)
+		sample_keep(samples, name, &st, now);
+	wow_status_free(&st);
+	if (have_t)
+		wow_table_free(&t);
+out:
+	free(sline);
+	free(tline);
+	return ret;
+}
+
+int wow_show(FILE *out, FILE *errf, char *const *names, size_t nr,
+	     unsigned int flags, wow_fetch_fn *fetch, void *ctx,
+	     struct wow_samples *samples, double now,
+	     enum wow_health_level *worst)
+{
+	bool json = flags & WOW_SHOW_JSON;
+	bool array = json && (nr != 1 || (flags & WOW_SHOW_ARRAY));
+	char err[WOW_ERR_LEN], *text;
+	size_t i, shown = 0;
+	int ret = 0;
+
+	if (array)
+		fputc('[', out);
+	for (i = 0; i < nr; i++) {
+		if (show_one(names[i], flags, fetch, ctx, samples, now, worst,
+			     &text, err)) {
+			fprintf(errf, "wowctl: %s\n", err);
+			ret = 1;
+			continue;
+		}
+		/* the separator only once the device's text is complete */
+		if (shown++)
+			fputs(json ? "," : "\n", out);
+		fputs(text, out);
+		free(text);
+	}
+	if (array)
+		fputc(']', out);
+	if (json && (array || shown))
+		fputc('\n', out);
+	fflush(out);
+	return ret;
 }
 
 void wow_print_table_text(FILE *f, const struct wow_table *t)
@@ -804,10 +1520,210 @@ static int dm_set_dev(struct dm_task *dmt, const char *dev)
 				       minor(sb.st_rdev), 0);
 }
 
+/* ---- the kernel's reasons ---- */
+
+bool wow_kmsg_match(const char *rec, char *out, size_t len)
+{
+	const char *m = rec, *end, *dm;
+	size_t n;
+
+	if (*m == '<') {		/* klogctl: "<3>[   1.234] msg" */
+		m = strchr(m, '>');
+		if (!m)
+			return false;
+		m++;
+		if (*m == '[') {
+			m = strchr(m, ']');
+			if (!m)
+				return false;
+			m++;
+			while (*m == ' ')
+				m++;
+		}
+	} else {			/* /dev/kmsg: "3,12,34,-;msg" */
+		const char *semi = strchr(m, ';'), *nl = strchr(m, '\n');
+
+		if (semi && (!nl || semi < nl))
+			m = semi + 1;
+	}
+	end = strchr(m, '\n');
+	n = end ? (size_t)(end - m) : strlen(m);
+	dm = "device-mapper: ";
+	if (n <= strlen(dm) || strncmp(m, dm, strlen(dm)))
+		return false;
+	m += strlen(dm);
+	n -= strlen(dm);
+	/* "wow: ..." (DMERR) or "table: 254:0: wow: ..." (ti->error) */
+	if (strncmp(m, "wow: ", 5)) {
+		const char *d = n > 7 && !strncmp(m, "table: ", 7) ?
+				memchr(m + 7, ' ', n - 7) : NULL;
+
+		/* "table: <maj:min>: wow: " */
+		if (!d || (size_t)(d - m) + 6 > n || d[-1] != ':' ||
+		    strncmp(d + 1, "wow: ", 5))
+			return false;
+	}
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, m, n);
+	out[n] = '\0';
+	return true;
+}
+
+/* The last line of the klogctl buffer (caller frees), "" if none. */
+static char *klog_read(void)
+{
+	int size = klogctl(10, NULL, 0);	/* SYSLOG_ACTION_SIZE_BUFFER */
+	char *buf;
+	int n;
+
+	if (size <= 0)
+		size = 1 << 20;
+	buf = malloc(size + 1);
+	if (!buf)
+		return NULL;
+	n = klogctl(3, buf, size);		/* SYSLOG_ACTION_READ_ALL */
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+static char *last_line(const char *buf)
+{
+	const char *end = buf + strlen(buf), *p;
+
+	while (end > buf && end[-1] == '\n')
+		end--;
+	for (p = end; p > buf && p[-1] != '\n'; p--)
+		;
+	return strndup(p, end - p);
+}
+
+void wow_kmsg_open(struct wow_kmsg *k)
+{
+	char *buf;
+
+	k->before = NULL;
+	k->fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (k->fd >= 0) {
+		if (lseek(k->fd, 0, SEEK_END) >= 0)
+			return;
+		close(k->fd);
+		k->fd = -1;
+	}
+	buf = klog_read();
+	if (buf)
+		k->before = last_line(buf);
+	free(buf);
+}
+
+static void add_line(FILE *f, bool *any, const char *rec)
+{
+	char msg[1024];
+
+	if (!wow_kmsg_match(rec, msg, sizeof(msg)))
+		return;
+	fprintf(f, "%s%s", *any ? "\n" : "", msg);
+	*any = true;
+}
+
+char *wow_kmsg_collect(struct wow_kmsg *k)
+{
+	char rec[8192], *buf = NULL, *log, *p, *nl;
+	bool any = false;
+	size_t len;
+	ssize_t n;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		goto out;
+	if (k->fd >= 0) {
+		for (;;) {
+			n = read(k->fd, rec, sizeof(rec) - 1);
+			if (n < 0 && errno == EPIPE)
+				continue;	/* overwritten: read on */
+			if (n <= 0)
+				break;
+			rec[n] = '\0';
+			add_line(f, &any, rec);
+		}
+	} else if (k->before && (log = klog_read())) {
+		/* the lines after the last one seen before */
+		p = *k->before ? NULL : log;
+		for (nl = log; *k->before && (nl = strstr(nl, k->before));
+		     nl++)
+			p = nl + strlen(k->before);
+		for (; p && *p; p = nl ? nl + 1 : p + strlen(p)) {
+			nl = strchr(p, '\n');
+			if (nl)
+				*nl = '\0';
+			add_line(f, &any, p);
+			if (!nl)
+				break;
+		}
+		free(log);
+	}
+	fclose(f);
+	if (!any) {
+		free(buf);
+		buf = NULL;
+	}
+out:
+	if (k->fd >= 0)
+		close(k->fd);
+	k->fd = -1;
+	free(k->before);
+	k->before = NULL;
+	return buf;
+}
+
+/* "; the kernel said: LINE; LINE" for @err, from @k (closed) */
+static void kmsg_reason(struct wow_kmsg *k, char *err)
+{
+	char *why = wow_kmsg_collect(k), *p;
+	size_t n;
+
+	if (!err)
+		goto out;
+	n = strlen(err);
+	if (!why) {
+		snprintf(err + n, WOW_ERR_LEN - n,
+			 " (no reason in the kernel log)");
+		goto out;
+	}
+	for (p = why; (p = strchr(p, '\n'));)
+		*p = ';';
+	snprintf(err + n, WOW_ERR_LEN - n, "; the kernel said: %s", why);
+out:
+	free(why);
+}
+
+/* ---- device-mapper ---- */
+
+static void dm_log_quiet(int level, const char *file, int line, int dm_errno,
+			 const char *f, ...)
+{
+	(void)level;
+	(void)file;
+	(void)line;
+	(void)dm_errno;
+	(void)f;
+}
+
+void wow_dm_quiet(void)
+{
+	if (!getenv("WOWCTL_DEBUG"))
+		dm_log_with_errno_init(dm_log_quiet);
+}
+
 static struct dm_task *dm_run(int type, const char *dev, const char *msg,
 			      char *err)
 {
 	struct dm_task *dmt = dm_task_create(type);
+	struct wow_kmsg k = { .fd = -1 };
 	int e;
 
 	if (!dmt) {
@@ -824,20 +1740,28 @@ static struct dm_task *dm_run(int type, const char *dev, const char *msg,
 		fail(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
+	if (msg)
+		wow_kmsg_open(&k);
 	if (!dm_task_run(dmt)) {
 		e = dm_task_get_errno(dmt);
 		if (e == ENXIO)
 			fail(err, -ENODEV, "%s: no such device", dev);
 		else if (msg)
-			fail(err, -EIO, "%s: message '%s' rejected: %s",
+			fail(err, -EIO, "%s: message '%s' refused: %s",
 			     dev, msg, strerror(e ? e : EIO));
 		else
 			fail(err, -EIO, "%s: device-mapper request failed: %s",
 			     dev ? dev : "list", strerror(e ? e : EIO));
+		if (msg && e != ENXIO)
+			kmsg_reason(&k, err);
 		goto fail;
 	}
+	if (msg)
+		free(wow_kmsg_collect(&k));
 	return dmt;
 fail:
+	if (k.fd >= 0)
+		free(wow_kmsg_collect(&k));
 	dm_task_destroy(dmt);
 	return NULL;
 }
@@ -936,4 +1860,138 @@ int wow_dm_message(const char *dev, const char *msg, char **response,
 		*response = strdup(resp);
 	dm_task_destroy(dmt);
 	return 0;
+}
+
+int wow_dm_fetch(void *ctx, const char *name, char **status, char **table,
+		 char *err)
+{
+	int r;
+
+	(void)ctx;
+	*status = *table = NULL;
+	r = wow_dm_params(name, false, status, err);
+	if (r)
+		return r;
+	/* the table is extra: a device gone since is reported as gone */
+	r = wow_dm_params(name, true, table, err);
+	if (r) {
+		free(*status);
+		*status = NULL;
+	}
+	return r;
+}
+
+/* Run @dmt with a udev cookie and wait for udev (or make the nodes). */
+static int dm_run_udev(struct dm_task *dmt)
+{
+	uint32_t cookie = 0;
+	int ok;
+
+	ok = dm_task_set_cookie(dmt, &cookie, 0) && dm_task_run(dmt);
+	if (cookie)
+		dm_udev_wait(cookie);
+	return ok;
+}
+
+int wow_dm_create(const char *name, uint64_t sectors, const char *params,
+		  char *err)
+{
+	struct dm_task *dmt = dm_task_create(DM_DEVICE_CREATE);
+	struct wow_kmsg k;
+	int r = 0, e;
+
+	if (!dmt)
+		return fail(err, -ENODEV,
+			    "cannot use device-mapper (dm-mod loaded? root?)");
+	if (!dm_task_set_name(dmt, name) ||
+	    !dm_task_add_target(dmt, 0, sectors, WOW_TARGET_NAME, params)) {
+		r = fail(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	wow_kmsg_open(&k);
+	if (!dm_run_udev(dmt)) {
+		e = dm_task_get_errno(dmt);
+		if (e == EBUSY || e == EEXIST) {
+			r = fail(err, -EEXIST, "%s: a device-mapper device of "
+				 "that name exists", name);
+			free(wow_kmsg_collect(&k));
+		} else {
+			r = fail(err, -EIO, "%s: the kernel refused the table "
+				 "(%s)", name, strerror(e ? e : EINVAL));
+			kmsg_reason(&k, err);
+		}
+		goto out;
+	}
+	free(wow_kmsg_collect(&k));
+out:
+	dm_task_destroy(dmt);
+	return r;
+}
+
+int wow_dm_remove(const char *dev, char *err)
+{
+	struct dm_task *dmt = dm_task_create(DM_DEVICE_REMOVE);
+	int r = 0, e;
+
+	if (!dmt)
+		return fail(err, -ENODEV,
+			    "cannot use device-mapper (dm-mod loaded? root?)");
+	if (!dm_set_dev(dmt, dev)) {
+		r = fail(err, -EINVAL, "%s: not a device-mapper device", dev);
+		goto out;
+	}
+	dm_task_retry_remove(dmt);
+	if (!dm_run_udev(dmt)) {
+		e = dm_task_get_errno(dmt);
+		if (e == ENXIO)
+			r = fail(err, -ENODEV, "%s: no such device", dev);
+		else if (e == EBUSY)
+			r = fail(err, -EBUSY, "%s: in use (mounted, open, or "
+				 "held by another device)", dev);
+		else
+			r = fail(err, -EIO, "%s: remove failed: %s", dev,
+				 strerror(e ? e : EIO));
+	}
+out:
+	dm_task_destroy(dmt);
+	return r;
+}
+
+int wow_dm_suspend(const char *dev, bool suspend, char *err)
+{
+	struct dm_task *dmt = dm_task_create(suspend ? DM_DEVICE_SUSPEND :
+						       DM_DEVICE_RESUME);
+	int r = 0, ok;
+
+	if (!dmt)
+		return fail(err, -ENODEV,
+			    "cannot use device-mapper (dm-mod loaded? root?)");
+	if (!dm_set_dev(dmt, dev)) {
+		r = fail(err, -EINVAL, "%s: not a device-mapper device", dev);
+		goto out;
+	}
+	ok = suspend ? dm_task_run(dmt) : dm_run_udev(dmt);
+	if (!ok)
+		r = fail(err, -EIO, "%s: %s failed: %s", dev,
+			 suspend ? "suspend" : "resume",
+			 strerror(dm_task_get_errno(dmt) ?: EIO));
+out:
+	dm_task_destroy(dmt);
+	return r;
+}
+
+int wow_dm_open_count(const char *dev, int *count, char *err)
+{
+	struct dm_task *dmt = dm_run(DM_DEVICE_INFO, dev, NULL, err);
+	struct dm_info info;
+	int r = 0;
+
+	if (!dmt)
+		return -EIO;
+	if (!dm_task_get_info(dmt, &info) || !info.exists)
+		r = fail(err, -ENODEV, "%s: no such device", dev);
+	else
+		*count = info.open_count;
+	dm_task_destroy(dmt);
+	return r;
 }

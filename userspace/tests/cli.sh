@@ -29,6 +29,21 @@ expect_rc cli_extra_argument_exits_2 2 commit a b
 expect_rc cli_cleaner_bad_word_exits_2 2 cleaner mydev maybe
 expect_rc cli_fields_rst_and_json_exits_2 2 fields --rst --json
 expect_rc cli_missing_device_exits_1 1 status wow-test-no-such-device
+expect_rc cli_create_too_few_arguments_exits_2 2 create x /dev/null
+expect_rc cli_create_bad_name_exits_2 2 create a/b /dev/null /dev/zero
+expect_rc cli_create_unknown_option_exits_2 2 create x /dev/null /dev/zero -o blocksize=4096
+expect_rc cli_create_bad_value_exits_2 2 create x /dev/null /dev/zero --option block_size=3000
+expect_rc cli_create_bad_combination_exits_2 2 create x /dev/null /dev/zero -o block_size=8K,max_destage_size=12K
+expect_rc cli_create_bad_watermarks_exits_2 2 create x /dev/null /dev/zero -o low_watermark=70 -o high_watermark=70
+expect_rc cli_create_option_without_value_exits_2 2 create x /dev/null /dev/zero -o
+expect_rc cli_create_not_block_device_exits_1 1 create x /dev/null /dev/zero --dry-run
+expect_rc cli_remove_no_argument_exits_2 2 remove
+expect_rc cli_remove_bad_interval_exits_2 2 remove x --clean --interval 0
+expect_rc cli_clean_bad_option_exits_2 2 clean x --force
+expect_rc cli_status_bad_watch_exits_2 2 status --watch x
+expect_rc cli_status_count_without_watch_exits_2 2 status --count 2
+expect_rc cli_set_fixed_option_exits_1 1 set x block_size 8192
+expect_rc cli_set_bad_size_exits_1 1 set x max_destage_size 12Q
 
 # offline commands (wowcache; the images are tested in test_wowcache.c)
 IMG=$(mktemp /tmp/wowctl-cli.XXXXXX)
@@ -67,10 +82,21 @@ esac
 
 out=$("$WOWCTL" --help 2>&1)
 case $out in
-*"clear-stats DEV"*"check CACHE"*"dump [--scan] CACHE"*"writeback"*"metadata-size"*"4 errors"*)
+*"create NAME ORIGIN CACHE"*"remove [--clean] DEV"*"clean "*"--health"*"clear-stats DEV"*"check CACHE"*"dump [--scan] CACHE"*"writeback"*"metadata-size"*"4 errors"*"3 a device is"*"4 a device failed"*"130 interrupted"*)
 	pass cli_help_lists_commands ;;
-*) fail cli_help_lists_commands "clear-stats missing from --help" ;;
+*) fail cli_help_lists_commands "a command or exit code missing from --help" ;;
 esac
+
+# the man page documents every command and exit code of --help
+MAN=$(dirname "$0")/../wowctl.8
+missing=""
+for w in create remove clean status table set cleaner commit clear\\-stats \
+	fields check dump writeback metadata\\-size \\-\\-health \
+	\\-\\-watch \\-\\-clean \\-\\-option 130; do
+	grep -qF -- "$w" "$MAN" || missing="$missing $w"
+done
+if [ -z "$missing" ]; then pass cli_man_page_lists_commands
+else fail cli_man_page_lists_commands "wowctl.8 lacks:$missing"; fi
 
 out=$("$WOWCTL" fields --rst)
 n=$(printf '%s\n' "$out" | grep -c '^   \* - ``')
