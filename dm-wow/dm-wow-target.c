@@ -707,6 +707,10 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 		DMEMIT(" load_kib=%llu loaded_from=%s", wc->load_bytes >> 10,
 		       wc->needs_format ? "format" :
 		       wc->load_from_ckpt ? "checkpoint" : "log");
+		/* the runtime tunables in effect, named as their options */
+		DMEMIT(" max_destage_ios=%u max_destage_size=%u max_age=%u sequential_cutoff=%llu",
+		       args.max_destage_ios, args.max_destage_size,
+		       args.max_age_s, (u64)args.sequential_cutoff);
 		break;
 	case STATUSTYPE_TABLE:
 		args.set &= ~BIT(WOW_OPT_FORMAT);

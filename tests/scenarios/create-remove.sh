@@ -116,6 +116,9 @@ opts="$opts max_destage_size 524288 max_age 30 sequential_cutoff 4194304"
 wow_create w "$ORIGIN" "$CACHE" $opts
 check_table w "0 $LEN wow $O $C 20 $opts"
 check_status w lrw 4096
+# the runtime tunables in effect are in the status too
+wow_status w | grep -q ' max_destage_ios=64 max_destage_size=524288 max_age=30 sequential_cutoff=4194304' ||
+	fail "the status lacks the tunables in effect: $(wow_status w)"
 wow_remove w
 
 info "format on a blank cache is not re-emitted; cleaner is"
