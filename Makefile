@@ -92,8 +92,7 @@ test-vm612: userspace
 	@tests/vm/kernel2.sh smoke
 
 test-vm-debug: userspace
-	@tests/vm/debug-kernel.sh module >/dev/null
-	@tests/vm/wowvm.py run --flavour debug --profile full --jobs $${WOW_VM_JOBS:-2} tests/scenarios/*.sh
+	@tests/vm/check-debug.sh
 
 bench:
 	@scripts/bench.py --full

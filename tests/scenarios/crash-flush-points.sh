@@ -36,7 +36,8 @@
 # 1200 s; full: up to 1000 points, one rotating variant each, a second
 # load after every one, no time limit (give wowvm.py a longer timeout).
 # WOW_FP_BUDGET overrides the number of points, WOW_FP_VARIANTS the
-# variants ("torn subset all": all three at every point).
+# variants ("torn subset all": all three at every point), WOW_FP_SHARD=K/N
+# checks only every Nth point of the sample, from the Kth.
 #
 # vm: origin=2G cache=512M timeout=1800 timeout_full=21600
 . "${WOW_LIB:-/wow/lib.sh}"
@@ -232,6 +233,17 @@ modprobe brd rd_nr=$((2 * WORKERS)) rd_size=131072 max_part=0 ||
 awk -v np="$NP" -v b="$BUDGET" 'BEGIN { if (b > np) b = np; step = np / b; next_i = 0 }
 	{ if (NR - 1 >= next_i) { print; next_i += step } }' $T/points \
 	> $T/sample
+# WOW_FP_SHARD=K/N: this boot checks points K, K+N, ... of the sample
+# (make check-debug runs N shards, each a boot with its own recording,
+# so that no boot outlives a session and an interrupted run resumes)
+if [ -n "${WOW_FP_SHARD:-}" ]; then
+	SK=${WOW_FP_SHARD%/*} SN=${WOW_FP_SHARD#*/}
+	[ "$SK" -ge 0 ] 2> /dev/null && [ "$SK" -lt "$SN" ] ||
+		fail "bad WOW_FP_SHARD '$WOW_FP_SHARD' (K/N, 0 <= K < N)"
+	awk -v k="$SK" -v n="$SN" '(NR - 1) % n == k' $T/sample > $T/shard
+	mv $T/shard $T/sample
+	echo "shard $SK of $SN: every ${SN}th point of an even sample of $BUDGET"
+fi
 echo "checking $(wc -l < $T/sample) of $NP flush points, $WORKERS worker(s)"
 T1=$(now)
 

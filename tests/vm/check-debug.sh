@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check-debug: every VM scenario on the debug kernel (KASAN, lockdep,
+# KFENCE, kmemleak, ...; tests/vm/debug-kernel.sh) with WOW_PROFILE=full,
+# crash-flush-points as $WOW_FP_SHARDS boots (default 5) of 1000/N points
+# each, every boot with its own recording.
+#
+# A whole run needs about three hours of both cores of a 2-core machine
+# (1,000 flush points at some 7 s each under KASAN, and the rest), more
+# than one working session.  So it resumes: a scenario (or shard) that
+# passed is kept under $WOW_CACHE/check-debug/<key>/ with its output, the
+# key naming the tree (the commit's tree, or a hash of the changes when
+# the tree is dirty) and the debug kernel; a later run at the same key
+# runs only what has not passed yet, and prints every result, earlier
+# ones marked so.  WOW_CHECK_DEBUG_FRESH=1 starts over.
+#
+# Result lines: PASS/FAIL/SKIP: vm/<scenario>, as wowvm.py prints them,
+# then the flush points checked over all shards.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+WOW_CACHE=${WOW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dm-wow}
+SHARDS=${WOW_FP_SHARDS:-5}
+JOBS=${WOW_VM_JOBS:-2}
+
+say() { echo "check-debug: $*" >&2; }
+
+kdir=$("$here/debug-kernel.sh" dir) || exit 1
+"$here/debug-kernel.sh" module > /dev/null || exit 1
+
+# the key: the tree as committed, or with its changes; and the kernel
+cd "$repo" || exit 1
+tree=$(git rev-parse 'HEAD^{tree}' 2> /dev/null || echo notree)
+if [ -n "$(git status --porcelain --untracked-files=no 2> /dev/null)" ]; then
+	tree=dirty-$( { echo "$tree"; git diff HEAD; } | sha256sum | cut -c1-16)
+fi
+key=${tree:0:24}-$(basename "$kdir")
+dir=$WOW_CACHE/check-debug/$key
+[ "${WOW_CHECK_DEBUG_FRESH:-0}" = 1 ] && rm -rf "$dir"
+mkdir -p "$dir/scenarios" "$dir/passed"
+say "results kept in $dir"
+
+# the scenarios, crash-flush-points cut into shards
+todo=()
+names=()
+for s in tests/scenarios/*.sh; do
+	n=$(basename "$s" .sh)
+	if [ "$n" != crash-flush-points ]; then
+		names+=("$n")
+		[ -f "$dir/passed/$n" ] || todo+=("$s")
+		continue
+	fi
+	for ((k = 0; k < SHARDS; k++)); do
+		sn=$n-$((k + 1))of$SHARDS
+		names+=("$sn")
+		w=$dir/scenarios/$sn.sh
+		# the scenario itself, told its shard after the library loads
+		sed "/^\. \"\${WOW_LIB:-\/wow\/lib.sh}\"/a WOW_FP_SHARD=$k/$SHARDS; export WOW_FP_SHARD" \
+			"$s" > "$w"
+		grep -q "^WOW_FP_SHARD=$k/$SHARDS" "$w" ||
+			{ say "cannot make shard $sn of $s"; exit 1; }
+		[ -f "$dir/passed/$sn" ] || todo+=("$w")
+	done
+done
+
+out=$dir/last-run.log
+: > "$out"
+rc=0
+if [ ${#todo[@]} -gt 0 ]; then
+	say "${#todo[@]} of ${#names[@]} to run ($(( ${#names[@]} - ${#todo[@]} )) passed earlier at this tree)"
+	"$here/wowvm.py" run --flavour debug --profile full --jobs "$JOBS" \
+		--suite vm-new "${todo[@]}" 2>&1 | tee "$out" |
+		grep -v -E '^(PASS|SKIP): vm-new/' | sed 's/^FAIL: vm-new\//FAIL: vm\//'
+	rc=${PIPESTATUS[0]}
+	logs=$(sed -n 's/.*logs in \(\/[^ ]*\)$/\1/p' "$out" | tail -n 1)
+	for n in $(sed -n 's/^PASS: vm-new\/\([^ ]*\)$/\1/p' "$out"); do
+		{ date -u +%FT%TZ; cat "$logs/results/$n.out" 2> /dev/null; } \
+			> "$dir/passed/$n"
+	done
+	grep -E '^SKIP: vm-new/' "$out" | sed 's/^SKIP: vm-new\//SKIP: vm\//'
+fi
+
+# every result: this run's and the earlier ones
+checked=0 shards=0
+for n in "${names[@]}"; do
+	if [ -f "$dir/passed/$n" ]; then
+		if grep -q "^PASS: vm-new/$n\$" "$out" 2> /dev/null; then
+			echo "PASS: vm/$n"
+		else
+			echo "PASS: vm/$n (passed earlier at this tree, $(head -n 1 "$dir/passed/$n"))"
+		fi
+		case $n in crash-flush-points-*)
+			c=$(sed -n 's/^crash-flush-points: \([0-9]*\) flush points checked.*/\1/p' \
+				"$dir/passed/$n" | tail -n 1)
+			checked=$((checked + ${c:-0}))
+			shards=$((shards + 1)) ;;
+		esac
+	elif ! grep -q -E "^(FAIL|SKIP): vm-new/$n( |\$)" "$out" 2> /dev/null; then
+		echo "FAIL: vm/$n (not run: the run stopped before it)"
+	fi
+done
+echo "check-debug: $checked flush points checked without a failure on the debug kernel, in the $shards of $SHARDS shards that passed"
+[ "$rc" -eq 0 ] || exit "$rc"
+[ "$shards" -eq "$SHARDS" ] || exit 1
