@@ -312,6 +312,8 @@ static void start_copy(struct wow_cache *wc)
 
 	if (!c)
 		return;		/* the next kick tries again */
+	/* a policy node per busy group; short of them, fewer blocks held */
+	wow_policy_refill(wc, max);
 	spin_lock_irq(&wc->lock);
 	if (wc->victim == WOW_NO_SEG || wc->stopped) {
 		spin_unlock_irq(&wc->lock);

@@ -579,6 +579,11 @@ static void start_runs(struct wow_cache *wc)
 		run = alloc_run(wc, &max_blocks);
 		if (!run)
 			break;
+		/* the policy's node for the run's group, if it needs one */
+		if (wow_policy_refill(wc, 1)) {
+			free_run(run);
+			break;
+		}
 		spin_lock_irq(&wc->lock);
 		if (wow_destage_target(wc, idle) > runs_busy(wc))
 			n = wow_policy_next_run(&wc->policy, &start,

@@ -48,6 +48,27 @@ static void pace_work(struct work_struct *ws)
 	queue_work(wc->wq, &wc->commit_work);
 }
 
+/* The policy's source: is the current cached copy of @ob dirty? (lock held) */
+static bool oblock_dirty(void *ctx, u64 ob)
+{
+	struct wow_cache *wc = ctx;
+	u32 slot = wow_index_lookup(&wc->index, to_oblock(ob));
+
+	return slot != WOW_NO_SLOT &&
+	       (wow_slot_at(&wc->index, slot)->flags & WOW_SLOT_DIRTY);
+}
+
+static int policy_init(struct wow_cache *wc, const struct wow_policy_ops *ops)
+{
+	const struct wow_policy_src src = { .dirty = oblock_dirty, .ctx = wc };
+
+	return wow_policy_init(&wc->policy, ops,
+			       wc->args.write_group_size / wc->args.block_size,
+			       DIV_ROUND_UP_SECTOR_T(wc->ti->len,
+						     1 << wc->block_shift),
+			       &src);
+}
+
 int wow_log_alloc(struct wow_cache *wc)
 {
 	const struct wow_policy_ops *ops[WOW_NR_POLICIES] = {
@@ -82,8 +103,9 @@ int wow_log_alloc(struct wow_cache *wc)
 	r = wow_index_init(&wc->index, wc->nr_slots);
 	if (r)
 		return r;
-	wow_policy_init(&wc->policy, ops[wc->args.policy],
-			wc->args.write_group_size / bs);
+	r = policy_init(wc, ops[wc->args.policy]);
+	if (r)
+		return r;
 
 	wc->marks = kmalloc_array(WOW_CLEAN_MARKS, sizeof(*wc->marks),
 				  GFP_KERNEL);
@@ -228,8 +250,12 @@ static int reserve_tombs(struct wow_cache *wc, u32 s, u32 more)
 	return 0;
 }
 
-/* Allocate spare policy groups so @n note_write calls cannot fail. */
-static int refill_spares(struct wow_cache *wc, u32 n)
+/*
+ * Allocate spare policy nodes so that @n calls that take one cannot fail:
+ * note_write with lrw (a node per dirty group), a run or a hold (a node
+ * per busy group).  Lock not held.
+ */
+int wow_policy_refill(struct wow_cache *wc, u32 n)
 {
 	size_t sz = wow_policy_group_bytes(&wc->policy);
 	u32 want;
@@ -249,22 +275,34 @@ static int refill_spares(struct wow_cache *wc, u32 n)
 	return 0;
 }
 
-/* Forget slot @slot's current copy (lock held). */
-static void drop_slot(struct wow_cache *wc, u32 slot)
+/*
+ * Forget slot @slot's current copy (lock held).  @replaced: a new dirty
+ * copy takes its place at once (its group stays dirty; the policy hears of
+ * the write); else the policy forgets the block once the index has.
+ */
+static void __drop_slot(struct wow_cache *wc, u32 slot, bool replaced)
 {
 	struct wow_slot *sl = wow_slot_at(&wc->index, slot);
 	struct wow_segment *seg = &wc->segs[wow_slot_seg(wc, slot)];
+	u64 ob = from_oblock(wow_slot_oblock(sl));
+	bool forget = false;
 
 	if (sl->flags & WOW_SLOT_DIRTY) {
-		if (!(sl->flags & WOW_SLOT_DESTAGING))
-			wow_policy_forget(&wc->policy,
-					  from_oblock(wow_slot_oblock(sl)));
+		/* a DESTAGING copy: its run_done tells the policy */
+		forget = !replaced && !(sl->flags & WOW_SLOT_DESTAGING);
 		wow_seg_dirty_dec(wc, wow_slot_seg(wc, slot));
 		wc->dirty_blocks--;
 	}
 	seg->nr_valid--;
 	wc->valid_blocks--;
 	wow_index_remove(&wc->index, slot);
+	if (forget)
+		wow_policy_forget(&wc->policy, ob);
+}
+
+static void drop_slot(struct wow_cache *wc, u32 slot)
+{
+	__drop_slot(wc, slot, false);
 }
 
 /* Drop every cached copy of [start, start + nr) (lock held). */
@@ -658,7 +696,7 @@ static void insert_write(struct wow_cache *wc, struct bio *bio, u32 slot)
 
 		if (old != WOW_NO_SLOT) {
 			hit = true;
-			drop_slot(wc, old);
+			__drop_slot(wc, old, true);
 		}
 		wow_index_insert(&wc->index, to_oblock(ob + i), slot,
 				 WOW_SLOT_DIRTY);
@@ -682,7 +720,7 @@ static void insert_copy(struct wow_cache *wc, u64 ob, u32 src, u32 slot)
 
 	WARN_ON_ONCE(old != src);
 	if (old != WOW_NO_SLOT)
-		drop_slot(wc, old);	/* DESTAGING: the policy keeps it */
+		__drop_slot(wc, old, true);	/* DESTAGING: the policy keeps it */
 	wow_index_insert(&wc->index, to_oblock(ob), slot, WOW_SLOT_DIRTY);
 	wc->segs[wow_slot_seg(wc, slot)].nr_valid++;
 	wow_seg_dirty_inc(wc, wow_slot_seg(wc, slot));
@@ -736,7 +774,7 @@ static int finish_batch(struct wow_cache *wc)
 	bio_list_for_each(bio, &b->writes)
 		groups += DIV_ROUND_UP(wow_bio_blocks(wc, bio),
 				       wc->policy.blocks_per_group) + 1;
-	if (refill_spares(wc, groups) || reserve_tombs(wc, b->seg, b->nr_tombs))
+	if (wow_policy_refill(wc, groups) || reserve_tombs(wc, b->seg, b->nr_tombs))
 		return -ENOMEM;
 	list_splice_init(&b->metas, &metas);
 
@@ -1943,7 +1981,9 @@ static int prune_tombs(struct wow_cache *wc)
  */
 static int reset_log(struct wow_cache *wc)
 {
+	const struct wow_policy_ops *ops;
 	u32 s;
+	int r;
 
 	for (s = 0; s < wc->nr_segments; s++) {
 		struct wow_segment *seg = &wc->segs[s];
@@ -1962,9 +2002,11 @@ static int reset_log(struct wow_cache *wc)
 	wc->nr_free_segs = 0;
 	wc->valid_blocks = 0;
 	wc->dirty_blocks = 0;
+	ops = wc->policy.ops;
 	wow_policy_exit(&wc->policy);
-	wow_policy_init(&wc->policy, wc->policy.ops,
-			wc->args.write_group_size / wc->args.block_size);
+	r = policy_init(wc, ops);
+	if (r)
+		return r;
 	wow_policy_set_drain(&wc->policy, wc->cleaner);
 	wow_index_exit(&wc->index);
 	return wow_index_init(&wc->index, wc->nr_slots);

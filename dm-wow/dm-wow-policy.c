@@ -4,6 +4,8 @@
  * three orders: wow (CSCAN over groups, sparing recently re-written groups
  * once), cscan (the same sweep without recency bits) and lrw (least recently
  * written group first).  See dm-wow-policy.h.
+ *
+ * Locking: none; the caller serialises every call (dm-wow: wc->lock).
  */
 #include <linux/bitmap.h>
 #include <linux/bitops.h>
@@ -14,32 +16,125 @@
 
 #include "dm-wow-policy.h"
 
-static unsigned long *dirty_bits(struct wow_group *g)
+/* ---- one bit per origin group, in 1 MiB chunks ---- */
+
+#define GBITS_CHUNK_SHIFT	23
+#define GBITS_CHUNK		BIT_ULL(GBITS_CHUNK_SHIFT)
+
+static void gbits_exit(struct wow_gbits *b)
 {
-	return g->bits;
+	u32 i;
+
+	for (i = 0; b->chunk && i < b->nr_chunks; i++)
+		kvfree(b->chunk[i]);
+	kvfree(b->chunk);
+	b->chunk = NULL;
+	b->nr_chunks = 0;
 }
 
-static unsigned long *busy_bits(struct wow_policy *p, struct wow_group *g)
+static int gbits_init(struct wow_gbits *b, u64 nr_bits)
 {
-	return g->bits + BITS_TO_LONGS(p->blocks_per_group);
+	u32 i;
+
+	b->nr_bits = nr_bits;
+	b->nr_chunks = (nr_bits + GBITS_CHUNK - 1) >> GBITS_CHUNK_SHIFT;
+	b->chunk = kvcalloc(b->nr_chunks, sizeof(*b->chunk), GFP_KERNEL);
+	if (!b->chunk)
+		return -ENOMEM;
+	for (i = 0; i < b->nr_chunks; i++) {
+		u64 bits = min(nr_bits - ((u64)i << GBITS_CHUNK_SHIFT),
+			       GBITS_CHUNK);
+
+		b->chunk[i] = kvcalloc(BITS_TO_LONGS(bits),
+				       sizeof(unsigned long), GFP_KERNEL);
+		if (!b->chunk[i])
+			return -ENOMEM;
+	}
+	return 0;
 }
+
+static unsigned long *gbits_chunk(struct wow_gbits *b, u64 bit)
+{
+	return b->chunk[bit >> GBITS_CHUNK_SHIFT];
+}
+
+static bool gbits_test(struct wow_gbits *b, u64 bit)
+{
+	return test_bit(bit & (GBITS_CHUNK - 1), gbits_chunk(b, bit));
+}
+
+static bool gbits_test_and_set(struct wow_gbits *b, u64 bit)
+{
+	return __test_and_set_bit(bit & (GBITS_CHUNK - 1), gbits_chunk(b, bit));
+}
+
+static bool gbits_test_and_clear(struct wow_gbits *b, u64 bit)
+{
+	return __test_and_clear_bit(bit & (GBITS_CHUNK - 1),
+				    gbits_chunk(b, bit));
+}
+
+/* The first set bit at or after @from, or b->nr_bits. */
+static u64 gbits_next(struct wow_gbits *b, u64 from)
+{
+	while (from < b->nr_bits) {
+		u64 base = from & ~(GBITS_CHUNK - 1);
+		u64 len = min(b->nr_bits - base, GBITS_CHUNK);
+		u64 n = find_next_bit(gbits_chunk(b, from), len, from - base);
+
+		if (n < len)
+			return base + n;
+		from = base + len;
+	}
+	return b->nr_bits;
+}
+
+static void gbits_zero(struct wow_gbits *b)
+{
+	u32 i;
+
+	for (i = 0; i < b->nr_chunks; i++)
+		bitmap_zero(b->chunk[i],
+			    min(b->nr_bits - ((u64)i << GBITS_CHUNK_SHIFT),
+				GBITS_CHUNK));
+}
+
+/* ---- group nodes: busy groups, and lrw's dirty ones ---- */
 
 size_t wow_policy_group_bytes(const struct wow_policy *p)
 {
 	return sizeof(struct wow_group) +
-	       2 * BITS_TO_LONGS(p->blocks_per_group) * sizeof(unsigned long);
+	       BITS_TO_LONGS(p->blocks_per_group) * sizeof(unsigned long);
 }
 
-void wow_policy_init(struct wow_policy *p, const struct wow_policy_ops *ops,
-		     u32 blocks_per_group)
+/* Bytes of the group bitmaps (for the status and the docs' arithmetic). */
+size_t wow_policy_map_bytes(const struct wow_policy *p)
 {
+	return 2 * BITS_TO_LONGS(p->nr_gnos) * sizeof(unsigned long);
+}
+
+int wow_policy_init(struct wow_policy *p, const struct wow_policy_ops *ops,
+		    u32 blocks_per_group, u64 nr_oblocks,
+		    const struct wow_policy_src *src)
+{
+	int r;
+
 	memset(p, 0, sizeof(*p));
 	p->ops = ops;
+	p->src = *src;
 	p->groups = RB_ROOT;
 	INIT_LIST_HEAD(&p->lru);
 	INIT_LIST_HEAD(&p->spare);
 	p->blocks_per_group = blocks_per_group;
 	p->group_shift = ilog2(blocks_per_group);
+	p->nr_gnos = max_t(u64, 1, (nr_oblocks + blocks_per_group - 1) >>
+				   p->group_shift);
+	r = gbits_init(&p->dirty, p->nr_gnos);
+	if (!r)
+		r = gbits_init(&p->recent, p->nr_gnos);
+	if (r)
+		wow_policy_exit(p);
+	return r;
 }
 
 void wow_policy_exit(struct wow_policy *p)
@@ -54,6 +149,8 @@ void wow_policy_exit(struct wow_policy *p)
 		kfree(g);
 	INIT_LIST_HEAD(&p->spare);
 	p->nr_spare = 0;
+	gbits_exit(&p->dirty);
+	gbits_exit(&p->recent);
 }
 
 u32 wow_policy_spares_wanted(const struct wow_policy *p, u32 n)
@@ -97,40 +194,8 @@ static struct wow_group *find_group(struct wow_policy *p, u64 gno)
 	return NULL;
 }
 
-/* The first group with gno >= @gno, or NULL. */
-static struct wow_group *lower_bound(struct wow_policy *p, u64 gno)
-{
-	struct rb_node *n = p->groups.rb_node;
-	struct wow_group *best = NULL;
-
-	while (n) {
-		struct wow_group *g = rb_entry(n, struct wow_group, node);
-
-		if (g->gno >= gno) {
-			best = g;
-			n = n->rb_left;
-		} else {
-			n = n->rb_right;
-		}
-	}
-	return best;
-}
-
-static struct wow_group *next_group(struct wow_group *g)
-{
-	struct rb_node *n = rb_next(&g->node);
-
-	return n ? rb_entry(n, struct wow_group, node) : NULL;
-}
-
-static struct wow_group *first_group(struct wow_policy *p)
-{
-	struct rb_node *n = rb_first(&p->groups);
-
-	return n ? rb_entry(n, struct wow_group, node) : NULL;
-}
-
-static struct wow_group *get_group(struct wow_policy *p, u64 gno, bool *hit)
+/* @gno's node, made from a spare if it has none (NULL: no spare). */
+static struct wow_group *get_group(struct wow_policy *p, u64 gno)
 {
 	struct rb_node **link = &p->groups.rb_node, *parent = NULL;
 	struct wow_group *g;
@@ -138,16 +203,13 @@ static struct wow_group *get_group(struct wow_policy *p, u64 gno, bool *hit)
 	while (*link) {
 		parent = *link;
 		g = rb_entry(parent, struct wow_group, node);
-		if (gno < g->gno) {
+		if (gno < g->gno)
 			link = &parent->rb_left;
-		} else if (gno > g->gno) {
+		else if (gno > g->gno)
 			link = &parent->rb_right;
-		} else {
-			*hit = true;
+		else
 			return g;
-		}
 	}
-	*hit = false;
 	if (list_empty(&p->spare))
 		return NULL;
 	g = list_first_entry(&p->spare, struct wow_group, lru);
@@ -156,38 +218,103 @@ static struct wow_group *get_group(struct wow_policy *p, u64 gno, bool *hit)
 
 	memset(g, 0, wow_policy_group_bytes(p));
 	g->gno = gno;
+	INIT_LIST_HEAD(&g->lru);
 	rb_link_node(&g->node, parent, link);
 	rb_insert_color(&g->node, &p->groups);
-	list_add_tail(&g->lru, &p->lru);
-	p->nr_groups++;
 	return g;
 }
 
-static void put_group_if_idle(struct wow_policy *p, struct wow_group *g)
+static void put_node(struct wow_policy *p, struct wow_group *g)
 {
-	if (g->nr_dirty || g->nr_busy)
-		return;
-	if (g->recency)
-		p->nr_recency--;
 	rb_erase(&g->node, &p->groups);
-	list_move(&g->lru, &p->spare);
+	list_del(&g->lru);
+	list_add(&g->lru, &p->spare);
 	p->nr_spare++;
-	p->nr_groups--;
 }
 
-static bool set_dirty(struct wow_policy *p, struct wow_group *g, u32 bit)
+/* A node is kept while its group is busy or on lrw's list. */
+static void put_node_if_unused(struct wow_policy *p, struct wow_group *g)
 {
-	if (__test_and_set_bit(bit, dirty_bits(g)))
-		return false;
-	g->nr_dirty++;
-	p->nr_dirty++;
-	return true;
+	if (g && !g->nr_busy && !g->lrw)
+		put_node(p, g);
+}
+
+static u64 oblock_of(struct wow_policy *p, u64 gno, u32 bit)
+{
+	return (gno << p->group_shift) + bit;
+}
+
+static bool block_dirty(struct wow_policy *p, u64 gno, u32 bit)
+{
+	return p->src.dirty(p->src.ctx, oblock_of(p, gno, bit));
+}
+
+static bool block_busy(struct wow_group *g, u32 bit)
+{
+	return g && test_bit(bit, g->busy);
+}
+
+/* First block of @gno at or after @from that is dirty and not busy. */
+static u32 next_eligible(struct wow_policy *p, u64 gno, struct wow_group *g,
+			 u32 from)
+{
+	u32 bit;
+
+	for (bit = from; bit < p->blocks_per_group; bit++)
+		if (!block_busy(g, bit) && block_dirty(p, gno, bit))
+			return bit;
+	return p->blocks_per_group;
 }
 
 /*
- * Blocks [@oblock, @oblock + @nr) were written and are dirty.  One call per
- * write request: the policy sees one write per group it touches.  Fails
- * only when the caller did not refill enough spare groups.
+ * @gno has no dirty block and none busy: it leaves the map (and its
+ * recency bit and node go).  Called where a block may have stopped being
+ * dirty; a bit left behind (the source changed without telling) is
+ * cleared when the sweep finds the group empty.
+ */
+static void put_group(struct wow_policy *p, u64 gno, struct wow_group *g)
+{
+	if (g && g->nr_busy)
+		return;
+	if (next_eligible(p, gno, g, 0) < p->blocks_per_group)
+		return;
+	if (gbits_test_and_clear(&p->dirty, gno))
+		p->nr_groups--;
+	if (gbits_test_and_clear(&p->recent, gno))
+		p->nr_recency--;
+	if (g)
+		put_node(p, g);
+}
+
+/* @gno has a dirty block: it is on the map (and on lrw's list). */
+static int get_dirty_group(struct wow_policy *p, u64 gno, bool *hit,
+			   bool written)
+{
+	struct wow_group *g;
+
+	if (WARN_ON_ONCE(gno >= p->nr_gnos))
+		return -EINVAL;
+	*hit = gbits_test(&p->dirty, gno);
+	if (p->ops->write_order && (!*hit || written)) {
+		g = get_group(p, gno);
+		if (!g)
+			return -ENOMEM;
+		if (written || !g->lrw)
+			list_move_tail(&g->lru, &p->lru);
+		g->lrw = true;
+	}
+	if (!*hit) {
+		gbits_test_and_set(&p->dirty, gno);
+		p->nr_groups++;
+	}
+	return 0;
+}
+
+/*
+ * Blocks [@oblock, @oblock + @nr) were written and are dirty (the source
+ * says so already).  One call per write request: the policy sees one
+ * write per group it touches.  Fails only when lrw's caller did not
+ * refill enough spare nodes.
  */
 int wow_policy_note_write(struct wow_policy *p, u64 oblock, u32 nr,
 			  bool sequential)
@@ -196,168 +323,148 @@ int wow_policy_note_write(struct wow_policy *p, u64 oblock, u32 nr,
 		u64 gno = oblock >> p->group_shift;
 		u32 bit = oblock & (p->blocks_per_group - 1);
 		u32 n = min(nr, p->blocks_per_group - bit);
-		struct wow_group *g;
 		bool hit;
-		u32 i;
+		int r;
 
-		g = get_group(p, gno, &hit);
-		if (!g)
-			return -ENOMEM;
-		for (i = 0; i < n; i++)
-			set_dirty(p, g, bit + i);
-		g->last_write = ++p->clock;
-		list_move_tail(&g->lru, &p->lru);
+		r = get_dirty_group(p, gno, &hit, true);
+		if (r)
+			return r;
 		if (p->ops->note_write)
-			p->ops->note_write(p, g, hit, sequential);
+			p->ops->note_write(p, gno, hit, sequential);
 		oblock += n;
 		nr -= n;
 	}
 	return 0;
 }
 
-/* Make @oblock dirty again without counting a write (retry, recovery). */
+/* @oblock is dirty again without a write (a failed destage, recovery). */
 int wow_policy_mark_dirty(struct wow_policy *p, u64 oblock)
 {
-	struct wow_group *g;
 	bool hit;
 
-	g = get_group(p, oblock >> p->group_shift, &hit);
-	if (!g)
-		return -ENOMEM;
-	set_dirty(p, g, oblock & (p->blocks_per_group - 1));
-	return 0;
+	return get_dirty_group(p, oblock >> p->group_shift, &hit, false);
 }
 
-/* @oblock is no longer dirty (discarded): stop tracking it. */
+/* @oblock's dirty copy is gone (discarded; the source no longer has it). */
 void wow_policy_forget(struct wow_policy *p, u64 oblock)
 {
-	struct wow_group *g = find_group(p, oblock >> p->group_shift);
-	u32 bit = oblock & (p->blocks_per_group - 1);
+	u64 gno = oblock >> p->group_shift;
 
-	if (!g || !__test_and_clear_bit(bit, dirty_bits(g)))
-		return;
-	g->nr_dirty--;
-	p->nr_dirty--;
-	put_group_if_idle(p, g);
+	if (gno < p->nr_gnos && gbits_test(&p->dirty, gno))
+		put_group(p, gno, find_group(p, gno));
 }
 
 /* Is a destage write of @oblock in flight? */
 bool wow_policy_busy(struct wow_policy *p, u64 oblock)
 {
-	struct wow_group *g = find_group(p, oblock >> p->group_shift);
-
-	return g && test_bit(oblock & (p->blocks_per_group - 1),
-			     busy_bits(p, g));
+	return block_busy(find_group(p, oblock >> p->group_shift),
+			  oblock & (p->blocks_per_group - 1));
 }
 
-/* First block of @g at or after @from that is dirty and not busy. */
-static u32 next_eligible(struct wow_policy *p, struct wow_group *g, u32 from)
+/* Mark @n blocks of @g busy from @bit. */
+static void set_busy(struct wow_policy *p, struct wow_group *g, u32 bit,
+		     u32 n)
 {
-	u32 bit = from;
-
-	while (true) {
-		bit = find_next_bit(dirty_bits(g), p->blocks_per_group, bit);
-		if (bit >= p->blocks_per_group || !test_bit(bit, busy_bits(p, g)))
-			return bit;
-		bit++;
-	}
+	bitmap_set(g->busy, bit, n);
+	g->nr_busy += n;
+	p->nr_busy += n;
 }
 
-static bool has_eligible(struct wow_policy *p, struct wow_group *g)
+/* Hand out the eligible run of @gno starting at @bit, at most @max blocks. */
+static u32 take_run(struct wow_policy *p, u64 gno, u32 bit, u32 max)
 {
-	return g->nr_dirty && next_eligible(p, g, 0) < p->blocks_per_group;
-}
-
-/* Hand out the eligible run of @g starting at @bit, at most @max blocks. */
-static u32 take_run(struct wow_policy *p, struct wow_group *g, u32 bit,
-		    u32 max)
-{
+	struct wow_group *g = find_group(p, gno);
 	u32 n = 0;
 
 	while (n < max && bit + n < p->blocks_per_group &&
-	       test_bit(bit + n, dirty_bits(g)) &&
-	       !test_bit(bit + n, busy_bits(p, g))) {
-		__clear_bit(bit + n, dirty_bits(g));
-		__set_bit(bit + n, busy_bits(p, g));
+	       !block_busy(g, bit + n) && block_dirty(p, gno, bit + n))
 		n++;
-	}
-	g->nr_dirty -= n;
-	g->nr_busy += n;
-	p->nr_dirty -= n;
-	p->nr_busy += n;
-	if (n) {
-		p->stats.runs++;
-		p->stats.run_blocks += n;
-	}
+	if (!n)
+		return 0;
+	g = g ?: get_group(p, gno);
+	if (!g)
+		return 0;
+	set_busy(p, g, bit, n);
+	p->stats.runs++;
+	p->stats.run_blocks += n;
 	return n;
 }
 
 /*
  * The next run the policy wants destaged: contiguous dirty blocks inside
- * one group, at most @max.  Returns its length (0: nothing eligible) and
- * sets *start.  The blocks are busy until wow_policy_run_done().
+ * one group, at most @max.  Returns its length (0: nothing eligible, or no
+ * spare node) and sets *start.  The blocks are busy until
+ * wow_policy_run_done().
  */
 u32 wow_policy_next_run(struct wow_policy *p, u64 *start, u32 max)
 {
-	struct wow_group *g = p->ops->pick(p);
+	u64 gno;
 	u32 bit;
 
-	if (!g)
+	if (!p->ops->pick(p, &gno))
 		return 0;
-	bit = next_eligible(p, g, 0);
-	*start = (g->gno << p->group_shift) + bit;
-	return take_run(p, g, bit, max);
+	bit = next_eligible(p, gno, find_group(p, gno), 0);
+	*start = oblock_of(p, gno, bit);
+	return take_run(p, gno, bit, max);
 }
 
 /* Take the run starting exactly at @start out of order (reclaim). */
 u32 wow_policy_claim(struct wow_policy *p, u64 start, u32 max)
 {
-	struct wow_group *g = find_group(p, start >> p->group_shift);
+	u64 gno = start >> p->group_shift;
 
-	if (!g)
+	if (gno >= p->nr_gnos || !gbits_test(&p->dirty, gno))
 		return 0;
-	return take_run(p, g, start & (p->blocks_per_group - 1), max);
+	return take_run(p, gno, start & (p->blocks_per_group - 1), max);
 }
 
 /*
  * Take dirty @oblock away from destage while cleaning moves its copy: it
- * is busy, as in a run, until wow_policy_mark_dirty() and
- * wow_policy_run_done() give it back.  No run is counted.  False if it
- * is not dirty or busy already.
+ * is busy, as in a run, until wow_policy_run_done() gives it back.  No run
+ * is counted.  False if it is not dirty, busy already, or no spare node.
  */
 bool wow_policy_hold(struct wow_policy *p, u64 oblock)
 {
-	struct wow_group *g = find_group(p, oblock >> p->group_shift);
+	u64 gno = oblock >> p->group_shift;
 	u32 bit = oblock & (p->blocks_per_group - 1);
+	struct wow_group *g;
 
-	if (!g || !test_bit(bit, dirty_bits(g)) || test_bit(bit, busy_bits(p, g)))
+	if (gno >= p->nr_gnos || !gbits_test(&p->dirty, gno))
 		return false;
-	__clear_bit(bit, dirty_bits(g));
-	__set_bit(bit, busy_bits(p, g));
-	g->nr_dirty--;
-	g->nr_busy++;
-	p->nr_dirty--;
-	p->nr_busy++;
+	g = find_group(p, gno);
+	if (block_busy(g, bit) || !block_dirty(p, gno, bit))
+		return false;
+	g = g ?: get_group(p, gno);
+	if (!g)
+		return false;
+	set_busy(p, g, bit, 1);
 	return true;
 }
 
-/* The destage of [@start, @start + @nr) is over, written or not. */
+/*
+ * The destage of [@start, @start + @nr) is over, written or not (the
+ * source already says which blocks stay dirty).
+ */
 void wow_policy_run_done(struct wow_policy *p, u64 start, u32 nr)
 {
-	struct wow_group *g = find_group(p, start >> p->group_shift);
+	u64 gno = start >> p->group_shift;
+	struct wow_group *g = find_group(p, gno);
 	u32 bit = start & (p->blocks_per_group - 1);
 	u32 i;
 
 	if (WARN_ON_ONCE(!g))
 		return;
 	for (i = 0; i < nr; i++) {
-		if (WARN_ON_ONCE(!__test_and_clear_bit(bit + i,
-						       busy_bits(p, g))))
+		if (WARN_ON_ONCE(!__test_and_clear_bit(bit + i, g->busy)))
 			continue;
 		g->nr_busy--;
 		p->nr_busy--;
 	}
-	put_group_if_idle(p, g);
+	if (g->nr_busy)
+		return;
+	put_group(p, gno, g);
+	g = find_group(p, gno);
+	put_node_if_unused(p, g);
 }
 
 /*
@@ -366,34 +473,41 @@ void wow_policy_run_done(struct wow_policy *p, u64 start, u32 nr)
  * group whose recency bit is set has the bit cleared and is passed over
  * (WOW); a full turn with every bit cleared then finds a group.
  */
-static struct wow_group *sweep(struct wow_policy *p, bool spare_recent)
+static bool sweep(struct wow_policy *p, bool spare_recent, u64 *gnop)
 {
 	u64 steps = 2 * p->nr_groups + 2;
-	struct wow_group *g = lower_bound(p, p->hand);
+	u64 gno = gbits_next(&p->dirty, p->hand);
 	bool wrapped = false;
 
 	while (steps--) {
-		if (!g) {
-			g = first_group(p);
-			if (!g)
-				return NULL;
+		struct wow_group *g;
+
+		if (gno >= p->nr_gnos) {
+			gno = gbits_next(&p->dirty, 0);
+			if (gno >= p->nr_gnos)
+				return false;
 			wrapped = true;
 		}
-		if (has_eligible(p, g)) {
-			if (!spare_recent || !g->recency) {
+		g = find_group(p, gno);
+		if (next_eligible(p, gno, g, 0) < p->blocks_per_group) {
+			if (!spare_recent || !gbits_test(&p->recent, gno)) {
 				/* a new sweep starts only when the hand moves on */
 				if (wrapped)
 					p->stats.sweeps++;
-				p->hand = g->gno;
-				return g;
+				p->hand = gno;
+				*gnop = gno;
+				return true;
 			}
-			g->recency = false;
+			gbits_test_and_clear(&p->recent, gno);
 			p->nr_recency--;
 			p->stats.recency_skips++;
+		} else {
+			/* a bit left behind: the group is empty */
+			put_group(p, gno, g);
 		}
-		g = next_group(g);
+		gno = gbits_next(&p->dirty, gno + 1);
 	}
-	return NULL;
+	return false;
 }
 
 /*
@@ -403,19 +517,11 @@ static struct wow_group *sweep(struct wow_policy *p, bool spare_recent)
  */
 void wow_policy_set_drain(struct wow_policy *p, bool drain)
 {
-	struct rb_node *n;
-
 	p->drain = drain;
-	if (!drain)
+	if (!drain || !p->nr_recency)
 		return;
-	for (n = rb_first(&p->groups); n && p->nr_recency; n = rb_next(n)) {
-		struct wow_group *g = rb_entry(n, struct wow_group, node);
-
-		if (g->recency) {
-			g->recency = false;
-			p->nr_recency--;
-		}
-	}
+	gbits_zero(&p->recent);
+	p->nr_recency = 0;
 }
 
 void wow_thresholds_init(struct wow_thresholds *t, u32 low_pct, u32 high_pct)
@@ -462,13 +568,12 @@ void wow_thresholds_adapt(struct wow_thresholds *t, u32 peak_bp)
 	t->low = t->high > gap ? t->high - gap : 0;
 }
 
-static void wow_note_write(struct wow_policy *p, struct wow_group *g,
-			   bool hit, bool sequential)
+static void wow_note_write(struct wow_policy *p, u64 gno, bool hit,
+			   bool sequential)
 {
-	if (hit && !sequential && !g->recency && !p->drain) {
-		g->recency = true;
+	if (hit && !sequential && !p->drain &&
+	    !gbits_test_and_set(&p->recent, gno))
 		p->nr_recency++;
-	}
 }
 
 /*
@@ -477,27 +582,33 @@ static void wow_note_write(struct wow_policy *p, struct wow_group *g,
  * space: cleaning copies a spared group's blocks forward, which costs
  * cache bandwidth, not origin seeks.
  */
-static struct wow_group *wow_pick(struct wow_policy *p)
+static bool wow_pick(struct wow_policy *p, u64 *gno)
 {
-	return sweep(p, true);
+	return sweep(p, true, gno);
 }
 
-static struct wow_group *cscan_pick(struct wow_policy *p)
+static bool cscan_pick(struct wow_policy *p, u64 *gno)
 {
-	return sweep(p, false);
+	return sweep(p, false, gno);
 }
 
-static struct wow_group *lrw_pick(struct wow_policy *p)
+static bool lrw_pick(struct wow_policy *p, u64 *gno)
 {
-	struct wow_group *g;
+	struct wow_group *g, *tmp;
 
-	list_for_each_entry(g, &p->lru, lru) {
-		if (has_eligible(p, g)) {
+	list_for_each_entry_safe(g, tmp, &p->lru, lru) {
+		if (next_eligible(p, g->gno, g, 0) < p->blocks_per_group) {
 			p->hand = g->gno;
-			return g;
+			*gno = g->gno;
+			return true;
+		}
+		if (!g->nr_busy) {
+			/* a group left behind: it is empty */
+			g->lrw = false;
+			put_group(p, g->gno, g);
 		}
 	}
-	return NULL;
+	return false;
 }
 
 const struct wow_policy_ops wow_policy_wow_ops = {
@@ -514,4 +625,5 @@ const struct wow_policy_ops wow_policy_cscan_ops = {
 const struct wow_policy_ops wow_policy_lrw_ops = {
 	.name = "lrw",
 	.pick = lrw_pick,
+	.write_order = true,
 };

@@ -3,17 +3,28 @@
  * dm-wow destage policies.
  *
  * The origin is cut into aligned write groups of blocks_per_group blocks.
- * The policy keeps, for each group with dirty blocks, a bitmap of blocks
- * that are dirty and not being destaged (dirty) and one of blocks whose
- * destage write is in flight (busy).  A block is never handed out twice
- * at once: a block re-dirtied while busy becomes eligible again only when
- * its destage is done.
+ * Which blocks are dirty is the index's to know: the policy asks its source
+ * (wow_policy_src.dirty: the current cached copy of a block is dirty) and
+ * keeps, per origin group, two bits in dense bitmaps cut into chunks: the
+ * group has dirty or busy blocks (the map the sweep walks), and wow's
+ * recency bit.  A block whose destage write (or cleaning copy) is in flight
+ * is busy: a node per busy group holds their bitmap, so that a block is
+ * never handed out twice at once, and a block re-dirtied while busy becomes
+ * eligible again only when its destage is done.  lrw, a baseline, also
+ * keeps a node per dirty group on its write-order list.
+ *
+ * Memory: 2 bits per origin group (2 MiB per TiB of origin at 128 KiB
+ * groups), in chunks of 1 MiB; a node per busy group (bounded by the I/O
+ * in flight); with lrw, a node per dirty group.
  *
  * Policies differ only in which group they destage next (the ops table);
  * each run handed out is a range of contiguous eligible blocks inside one
- * group.  Nothing here blocks, allocates or sees a bio: group nodes come
- * from a spare list the caller refills (wow_policy_refill) outside its
- * lock, so KUnit drives the policies with plain numbers.
+ * group.  Nothing here blocks, allocates (but at init) or sees a bio:
+ * nodes come from a spare list the caller refills (wow_policy_add_spare)
+ * outside its lock, so KUnit drives the policies with plain numbers.
+ *
+ * Locking: none here; the caller serialises every call (dm-wow holds
+ * wc->lock, and the source's dirty() runs under it).
  */
 #ifndef DM_WOW_POLICY_H
 #define DM_WOW_POLICY_H
@@ -22,26 +33,40 @@
 #include <linux/rbtree.h>
 #include <linux/types.h>
 
+/* A busy group, or with lrw a dirty one. */
 struct wow_group {
 	struct rb_node node;		/* in wow_policy.groups, by gno */
-	struct list_head lru;		/* lrw: least recently written first */
+	struct list_head lru;		/* lrw order, or the spare list */
 	u64 gno;
-	u64 last_write;			/* write clock at the last write */
-	u32 nr_dirty;			/* bits set in dirty */
 	u32 nr_busy;			/* bits set in busy */
-	bool recency;			/* wow: re-written since the hand passed */
-	unsigned long bits[];		/* dirty, then busy */
+	bool lrw;			/* on wow_policy.lru */
+	unsigned long busy[];		/* blocks being destaged */
+};
+
+/* One bit per origin group, in chunks (no large allocation). */
+struct wow_gbits {
+	unsigned long **chunk;
+	u32 nr_chunks;
+	u64 nr_bits;
 };
 
 struct wow_policy;
 
+struct wow_policy_src {
+	/* is the current cached copy of @oblock dirty? */
+	bool (*dirty)(void *ctx, u64 oblock);
+	void *ctx;
+};
+
 struct wow_policy_ops {
 	const char *name;
-	/* a write hit @g; @hit: the group was already dirty */
-	void (*note_write)(struct wow_policy *p, struct wow_group *g, bool hit,
+	/* a write hit group @gno; @hit: the group was already dirty */
+	void (*note_write)(struct wow_policy *p, u64 gno, bool hit,
 			   bool sequential);
-	/* the next group to destage from, or NULL; may move the hand */
-	struct wow_group *(*pick)(struct wow_policy *p);
+	/* the next group to destage from (false: none); may move the hand */
+	bool (*pick)(struct wow_policy *p, u64 *gno);
+	/* keeps a node per dirty group on the lru list */
+	bool write_order;
 };
 
 struct wow_policy_stats {
@@ -53,18 +78,20 @@ struct wow_policy_stats {
 
 struct wow_policy {
 	const struct wow_policy_ops *ops;
-	struct rb_root groups;
+	struct wow_policy_src src;
+	struct wow_gbits dirty;		/* groups with dirty or busy blocks */
+	struct wow_gbits recent;	/* wow: re-written since the hand passed */
+	struct rb_root groups;		/* busy groups; lrw: dirty ones too */
 	struct list_head lru;
 	struct list_head spare;
 	u32 nr_spare;
 	u32 blocks_per_group;
 	u32 group_shift;		/* log2(blocks_per_group) */
+	u64 nr_gnos;			/* groups of the origin */
 	u64 nr_groups;			/* groups with dirty or busy blocks */
-	u64 nr_dirty;			/* eligible dirty blocks */
 	u64 nr_busy;			/* blocks being destaged */
 	u64 nr_recency;			/* groups with the recency bit set */
 	u64 hand;			/* group number the hand stands at */
-	u64 clock;			/* write clock for lrw */
 	bool drain;			/* destage all: set no recency bits */
 	struct wow_policy_stats stats;
 };
@@ -90,11 +117,13 @@ extern const struct wow_policy_ops wow_policy_wow_ops;
 extern const struct wow_policy_ops wow_policy_cscan_ops;
 extern const struct wow_policy_ops wow_policy_lrw_ops;
 
-void wow_policy_init(struct wow_policy *p, const struct wow_policy_ops *ops,
-		     u32 blocks_per_group);
+int wow_policy_init(struct wow_policy *p, const struct wow_policy_ops *ops,
+		    u32 blocks_per_group, u64 nr_oblocks,
+		    const struct wow_policy_src *src);
 void wow_policy_exit(struct wow_policy *p);
 size_t wow_policy_group_bytes(const struct wow_policy *p);
-/* Spare groups to allocate so that @n more note_dirty calls cannot fail. */
+size_t wow_policy_map_bytes(const struct wow_policy *p);
+/* Spare nodes to add so that @n node-taking calls cannot fail. */
 u32 wow_policy_spares_wanted(const struct wow_policy *p, u32 n);
 void wow_policy_add_spare(struct wow_policy *p, struct wow_group *g);
 void wow_policy_trim_spares(struct wow_policy *p, u32 keep,

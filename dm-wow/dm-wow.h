@@ -759,6 +759,7 @@ void wow_error(struct wow_cache *wc, enum wow_state state, const char *what,
 /* ---- dm-wow-log.c: segments, group commit, tombstones, recovery ---- */
 
 int wow_log_alloc(struct wow_cache *wc);
+int wow_policy_refill(struct wow_cache *wc, u32 n);
 void wow_log_free(struct wow_cache *wc);
 int wow_log_format(struct wow_cache *wc);
 int wow_log_recover(struct wow_cache *wc);

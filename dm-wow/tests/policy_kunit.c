@@ -9,23 +9,100 @@
 #include "../dm-wow-policy.h"
 
 #define BPG 8		/* blocks per group in these tests */
+#define NR_OB 1024	/* origin blocks, unless a test says */
+#define MAX_DIRTY 128
+
+/*
+ * The index, as the policy sees it: the set of origin blocks whose current
+ * cached copy is dirty.  write() makes blocks dirty and tells the policy,
+ * as the log does; a successful destage makes them clean before run_done.
+ */
+struct fake {
+	struct wow_policy p;
+	u64 dirty[MAX_DIRTY];
+	u32 nr;
+};
+
+static int find_dirty(struct fake *f, u64 ob)
+{
+	u32 i;
+
+	for (i = 0; i < f->nr; i++)
+		if (f->dirty[i] == ob)
+			return i;
+	return -1;
+}
+
+static bool fake_dirty(void *ctx, u64 ob)
+{
+	return find_dirty(ctx, ob) >= 0;
+}
+
+static void set_dirty(struct fake *f, u64 ob)
+{
+	if (find_dirty(f, ob) < 0 && f->nr < MAX_DIRTY)
+		f->dirty[f->nr++] = ob;
+}
+
+static void set_clean(struct fake *f, u64 ob)
+{
+	int i = find_dirty(f, ob);
+
+	if (i >= 0)
+		f->dirty[i] = f->dirty[--f->nr];
+}
+
+static struct fake *new_fake(struct kunit *test,
+			     const struct wow_policy_ops *ops, u64 nr_oblocks,
+			     int spares)
+{
+	struct fake *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	struct wow_policy_src src = { .dirty = fake_dirty };
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	src.ctx = f;
+	KUNIT_ASSERT_EQ(test, wow_policy_init(&f->p, ops, BPG, nr_oblocks,
+					      &src), 0);
+	for (i = 0; i < spares; i++) {
+		struct wow_group *g = kzalloc(wow_policy_group_bytes(&f->p),
+					      GFP_KERNEL);
+
+		KUNIT_ASSERT_NOT_NULL(test, g);
+		wow_policy_add_spare(&f->p, g);
+	}
+	return f;
+}
 
 static struct wow_policy *new_policy(struct kunit *test,
 				     const struct wow_policy_ops *ops)
 {
-	struct wow_policy *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
-	int i;
+	return &new_fake(test, ops, NR_OB, 64)->p;
+}
 
-	KUNIT_ASSERT_NOT_NULL(test, p);
-	wow_policy_init(p, ops, BPG);
-	for (i = 0; i < 64; i++) {
-		struct wow_group *g = kzalloc(wow_policy_group_bytes(p),
-					      GFP_KERNEL);
+static struct fake *fake_of(struct wow_policy *p)
+{
+	return container_of(p, struct fake, p);
+}
 
-		KUNIT_ASSERT_NOT_NULL(test, g);
-		wow_policy_add_spare(p, g);
-	}
-	return p;
+/* The log's side of a write: the blocks are dirty, then the policy hears. */
+static int write(struct wow_policy *p, u64 ob, u32 nr, bool sequential)
+{
+	u32 i;
+
+	for (i = 0; i < nr; i++)
+		set_dirty(fake_of(p), ob + i);
+	return wow_policy_note_write(p, ob, nr, sequential);
+}
+
+/* A destage (or a held copy) of [start, start + nr) is over. */
+static void destaged(struct wow_policy *p, u64 start, u32 nr, bool ok)
+{
+	u32 i;
+
+	for (i = 0; ok && i < nr; i++)
+		set_clean(fake_of(p), start + i);
+	wow_policy_run_done(p, start, nr);
 }
 
 /* Destage everything with runs of at most @max, recording run starts. */
@@ -39,7 +116,7 @@ static int drain(struct wow_policy *p, u32 max, u64 *starts, u32 *lens,
 	while (n < cap && (len = wow_policy_next_run(p, &start, max))) {
 		starts[n] = start;
 		lens[n] = len;
-		wow_policy_run_done(p, start, len);
+		destaged(p, start, len, true);
 		n++;
 	}
 	return n;
@@ -57,8 +134,9 @@ static void expect_runs(struct kunit *test, struct wow_policy *p, u32 max,
 		KUNIT_EXPECT_EQ_MSG(test, starts[i], want_start[i], "run %d", i);
 		KUNIT_EXPECT_EQ_MSG(test, lens[i], want_len[i], "run %d", i);
 	}
-	KUNIT_EXPECT_EQ(test, p->nr_dirty, 0ULL);
+	KUNIT_EXPECT_EQ(test, fake_of(p)->nr, 0U);
 	KUNIT_EXPECT_EQ(test, p->nr_groups, 0ULL);
+	KUNIT_EXPECT_EQ(test, p->nr_busy, 0ULL);
 }
 
 static void wow_policy_cscan_ascending_from_hand(struct kunit *test)
@@ -68,10 +146,10 @@ static void wow_policy_cscan_ascending_from_hand(struct kunit *test)
 	static const u32 l[] = { 3, 2, 1, 2 };
 
 	/* groups 0, 2, 5 dirty; hand at group 1 */
-	wow_policy_note_write(p, 2, 2, false);	/* group 0: 2,3 */
-	wow_policy_note_write(p, 16, 3, false);	/* group 2: 16..18 */
-	wow_policy_note_write(p, 40, 2, false);	/* group 5: 40,41 */
-	wow_policy_note_write(p, 43, 1, false);	/* group 5: 43 */
+	write(p, 2, 2, false);	/* group 0: 2,3 */
+	write(p, 16, 3, false);	/* group 2: 16..18 */
+	write(p, 40, 2, false);	/* group 5: 40,41 */
+	write(p, 43, 1, false);	/* group 5: 43 */
 	p->hand = 1;
 	expect_runs(test, p, 64, s, l, 4);
 	KUNIT_EXPECT_EQ(test, p->stats.sweeps, 1ULL);
@@ -85,7 +163,7 @@ static void wow_policy_runs_split_at_size_and_group(struct kunit *test)
 	static const u32 l[] = { 3, 1, 3, 2 };
 
 	/* 4..12 is contiguous but spans groups 0 and 1 */
-	wow_policy_note_write(p, 4, 9, false);
+	write(p, 4, 9, false);
 	expect_runs(test, p, 3, s, l, 4);
 	wow_policy_exit(p);
 }
@@ -96,12 +174,12 @@ static void wow_policy_wow_skips_recent_once(struct kunit *test)
 	static const u64 s[] = { 8, 24, 0, 16 };
 	static const u32 l[] = { 1, 1, 2, 2 };
 
-	wow_policy_note_write(p, 0, 1, false);	/* group 0 */
-	wow_policy_note_write(p, 8, 1, false);	/* group 1 */
-	wow_policy_note_write(p, 16, 1, false);	/* group 2 */
-	wow_policy_note_write(p, 24, 1, false);	/* group 3 */
-	wow_policy_note_write(p, 1, 1, false);	/* hit: group 0 recent */
-	wow_policy_note_write(p, 17, 1, false);	/* hit: group 2 recent */
+	write(p, 0, 1, false);	/* group 0 */
+	write(p, 8, 1, false);	/* group 1 */
+	write(p, 16, 1, false);	/* group 2 */
+	write(p, 24, 1, false);	/* group 3 */
+	write(p, 1, 1, false);	/* hit: group 0 recent */
+	write(p, 17, 1, false);	/* hit: group 2 recent */
 	KUNIT_EXPECT_EQ(test, p->nr_recency, 2ULL);
 	/* the hand skips 0 and 2 once (clearing their bits), then wraps */
 	expect_runs(test, p, 64, s, l, 4);
@@ -116,7 +194,7 @@ static void wow_policy_hold_and_give_back(struct kunit *test)
 	struct wow_policy *p = new_policy(test, &wow_policy_wow_ops);
 	u64 start;
 
-	wow_policy_note_write(p, 0, 4, false);		/* blocks 0..3 */
+	write(p, 0, 4, false);		/* blocks 0..3 */
 	KUNIT_EXPECT_TRUE(test, wow_policy_hold(p, 2));
 	KUNIT_EXPECT_FALSE(test, wow_policy_hold(p, 2));	/* busy */
 	KUNIT_EXPECT_FALSE(test, wow_policy_hold(p, 9));	/* not dirty */
@@ -125,25 +203,26 @@ static void wow_policy_hold_and_give_back(struct kunit *test)
 	/* the run stops at the held block, and the next one skips it */
 	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 2U);
 	KUNIT_EXPECT_EQ(test, start, 0ULL);
-	wow_policy_run_done(p, start, 2);
+	destaged(p, start, 2, true);
 	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 1U);
 	KUNIT_EXPECT_EQ(test, start, 3ULL);
-	wow_policy_run_done(p, start, 1);
+	destaged(p, start, 1, true);
 	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 0U);
 	/* a write while held: eligible again only once it is given back */
-	wow_policy_note_write(p, 2, 1, false);
+	write(p, 2, 1, false);
 	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 0U);
 	KUNIT_EXPECT_EQ(test, wow_policy_mark_dirty(p, 2), 0);
-	wow_policy_run_done(p, 2, 1);
+	destaged(p, 2, 1, false);	/* the copy landed: still dirty */
 	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 1U);
 	KUNIT_EXPECT_EQ(test, start, 2ULL);
-	wow_policy_run_done(p, 2, 1);
-	/* given back without mark_dirty (its copy was dropped): forgotten */
-	wow_policy_note_write(p, 5, 1, false);
+	destaged(p, 2, 1, true);
+	/* given back with its copy dropped (no longer dirty): forgotten */
+	write(p, 5, 1, false);
 	KUNIT_EXPECT_TRUE(test, wow_policy_hold(p, 5));
-	wow_policy_run_done(p, 5, 1);
+	destaged(p, 5, 1, true);
 	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 0U);
 	KUNIT_EXPECT_EQ(test, p->nr_groups, 0ULL);
+	KUNIT_EXPECT_EQ(test, p->nr_busy, 0ULL);
 	wow_policy_exit(p);
 }
 
@@ -151,10 +230,10 @@ static void wow_policy_sequential_does_not_set_recency(struct kunit *test)
 {
 	struct wow_policy *p = new_policy(test, &wow_policy_wow_ops);
 
-	wow_policy_note_write(p, 0, 2, false);
-	wow_policy_note_write(p, 2, 2, true);	/* stream continues */
+	write(p, 0, 2, false);
+	write(p, 2, 2, true);	/* stream continues */
 	KUNIT_EXPECT_EQ(test, p->nr_recency, 0ULL);
-	wow_policy_note_write(p, 0, 1, false);	/* a real re-write */
+	write(p, 0, 1, false);	/* a real re-write */
 	KUNIT_EXPECT_EQ(test, p->nr_recency, 1ULL);
 	wow_policy_exit(p);
 }
@@ -165,23 +244,23 @@ static void wow_policy_drain_ignores_recency(struct kunit *test)
 	static const u64 s[] = { 0, 8, 16, 24 };
 	static const u32 l[] = { 2, 1, 2, 1 };
 
-	wow_policy_note_write(p, 0, 1, false);	/* group 0 */
-	wow_policy_note_write(p, 8, 1, false);	/* group 1 */
-	wow_policy_note_write(p, 16, 1, false);	/* group 2 */
-	wow_policy_note_write(p, 24, 1, false);	/* group 3 */
-	wow_policy_note_write(p, 1, 1, false);	/* hit: group 0 recent */
+	write(p, 0, 1, false);	/* group 0 */
+	write(p, 8, 1, false);	/* group 1 */
+	write(p, 16, 1, false);	/* group 2 */
+	write(p, 24, 1, false);	/* group 3 */
+	write(p, 1, 1, false);	/* hit: group 0 recent */
 	KUNIT_EXPECT_EQ(test, p->nr_recency, 1ULL);
 	/* draining (cleaner mode) clears the bits and sets no new ones */
 	wow_policy_set_drain(p, true);
 	KUNIT_EXPECT_EQ(test, p->nr_recency, 0ULL);
-	wow_policy_note_write(p, 17, 1, false);	/* hit: group 2 */
+	write(p, 17, 1, false);	/* hit: group 2 */
 	KUNIT_EXPECT_EQ(test, p->nr_recency, 0ULL);
 	/* one ascending pass, nothing skipped */
 	expect_runs(test, p, 64, s, l, 4);
 	KUNIT_EXPECT_EQ(test, p->stats.recency_skips, 0ULL);
 	wow_policy_set_drain(p, false);
-	wow_policy_note_write(p, 0, 1, false);
-	wow_policy_note_write(p, 0, 1, false);
+	write(p, 0, 1, false);
+	write(p, 0, 1, false);
 	KUNIT_EXPECT_EQ(test, p->nr_recency, 1ULL);
 	wow_policy_exit(p);
 }
@@ -192,10 +271,10 @@ static void wow_policy_lrw_oldest_write_first(struct kunit *test)
 	static const u64 s[] = { 40, 8, 0 };
 	static const u32 l[] = { 1, 1, 1 };
 
-	wow_policy_note_write(p, 0, 1, false);
-	wow_policy_note_write(p, 40, 1, false);
-	wow_policy_note_write(p, 8, 1, false);
-	wow_policy_note_write(p, 0, 1, false);	/* group 0 is now newest */
+	write(p, 0, 1, false);
+	write(p, 40, 1, false);
+	write(p, 8, 1, false);
+	write(p, 0, 1, false);	/* group 0 is now newest */
 	expect_runs(test, p, 64, s, l, 3);
 	wow_policy_exit(p);
 }
@@ -205,18 +284,20 @@ static void wow_policy_busy_block_not_handed_twice(struct kunit *test)
 	struct wow_policy *p = new_policy(test, &wow_policy_cscan_ops);
 	u64 start;
 
-	wow_policy_note_write(p, 8, 2, false);
+	write(p, 8, 2, false);
 	KUNIT_ASSERT_EQ(test, wow_policy_next_run(p, &start, 64), 2U);
 	KUNIT_EXPECT_TRUE(test, wow_policy_busy(p, 9));
 	/* re-dirtied while its destage is in flight: not eligible yet */
-	wow_policy_note_write(p, 9, 1, false);
+	write(p, 9, 1, false);
 	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 0U);
 	KUNIT_EXPECT_EQ(test, wow_policy_claim(p, 9, 64), 0U);
+	/* the destaged copy of 9 is not the current one: 9 stays dirty */
+	set_clean(fake_of(p), 8);
 	wow_policy_run_done(p, 8, 2);
 	KUNIT_EXPECT_FALSE(test, wow_policy_busy(p, 9));
 	KUNIT_ASSERT_EQ(test, wow_policy_next_run(p, &start, 64), 1U);
 	KUNIT_EXPECT_EQ(test, start, 9ULL);
-	wow_policy_run_done(p, 9, 1);
+	destaged(p, 9, 1, true);
 	KUNIT_EXPECT_EQ(test, p->nr_groups, 0ULL);
 	wow_policy_exit(p);
 }
@@ -226,32 +307,101 @@ static void wow_policy_claim_and_forget(struct kunit *test)
 	struct wow_policy *p = new_policy(test, &wow_policy_cscan_ops);
 	u64 start;
 
-	wow_policy_note_write(p, 0, 8, false);
+	write(p, 0, 8, false);
 	/* reclaim takes 3..7 out of order */
 	KUNIT_EXPECT_EQ(test, wow_policy_claim(p, 3, 64), 5U);
+	set_clean(fake_of(p), 1);	/* discarded */
 	wow_policy_forget(p, 1);
-	KUNIT_EXPECT_EQ(test, p->nr_dirty, 2ULL);
 	KUNIT_ASSERT_EQ(test, wow_policy_next_run(p, &start, 64), 1U);
 	KUNIT_EXPECT_EQ(test, start, 0ULL);
 	KUNIT_ASSERT_EQ(test, wow_policy_next_run(p, &start, 64), 1U);
 	KUNIT_EXPECT_EQ(test, start, 2ULL);
-	wow_policy_run_done(p, 0, 1);
-	wow_policy_run_done(p, 2, 1);
-	wow_policy_run_done(p, 3, 5);
+	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 0U);
+	destaged(p, 0, 1, true);
+	destaged(p, 2, 1, true);
+	KUNIT_EXPECT_EQ(test, p->nr_groups, 1ULL);	/* 3..7 busy */
+	destaged(p, 3, 5, true);
 	KUNIT_EXPECT_EQ(test, p->nr_groups, 0ULL);
 	KUNIT_EXPECT_EQ(test, p->nr_busy, 0ULL);
+	/* a discard of a group's last dirty block: the group leaves at once */
+	write(p, 20, 1, false);
+	KUNIT_EXPECT_EQ(test, p->nr_groups, 1ULL);
+	set_clean(fake_of(p), 20);
+	wow_policy_forget(p, 20);
+	KUNIT_EXPECT_EQ(test, p->nr_groups, 0ULL);
 	wow_policy_exit(p);
 }
 
+/* Nodes only where needed: lrw per dirty group, any policy per busy one. */
 static void wow_policy_no_spare_fails_cleanly(struct kunit *test)
 {
-	struct wow_policy *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	struct fake *f = new_fake(test, &wow_policy_lrw_ops, NR_OB, 0);
+	struct wow_policy *p = &f->p;
+	u64 start;
 
-	KUNIT_ASSERT_NOT_NULL(test, p);
-	wow_policy_init(p, &wow_policy_wow_ops, BPG);
 	KUNIT_EXPECT_EQ(test, wow_policy_spares_wanted(p, 3), 3U);
-	KUNIT_EXPECT_EQ(test, wow_policy_note_write(p, 0, 1, false), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, write(p, 0, 1, false), -ENOMEM);
 	KUNIT_EXPECT_EQ(test, p->nr_groups, 0ULL);
+	wow_policy_exit(p);
+
+	f = new_fake(test, &wow_policy_wow_ops, NR_OB, 0);
+	p = &f->p;
+	/* wow keeps no node for a dirty group... */
+	KUNIT_EXPECT_EQ(test, write(p, 0, 2, false), 0);
+	KUNIT_EXPECT_EQ(test, p->nr_groups, 1ULL);
+	/* ...but needs one for a busy group: nothing handed out without */
+	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 0U);
+	KUNIT_EXPECT_FALSE(test, wow_policy_hold(p, 1));
+	KUNIT_EXPECT_EQ(test, p->nr_busy, 0ULL);
+	wow_policy_add_spare(p, kzalloc(wow_policy_group_bytes(p),
+					GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 2U);
+	KUNIT_EXPECT_EQ(test, p->nr_spare, 0U);
+	destaged(p, start, 2, true);
+	KUNIT_EXPECT_EQ(test, p->nr_spare, 1U);	/* the node came back */
+	wow_policy_exit(p);
+}
+
+/* A group whose blocks went clean unannounced: the sweep drops it. */
+static void wow_policy_stale_group_dropped_by_sweep(struct kunit *test)
+{
+	struct wow_policy *p = new_policy(test, &wow_policy_wow_ops);
+	u64 start;
+
+	write(p, 8, 1, false);
+	write(p, 8, 1, false);			/* recent */
+	KUNIT_EXPECT_EQ(test, p->nr_recency, 1ULL);
+	set_clean(fake_of(p), 8);		/* no forget */
+	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 0U);
+	KUNIT_EXPECT_EQ(test, p->nr_groups, 0ULL);
+	KUNIT_EXPECT_EQ(test, p->nr_recency, 0ULL);
+	wow_policy_exit(p);
+}
+
+/* The group map spans chunks: the sweep crosses and wraps them. */
+static void wow_policy_map_across_chunks(struct kunit *test)
+{
+	/* two chunks of the map: 2^23 + 100 groups */
+	u64 nr = ((1ULL << 23) + 100) * BPG, last = nr - 1;
+	struct fake *f = new_fake(test, &wow_policy_cscan_ops, nr, 8);
+	struct wow_policy *p = &f->p;
+	u64 mid = (1ULL << 23) * BPG - 1;	/* last block of chunk 0 */
+	static u64 s[3];
+	static const u32 l[] = { 1, 1, 1 };
+
+	KUNIT_EXPECT_EQ(test, p->nr_gnos, (1ULL << 23) + 100);
+	KUNIT_EXPECT_EQ(test, wow_policy_map_bytes(p),
+			(size_t)2 * BITS_TO_LONGS((1ULL << 23) + 100) *
+			sizeof(unsigned long));
+	write(p, last, 1, false);
+	write(p, 5, 1, false);
+	write(p, mid, 1, false);
+	p->hand = 1;
+	s[0] = mid;
+	s[1] = last;
+	s[2] = 5;
+	expect_runs(test, p, 64, s, l, 3);
+	KUNIT_EXPECT_EQ(test, p->stats.sweeps, 1ULL);
 	wow_policy_exit(p);
 }
 
@@ -310,6 +460,8 @@ static struct kunit_case wow_policy_cases[] = {
 	KUNIT_CASE(wow_policy_busy_block_not_handed_twice),
 	KUNIT_CASE(wow_policy_claim_and_forget),
 	KUNIT_CASE(wow_policy_no_spare_fails_cleanly),
+	KUNIT_CASE(wow_policy_stale_group_dropped_by_sweep),
+	KUNIT_CASE(wow_policy_map_across_chunks),
 	{}
 };
 
