@@ -10,10 +10,11 @@
 # (1,000 flush points at some 7 s each under KASAN, and the rest), more
 # than one working session.  So it resumes: a scenario (or shard) that
 # passed is kept under $WOW_CACHE/check-debug/<key>/ with its output, the
-# key naming the tree (the commit's tree, or a hash of the changes when
-# the tree is dirty) and the debug kernel; a later run at the same key
-# runs only what has not passed yet, and prints every result, earlier
-# ones marked so.  WOW_CHECK_DEBUG_FRESH=1 starts over.
+# key naming what results depend on (dm-wow/, tests/vm/ and userspace/
+# as committed, or with their changes) and the debug kernel, each pass
+# naming its scenario file's hash; a later run at the same key runs only
+# what has not passed yet with its file as it is, and prints every
+# result, earlier ones marked so.  WOW_CHECK_DEBUG_FRESH=1 starts over.
 #
 # Result lines: PASS/FAIL/SKIP: vm/<scenario>, as wowvm.py prints them,
 # then the flush points checked over all shards.
@@ -30,26 +31,38 @@ say() { echo "check-debug: $*" >&2; }
 kdir=$("$here/debug-kernel.sh" dir) || exit 1
 "$here/debug-kernel.sh" module > /dev/null || exit 1
 
-# the key: the tree as committed, or with its changes; and the kernel
+# the key: what a scenario's result depends on besides the scenario itself
+# (the module, the VM harness and guest tools, the userspace tools), as
+# committed or with their changes, and the kernel; each kept pass also
+# names its scenario file's hash, so editing docs, the bench or one
+# scenario keeps the other results
 cd "$repo" || exit 1
-tree=$(git rev-parse 'HEAD^{tree}' 2> /dev/null || echo notree)
-if [ -n "$(git status --porcelain --untracked-files=no 2> /dev/null)" ]; then
-	tree=dirty-$( { echo "$tree"; git diff HEAD; } | sha256sum | cut -c1-16)
-fi
-key=${tree:0:24}-$(basename "$kdir")
+DEPS="dm-wow tests/vm userspace"
+tree=$( { git rev-parse $(printf 'HEAD:%s ' $DEPS) 2> /dev/null || echo notree
+	git diff HEAD -- $DEPS 2> /dev/null; } | sha256sum | cut -c1-20)
+key=$tree-$(basename "$kdir")
 dir=$WOW_CACHE/check-debug/$key
 [ "${WOW_CHECK_DEBUG_FRESH:-0}" = 1 ] && rm -rf "$dir"
 mkdir -p "$dir/scenarios" "$dir/passed"
 say "results kept in $dir"
 
+# a pass counts while the scenario file is the one that passed
+fhash() { sha256sum < "$1" | cut -c1-16; }
+fresh() {	# NAME FILE: has NAME passed with FILE as it is?
+	echo "$(fhash "$2")" > "$dir/hash/$1"
+	[ -f "$dir/passed/$1" ] &&
+		[ "$(head -n 1 "$dir/passed/$1" | cut -d' ' -f2)" = "$(cat "$dir/hash/$1")" ]
+}
+
 # the scenarios, crash-flush-points cut into shards
+mkdir -p "$dir/hash"
 todo=()
 names=()
 for s in tests/scenarios/*.sh; do
 	n=$(basename "$s" .sh)
 	if [ "$n" != crash-flush-points ]; then
 		names+=("$n")
-		[ -f "$dir/passed/$n" ] || todo+=("$s")
+		fresh "$n" "$s" || { rm -f "$dir/passed/$n"; todo+=("$s"); }
 		continue
 	fi
 	for ((k = 0; k < SHARDS; k++)); do
@@ -61,7 +74,7 @@ for s in tests/scenarios/*.sh; do
 			"$s" > "$w"
 		grep -q "^WOW_FP_SHARD=$k/$SHARDS" "$w" ||
 			{ say "cannot make shard $sn of $s"; exit 1; }
-		[ -f "$dir/passed/$sn" ] || todo+=("$w")
+		fresh "$sn" "$w" || { rm -f "$dir/passed/$sn"; todo+=("$w"); }
 	done
 done
 
@@ -76,8 +89,8 @@ if [ ${#todo[@]} -gt 0 ]; then
 	rc=${PIPESTATUS[0]}
 	logs=$(sed -n 's/.*logs in \(\/[^ ]*\)$/\1/p' "$out" | tail -n 1)
 	for n in $(sed -n 's/^PASS: vm-new\/\([^ ]*\)$/\1/p' "$out"); do
-		{ date -u +%FT%TZ; cat "$logs/results/$n.out" 2> /dev/null; } \
-			> "$dir/passed/$n"
+		{ echo "$(date -u +%FT%TZ) $(cat "$dir/hash/$n")"
+		  cat "$logs/results/$n.out" 2> /dev/null; } > "$dir/passed/$n"
 	done
 	grep -E '^SKIP: vm-new/' "$out" | sed 's/^SKIP: vm-new\//SKIP: vm\//'
 fi
@@ -89,7 +102,7 @@ for n in "${names[@]}"; do
 		if grep -q "^PASS: vm-new/$n\$" "$out" 2> /dev/null; then
 			echo "PASS: vm/$n"
 		else
-			echo "PASS: vm/$n (passed earlier at this tree, $(head -n 1 "$dir/passed/$n"))"
+			echo "PASS: vm/$n (passed earlier at this tree, $(head -n 1 "$dir/passed/$n" | cut -d' ' -f1))"
 		fi
 		case $n in crash-flush-points-*)
 			c=$(sed -n 's/^crash-flush-points: \([0-9]*\) flush points checked.*/\1/p' \
