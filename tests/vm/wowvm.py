@@ -372,7 +372,7 @@ def cpio_gz(root, out_path, level=6):
         for x in dirs:
             if os.path.islink(os.path.join(d, x)):
                 entries.append(os.path.normpath(os.path.join(rel, x)))
-    tmp = out_path + ".tmp.%d" % os.getpid()
+    tmp = out_path + ".tmp.%d.%d" % (os.getpid(), threading.get_ident())
     with open(tmp, "wb") as f:
         gz = subprocess.Popen(["gzip", "-%d" % level, "-n"],
                               stdin=subprocess.PIPE, stdout=f)
@@ -438,7 +438,19 @@ def build_base(kv, force=False):
     os.makedirs(d, exist_ok=True)
     path = os.path.join(d, "base-%s.cpio.gz" % inp["key"])
     if os.path.exists(path) and not force:
+        os.utime(path)
         return path
+    # runs of other trees (other bases) and boots of this run share d:
+    # one build at a time, and another base goes only when a day unused
+    with GUEST_BUILD_LOCK, open(os.path.join(d, ".lock"), "w") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        if os.path.exists(path) and not force:
+            os.utime(path)
+            return path
+        return build_base_locked(kv, inp, d, path)
+
+
+def build_base_locked(kv, inp, d, path):
     t0 = time.time()
     log("building base initramfs %s" % path)
     root = tempfile.mkdtemp(prefix="base-stage.", dir=d)
@@ -490,12 +502,14 @@ def build_base(kv, force=False):
         os.replace(path + ".files.tmp", path + ".files")
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    # drop stale bases
+    # drop stale bases: another tree's or kernel's, unused for a day
+    now = time.time()
     for f in os.listdir(d):
         if f.startswith("base-") and not f.startswith(
                 os.path.basename(path)):
             try:
-                os.unlink(os.path.join(d, f))
+                if now - os.stat(os.path.join(d, f)).st_mtime > GUEST_STALE:
+                    os.unlink(os.path.join(d, f))
             except OSError:
                 pass
     log("base initramfs built in %.1fs (%d MiB)" %
