@@ -1336,6 +1336,9 @@ void wow_log_commit_work(struct work_struct *ws)
 /* ---- format and recovery ---- */
 
 /* A fresh cache: write the superblock; every segment is free. */
+static int write_checkpoint(struct wow_cache *wc, bool say);
+static int retire_checkpoint(struct wow_cache *wc);
+
 int wow_log_format(struct wow_cache *wc)
 {
 	struct wow_health_info clear = { };
@@ -1363,6 +1366,16 @@ int wow_log_format(struct wow_cache *wc)
 	for (i = 0; i < wc->nr_segments; i++)
 		free_seg_add(wc, i);
 	wc->next_seq = wc->sb.format_seq + 1;
+	/*
+	 * The chain starts here: a power cut before the first clean shutdown
+	 * replays the log from this checkpoint instead of scanning every
+	 * segment (a 1 TiB cache: 4.6 GiB read, minutes).
+	 */
+	r = write_checkpoint(wc, false);
+	if (r == -ENOSPC)
+		r = retire_checkpoint(wc);
+	if (r)
+		return r;
 	DMINFO("%s: formatted %pg: %u segments of %u blocks of %u bytes",
 	       wow_name(wc), wc->cache_dev->bdev, wc->nr_segments,
 	       wc->blocks_per_seg, bs);
