@@ -17,7 +17,7 @@ export KV KDIR WOW_CACHE PYTHON
 all: module userspace
 
 module:
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/dm-wow modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/dm-wow WOW_WERROR=1 modules
 
 userspace:
 	$(MAKE) -C userspace

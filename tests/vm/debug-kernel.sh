@@ -181,7 +181,7 @@ build_module() {
 			--exclude='.*.cmd' --exclude='Module.symvers' \
 			--exclude='modules.order' --exclude='.tmp*' \
 			"$WOW_SRC/" "$m/src/" || die "cannot copy $WOW_SRC"
-		make -C "$dir/obj" M="$m/src" -j"$JOBS" modules >"$m/build.log" 2>&1 ||
+		make -C "$dir/obj" M="$m/src" -j"$JOBS" WOW_WERROR=1 modules >"$m/build.log" 2>&1 ||
 			die "dm-wow build failed:$(echo; tail -n 30 "$m/build.log")"
 	fi
 	touch "$m"
