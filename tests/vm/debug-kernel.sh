@@ -172,7 +172,7 @@ build_module() {
 	# older mtimes).  The newest four are kept.
 	local hash m
 	hash=$(cd "$WOW_SRC" && find . -type f \( -name '*.[ch]' -o -name Kbuild \
-		-o -name Makefile -o -name Kconfig \) -print0 | sort -z |
+		-o -name Makefile -o -name Kconfig -o -name VERSION \) -print0 | sort -z |
 		xargs -0 sha256sum | sha256sum | cut -c1-16)
 	m=$dir/dm-wow/$hash
 	if [ ! -f "$m/src/dm-wow.ko" ]; then

@@ -61,7 +61,7 @@ module)
 	exec 9>"$top/.lock"
 	flock 9
 	hash=$(cd "$WOW_SRC" && find . -type f \( -name '*.[ch]' -o -name Kbuild \
-		-o -name Makefile -o -name Kconfig \) -print0 | sort -z |
+		-o -name Makefile -o -name Kconfig -o -name VERSION \) -print0 | sort -z |
 		xargs -0 sha256sum | sha256sum | cut -c1-16)
 	m=$top/$hash
 	if [ ! -f "$m/src/dm-wow.ko" ]; then
