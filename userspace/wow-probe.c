@@ -11,6 +11,11 @@
  * hold what blkid read before the format), and prints KEY=VALUE lines:
  *
  *   WOW_CACHE=1                 the dm-wow superblock magic is at offset 8
+ *   WOW_CACHE_LINK_1..16        the device's udev links (DEVLINKS in the
+ *                               environment) but by-uuid and by-label ones,
+ *                               which an older signature may have made,
+ *                               relative to /dev, one each, for the rules'
+ *                               SYMLINK= (udev 252 has no SYMLINK-=)
  *   WOW_CACHE_SB=valid|corrupt  its crc32c checks (corrupt: magic only)
  *   WOW_CACHE_VERSION, WOW_CACHE_UUID, WOW_CACHE_BLOCK_SIZE,
  *   WOW_CACHE_ORIGIN_SECTORS, WOW_CACHE_ORIGIN_ID
@@ -37,6 +42,7 @@
 #include "wow-version.h"
 
 #define PROBE_BYTES	4096
+#define MAX_LINKS	16	/* WOW_CACHE_LINK_1..16 in 61-dm-wow.rules */
 
 static int read_head(const char *path, unsigned char *buf)
 {
@@ -91,6 +97,30 @@ static void put_safe(const char *key, const char *val, size_t len)
 	putchar('\n');
 }
 
+static void put_links(void)
+{
+	const char *links = getenv("DEVLINKS");
+	char *copy, *l, *save = NULL;
+	int i = 0;
+
+	copy = links ? strdup(links) : NULL;
+	for (l = copy ? strtok_r(copy, " ", &save) : NULL; l;
+	     l = strtok_r(NULL, " ", &save)) {
+		if (strncmp(l, "/dev/", 5) ||
+		    !strncmp(l, "/dev/disk/by-uuid/", 18) ||
+		    !strncmp(l, "/dev/disk/by-label/", 19) ||
+		    strpbrk(l, "\"'$"))
+			continue;
+		if (i == MAX_LINKS) {
+			fprintf(stderr, "wow-probe: more than %d links, %s dropped\n",
+				MAX_LINKS, l);
+			continue;
+		}
+		printf("WOW_CACHE_LINK_%d=%s\n", ++i, l + 5);
+	}
+	free(copy);
+}
+
 static int probe(const char *path)
 {
 	static unsigned char buf[PROBE_BYTES] __attribute__((aligned(4096)));
@@ -102,6 +132,7 @@ static int probe(const char *path)
 	if (le64toh(sb->magic) != WOW_SB_MAGIC)
 		return 0;
 	printf("WOW_CACHE=1\n");
+	put_links();
 	if (le32toh(sb->csum) != wowc_crc32c(WOW_CSUM_SEED, buf + 4,
 					     WOW_SB_CSUM_BYTES - 4)) {
 		printf("WOW_CACHE_SB=corrupt\n");

@@ -228,13 +228,19 @@ fi
 # ---- udev-origin -------------------------------------------------------------
 printf 'slow /dev/disk/by-id/ata-SLOW /dev/disk/by-id/nvme-FAST\n' >"$T/wowtab"
 uo() { env -i PATH="$PATH" WOWTAB="$T/wowtab" "$@" "$WOWTAB_CMD" udev-origin; }
-got=$(uo DEVNAME=/dev/sdq DEVLINKS="/dev/disk/by-path/x /dev/disk/by-id/ata-SLOW /dev/disk/by-uuid/u")
-check wowtab_udev_origin_by_link "$got" [ "$got" = WOW_ORIGIN_OF=slow ]
+got=$(uo DEVNAME=/dev/sdq DEVLINKS="/dev/disk/by-path/x /dev/disk/by-id/ata-SLOW /dev/disk/by-uuid/u /dev/disk/by-label/my\x20fs /dev/disk/by-partuuid/p")
+check wowtab_udev_origin_by_link "$got" \
+	[ "$got" = "$(printf 'WOW_ORIGIN_OF=slow\nWOW_ORIGIN_LINK_1=disk/by-path/x\nWOW_ORIGIN_LINK_2=disk/by-id/ata-SLOW\nWOW_ORIGIN_LINK_3=disk/by-partuuid/p')" ]
+# the rules have 16 SYMLINK lines
+many=$(i=0; while [ $i -lt 20 ]; do i=$((i + 1)); printf '/dev/l/%d ' $i; done)
+got=$(uo DEVNAME=/dev/sdq DEVLINKS="$many /dev/disk/by-id/ata-SLOW" 2>/dev/null | grep -c LINK_)
+check wowtab_udev_origin_at_most_16_links "$got" [ "$got" = 16 ]
 got=$(uo DEVNAME=/dev/sdr DEVLINKS="/dev/disk/by-id/ata-SLOWER /dev/disk/by-id/nvme-FAST")
 check wowtab_udev_not_an_origin "$got" [ -z "$got" ]
 printf 'slow /dev/sdq /dev/disk/by-id/nvme-FAST\n' >"$T/wowtab"
 got=$(uo DEVNAME=/dev/sdq)
-check wowtab_udev_origin_by_devname "$got" [ "$got" = WOW_ORIGIN_OF=slow ]
+check wowtab_udev_origin_by_devname "$got" \
+	[ "$got" = WOW_ORIGIN_OF=slow ]
 
 # ---- wow-probe -----------------------------------------------------------------
 # a superblock as the kernel writes it (dm-wow/dm-wow-super.c): the magic at
@@ -268,9 +274,15 @@ EOF
 	check wow_probe_geometry "$(cat "$T/p")" grep -qx WOW_CACHE_BLOCK_SIZE=4096 "$T/p"
 	check wow_probe_origin_id_is_safe "$(cat "$T/p")" \
 		grep -qx 'WOW_CACHE_ORIGIN_ID=PARTUUID=ab_c' "$T/p"
+	DEVLINKS="/dev/disk/by-id/nvme-X-part2 /dev/disk/by-uuid/old /dev/disk/by-label/old\x20fs /dev/disk/by-path/pci-1" \
+		"$PROBE" "$T/sb.img" >"$T/p" 2>&1 || true
+	check wow_probe_keeps_links_but_file_system_ones "$(cat "$T/p")" \
+		sh -c "grep -qx WOW_CACHE_LINK_1=disk/by-id/nvme-X-part2 '$T/p' &&
+		       grep -qx WOW_CACHE_LINK_2=disk/by-path/pci-1 '$T/p' &&
+		       [ \$(grep -c WOW_CACHE_LINK '$T/p') = 2 ]"
 	"$PROBE" "$T/bad.img" >"$T/p" 2>&1 || true
 	check wow_probe_corrupt_superblock "$(cat "$T/p")" \
-		[ "$(cat "$T/p")" = "$(printf 'WOW_CACHE=1\nWOW_CACHE_SB=corrupt')" ]
+		[ "$(grep -v WOW_CACHE_LINK "$T/p")" = "$(printf 'WOW_CACHE=1\nWOW_CACHE_SB=corrupt')" ]
 	rc=0
 	"$PROBE" "$T/zero.img" >"$T/p" 2>&1 || rc=$?
 	silent_ok() { [ $rc -eq 0 ] && [ ! -s "$T/p" ]; }
