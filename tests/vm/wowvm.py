@@ -93,14 +93,26 @@ BINARIES = [
     "/usr/bin/blkparse",
     "/usr/bin/btt",
     "/usr/bin/kmod",
+    "/usr/bin/udevadm",
 ]
+# udev for scenarios that start it (boot-assembly): udevadm is also
+# systemd-udevd; the rules that name block and device-mapper devices.
+UDEV_RULES_DIR = "/lib/udev/rules.d"
+UDEV_RULES = ["50-udev-default.rules", "55-dm.rules", "60-block.rules",
+              "60-persistent-storage.rules", "60-persistent-storage-dm.rules",
+              "95-dm-notify.rules"]
+# make install's userspace files at their default paths (userspace/Makefile)
+INSTALLED = [("wowtab", "/usr/local/sbin/wowtab"),
+             ("wowtab", "/usr/lib/systemd/system-generators/dm-wow-generator"),
+             ("wow-probe", "/usr/lib/udev/wow-probe"),
+             ("61-dm-wow.rules", "/usr/lib/udev/rules.d/61-dm-wow.rules")]
 KMOD_LINKS = ["sbin/modprobe", "sbin/insmod", "sbin/rmmod", "sbin/lsmod",
               "sbin/depmod", "sbin/modinfo"]
 MODULES = [
     "dm-mod", "dm-flakey", "dm-log-writes", "dm-delay", "dm-writecache",
     "dm-cache", "dm-cache-smq", "dm-zero", "bcache", "loop", "brd",
     "null_blk", "virtio_blk", "virtio_pci", "9p", "9pnet_virtio", "dm-snapshot",
-    "libcrc32c", "crc32c_generic", "crc32c-intel",
+    "libcrc32c", "crc32c_generic", "crc32c-intel", "ext4",
 ]
 MODULE_INDEX_FILES = ["modules.order", "modules.builtin",
                       "modules.builtin.modinfo"]
@@ -395,6 +407,11 @@ def copy_file(src, root, dest):
     shutil.copy2(os.path.realpath(src), dst)
 
 
+def udev_rules():
+    return [os.path.join(UDEV_RULES_DIR, r) for r in UDEV_RULES
+            if os.path.exists(os.path.join(UDEV_RULES_DIR, r))]
+
+
 def base_inputs(kv):
     """Everything the base image is made of, and its cache key."""
     vmlinuz = vmlinuz_of(kv)
@@ -421,9 +438,9 @@ def base_inputs(kv):
     where = [] if vmlinuz == "/boot/vmlinuz-%s" % kv else [vmlinuz,
                                                             moddir_of(kv)]
     for part in ([BASE_FORMAT, kv] + where + BINARIES + KMOD_LINKS + MODULES +
-                 MODULE_INDEX_FILES + BASE_DIRS +
-                 package_versions(BINARIES + libs + ["/bin/busybox",
-                                                     vmlinuz])):
+                 MODULE_INDEX_FILES + BASE_DIRS + UDEV_RULES +
+                 package_versions(BINARIES + libs + udev_rules() +
+                                  ["/bin/busybox", vmlinuz])):
         h.update(part.encode() + b"\n")
     return {"libs": libs, "modules": mods, "key": h.hexdigest()[:16]}
 
@@ -464,6 +481,14 @@ def build_base(kv, force=False):
             if os.path.lexists(dst):
                 os.unlink(dst)
             os.symlink("/usr/bin/kmod", dst)
+        for r in udev_rules():
+            copy_file(r, root, "/usr/lib/udev/rules.d/" + os.path.basename(r))
+        for link, to in [("lib/systemd/systemd-udevd", "/usr/bin/udevadm"),
+                         ("sbin/dmsetup", "/usr/sbin/dmsetup")]:
+            dst = os.path.join(root, link)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            if not os.path.lexists(dst):
+                os.symlink(to, dst)
         mdir = "/lib/modules/%s" % kv
         hdir = moddir_of(kv)
         for m in inp["modules"]:
@@ -918,6 +943,10 @@ def build_overlay(kv, out_path, plan, scenarios, module, extra_files=(),
                         copy_file(lib, root, lib)
             except RuntimeError as e:
                 log("warning: %s" % e)
+        for src, dest in INSTALLED:
+            src = os.path.join(REPO, "userspace", src)
+            if os.path.isfile(src):
+                copy_file(src, root, dest)
         with open(os.path.join(root, "wow/plan"), "w") as f:
             for k, v in plan.items():
                 f.write("%s='%s'\n" % (k, str(v).replace("'", "")))
