@@ -112,8 +112,11 @@ MODULES = [
     "dm-mod", "dm-flakey", "dm-log-writes", "dm-delay", "dm-writecache",
     "dm-cache", "dm-cache-smq", "dm-zero", "bcache", "loop", "brd",
     "null_blk", "virtio_blk", "virtio_pci", "9p", "9pnet_virtio", "dm-snapshot",
-    "libcrc32c", "crc32c_generic", "crc32c-intel", "ext4",
+    "libcrc32c", "crc32c_generic", "crc32c-intel",
 ]
+# In the base when the kernel has them (the debug kernel has no ext4;
+# boot-assembly skips without it).
+OPTIONAL_MODULES = ["ext4"]
 MODULE_INDEX_FILES = ["modules.order", "modules.builtin",
                       "modules.builtin.modinfo"]
 BASE_DIRS = ["bin", "sbin", "usr/bin", "usr/sbin", "lib", "lib64", "usr/lib",
@@ -320,10 +323,12 @@ def ldd_libs(path):
 
 def module_paths(kv):
     paths = []
-    for mod in MODULES:
+    for mod in MODULES + OPTIONAL_MODULES:
         out = subprocess.run(["modprobe"] + modroot_args(kv) +
                              ["-S", kv, "--show-depends", mod],
                              capture_output=True, text=True)
+        if out.returncode != 0 and mod in OPTIONAL_MODULES:
+            continue
         if out.returncode != 0:
             raise RuntimeError("modprobe --show-depends %s: %s" %
                                (mod, out.stderr.strip()))
@@ -438,6 +443,7 @@ def base_inputs(kv):
     where = [] if vmlinuz == "/boot/vmlinuz-%s" % kv else [vmlinuz,
                                                             moddir_of(kv)]
     for part in ([BASE_FORMAT, kv] + where + BINARIES + KMOD_LINKS + MODULES +
+                 OPTIONAL_MODULES +
                  MODULE_INDEX_FILES + BASE_DIRS + UDEV_RULES +
                  package_versions(BINARIES + libs + udev_rules() +
                                   ["/bin/busybox", vmlinuz])):
