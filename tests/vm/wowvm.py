@@ -49,10 +49,14 @@ Scenario helpers (wow_create, expect_create_fails, fio_verify, ...) are in
 tests/vm/lib.sh, which the guest has at /wow/lib.sh; the guest's PID 1 is
 tests/vm/init.sh.
 
-Files: the base initramfs (busybox, dmsetup, fio, blktrace, kmod, kernel
-modules) is cached as $WOW_CACHE/initramfs/base-<key>.cpio.gz and rebuilt
-when the kernel, a package it took files from, or this recipe changes; the
-project's files go into a small overlay archive per boot.  Each run gets
+Files: the base initramfs (busybox, dmsetup, fio, blktrace, kmod, udevadm
+with the block and device-mapper udev rules (a scenario that wants udev
+starts systemd-udevd itself), kernel modules) is cached as
+$WOW_CACHE/initramfs/base-<key>.cpio.gz and rebuilt when the kernel, a
+package it took files from, or this recipe changes; the project's files
+(with make install's userspace files at their default paths: wowtab, the
+generator, 61-dm-wow.rules, wow-probe) go into a small overlay archive per
+boot.  Each run gets
 $WOW_CACHE/run/<time>.<id>/ with console-*.log (one per boot), results/
 (NAME.out, NAME.rc; the 9p share) and, with --keep, disks-*/ (vda.img ...).
 The last 10 run dirs are kept (plus every --keep one, and every one a
