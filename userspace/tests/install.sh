@@ -91,6 +91,7 @@ make -s -C "$top" uninstall DESTDIR="$r" PREFIX=/usr/local >"$D/log" 2>&1 || cat
 left=$(cd "$r" && find . \( -type f -o -type l \) | sort)
 check uninstall_removes_everything "left: $left" [ -z "$left" ]
 
-# the in-tree files again for the default paths
-make -s -C "$top/userspace" wowtab 61-dm-wow.rules >/dev/null 2>&1 || true
+# the tree's own copies (the tests' and the VM's) keep the default paths
+check install_leaves_tree_files_alone "" \
+	sh -c "! [ -e '$top/userspace/wowtab' ] || grep -q \"^SELF='/usr/local/sbin/wowtab'\" '$top/userspace/wowtab'"
 exit $failed
