@@ -9,18 +9,49 @@ WOW_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/dm-wow
 PYTHON  ?= /usr/bin/python3
 export KV KDIR WOW_CACHE PYTHON
 
+# make install / uninstall: wowctl, wowtab, man pages, the systemd generator,
+# the udev rules and wow-probe (userspace/Makefile: PREFIX, SBINDIR, MANDIR,
+# UDEVDIR, GENERATORDIR), and the module's sources in
+# $(DESTDIR)/usr/src/dm-wow-$(VERSION) with DKMS building and installing it
+# (scripts/dkms-module.sh: DKMS_KERNELS, NO_DKMS; with DESTDIR, sources only).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+VERSION := $(shell cat dm-wow/VERSION)
+export PREFIX DESTDIR
+
 .PHONY: all module userspace clean setup check demo kunit vmtest shell \
 	checkpatch bench bench-quick check-debug debug-kernel soak \
 	test-userspace test-bench-tools test-kunit test-vm test-style \
-	test-vm-debug test-vm612 check-large
+	test-vm-debug test-vm612 check-large install uninstall \
+	install-module install-userspace uninstall-module uninstall-userspace \
+	version
 
 all: module userspace
 
 module:
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/dm-wow modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/dm-wow WOW_WERROR=1 modules
 
 userspace:
 	$(MAKE) -C userspace
+
+install: install-module install-userspace
+
+install-module:
+	@scripts/dkms-module.sh install
+
+install-userspace:
+	$(MAKE) -C userspace install
+
+uninstall: uninstall-userspace uninstall-module
+
+uninstall-module:
+	@scripts/dkms-module.sh uninstall
+
+uninstall-userspace:
+	$(MAKE) -C userspace uninstall
+
+version:
+	@echo $(VERSION)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/dm-wow clean

@@ -854,3 +854,4 @@ module_exit(dm_wow_exit);
 MODULE_DESCRIPTION(DM_NAME " write-back cache with WOW destage ordering");
 MODULE_AUTHOR("dm-wow developers");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(DM_WOW_VERSION);

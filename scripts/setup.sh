@@ -7,8 +7,11 @@ set -euo pipefail
 
 PKGS=(
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
-	qemu-system-x86 busybox-static dmsetup libdevmapper-dev fio blktrace
-	kmod cpio xz-utils
+	qemu-system-x86 busybox-static dmsetup libdevmapper-dev pkg-config fio
+	blktrace kmod cpio xz-utils
+	# make install (the module through DKMS); the boot-assembly scenario's
+	# udev and systemd-escape
+	dkms udev systemd
 	# UML / KUnit build
 	build-essential flex bison bc libelf-dev libssl-dev python3
 	# bench

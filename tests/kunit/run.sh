@@ -127,6 +127,8 @@ kunitconfig=$WOW_SRC/tests/.kunitconfig
 #    $build/test.log; remove the old one so a failed build cannot be
 #    mistaken for a run.
 rm -f "$build/test.log"
+# dm-wow's Kbuild adds -Werror only when asked (DKMS builds go without)
+export WOW_WERROR=1
 stamp=$kdir/.run-stamp
 touch "$stamp"
 start=$(date +%s)

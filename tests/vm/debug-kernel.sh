@@ -172,7 +172,7 @@ build_module() {
 	# older mtimes).  The newest four are kept.
 	local hash m
 	hash=$(cd "$WOW_SRC" && find . -type f \( -name '*.[ch]' -o -name Kbuild \
-		-o -name Makefile -o -name Kconfig \) -print0 | sort -z |
+		-o -name Makefile -o -name Kconfig -o -name VERSION \) -print0 | sort -z |
 		xargs -0 sha256sum | sha256sum | cut -c1-16)
 	m=$dir/dm-wow/$hash
 	if [ ! -f "$m/src/dm-wow.ko" ]; then
@@ -181,7 +181,7 @@ build_module() {
 			--exclude='.*.cmd' --exclude='Module.symvers' \
 			--exclude='modules.order' --exclude='.tmp*' \
 			"$WOW_SRC/" "$m/src/" || die "cannot copy $WOW_SRC"
-		make -C "$dir/obj" M="$m/src" -j"$JOBS" modules >"$m/build.log" 2>&1 ||
+		make -C "$dir/obj" M="$m/src" -j"$JOBS" WOW_WERROR=1 modules >"$m/build.log" 2>&1 ||
 			die "dm-wow build failed:$(echo; tail -n 30 "$m/build.log")"
 	fi
 	touch "$m"

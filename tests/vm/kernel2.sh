@@ -15,7 +15,7 @@
 #
 # Layout: $WOW_CACHE/kernel2/<kv>/<hash>/src/, one copy of the module
 # sources per content hash (the newest four kept), built with kbuild's
-# own flags plus dm-wow's -Werror.
+# own flags plus dm-wow's -Werror (WOW_WERROR=1).
 # Environment: WOW_CACHE, WOW_SRC (module sources, default this repo's
 # dm-wow/), KV2 (the version, instead of the newest 6.12).
 set -euo pipefail
@@ -61,7 +61,7 @@ module)
 	exec 9>"$top/.lock"
 	flock 9
 	hash=$(cd "$WOW_SRC" && find . -type f \( -name '*.[ch]' -o -name Kbuild \
-		-o -name Makefile -o -name Kconfig \) -print0 | sort -z |
+		-o -name Makefile -o -name Kconfig -o -name VERSION \) -print0 | sort -z |
 		xargs -0 sha256sum | sha256sum | cut -c1-16)
 	m=$top/$hash
 	if [ ! -f "$m/src/dm-wow.ko" ]; then
@@ -71,7 +71,7 @@ module)
 			--exclude='Module.symvers' --exclude='modules.order' \
 			--exclude='.tmp*' "$WOW_SRC/" "$m/src/" ||
 			die "cannot copy $WOW_SRC"
-		make -C "/lib/modules/$kv/build" M="$m/src" modules \
+		make -C "/lib/modules/$kv/build" M="$m/src" WOW_WERROR=1 modules \
 			>"$m/build.log" 2>&1 ||
 			die "dm-wow build for $kv failed:$(echo; tail -n 30 "$m/build.log")"
 	fi

@@ -49,10 +49,14 @@ Scenario helpers (wow_create, expect_create_fails, fio_verify, ...) are in
 tests/vm/lib.sh, which the guest has at /wow/lib.sh; the guest's PID 1 is
 tests/vm/init.sh.
 
-Files: the base initramfs (busybox, dmsetup, fio, blktrace, kmod, kernel
-modules) is cached as $WOW_CACHE/initramfs/base-<key>.cpio.gz and rebuilt
-when the kernel, a package it took files from, or this recipe changes; the
-project's files go into a small overlay archive per boot.  Each run gets
+Files: the base initramfs (busybox, dmsetup, fio, blktrace, kmod, udevadm
+with the block and device-mapper udev rules (a scenario that wants udev
+starts systemd-udevd itself), kernel modules) is cached as
+$WOW_CACHE/initramfs/base-<key>.cpio.gz and rebuilt when the kernel, a
+package it took files from, or this recipe changes; the project's files
+(with make install's userspace files at their default paths: wowtab, the
+generator, 61-dm-wow.rules, wow-probe) go into a small overlay archive per
+boot.  Each run gets
 $WOW_CACHE/run/<time>.<id>/ with console-*.log (one per boot), results/
 (NAME.out, NAME.rc; the 9p share) and, with --keep, disks-*/ (vda.img ...).
 The last 10 run dirs are kept (plus every --keep one, and every one a
@@ -93,7 +97,19 @@ BINARIES = [
     "/usr/bin/blkparse",
     "/usr/bin/btt",
     "/usr/bin/kmod",
+    "/usr/bin/udevadm",
 ]
+# udev for scenarios that start it (boot-assembly): udevadm is also
+# systemd-udevd; the rules that name block and device-mapper devices.
+UDEV_RULES_DIR = "/lib/udev/rules.d"
+UDEV_RULES = ["50-udev-default.rules", "55-dm.rules", "60-block.rules",
+              "60-persistent-storage.rules", "60-persistent-storage-dm.rules",
+              "95-dm-notify.rules"]
+# make install's userspace files at their default paths (userspace/Makefile)
+INSTALLED = [("wowtab", "/usr/local/sbin/wowtab"),
+             ("wowtab", "/usr/lib/systemd/system-generators/dm-wow-generator"),
+             ("wow-probe", "/usr/lib/udev/wow-probe"),
+             ("61-dm-wow.rules", "/usr/lib/udev/rules.d/61-dm-wow.rules")]
 KMOD_LINKS = ["sbin/modprobe", "sbin/insmod", "sbin/rmmod", "sbin/lsmod",
               "sbin/depmod", "sbin/modinfo"]
 MODULES = [
@@ -102,6 +118,9 @@ MODULES = [
     "null_blk", "virtio_blk", "virtio_pci", "9p", "9pnet_virtio", "dm-snapshot",
     "libcrc32c", "crc32c_generic", "crc32c-intel",
 ]
+# In the base when the kernel has them (the debug kernel has no ext4;
+# boot-assembly skips without it).
+OPTIONAL_MODULES = ["ext4"]
 MODULE_INDEX_FILES = ["modules.order", "modules.builtin",
                       "modules.builtin.modinfo"]
 BASE_DIRS = ["bin", "sbin", "usr/bin", "usr/sbin", "lib", "lib64", "usr/lib",
@@ -308,10 +327,12 @@ def ldd_libs(path):
 
 def module_paths(kv):
     paths = []
-    for mod in MODULES:
+    for mod in MODULES + OPTIONAL_MODULES:
         out = subprocess.run(["modprobe"] + modroot_args(kv) +
                              ["-S", kv, "--show-depends", mod],
                              capture_output=True, text=True)
+        if out.returncode != 0 and mod in OPTIONAL_MODULES:
+            continue
         if out.returncode != 0:
             raise RuntimeError("modprobe --show-depends %s: %s" %
                                (mod, out.stderr.strip()))
@@ -395,6 +416,11 @@ def copy_file(src, root, dest):
     shutil.copy2(os.path.realpath(src), dst)
 
 
+def udev_rules():
+    return [os.path.join(UDEV_RULES_DIR, r) for r in UDEV_RULES
+            if os.path.exists(os.path.join(UDEV_RULES_DIR, r))]
+
+
 def base_inputs(kv):
     """Everything the base image is made of, and its cache key."""
     vmlinuz = vmlinuz_of(kv)
@@ -421,9 +447,10 @@ def base_inputs(kv):
     where = [] if vmlinuz == "/boot/vmlinuz-%s" % kv else [vmlinuz,
                                                             moddir_of(kv)]
     for part in ([BASE_FORMAT, kv] + where + BINARIES + KMOD_LINKS + MODULES +
-                 MODULE_INDEX_FILES + BASE_DIRS +
-                 package_versions(BINARIES + libs + ["/bin/busybox",
-                                                     vmlinuz])):
+                 OPTIONAL_MODULES +
+                 MODULE_INDEX_FILES + BASE_DIRS + UDEV_RULES +
+                 package_versions(BINARIES + libs + udev_rules() +
+                                  ["/bin/busybox", vmlinuz])):
         h.update(part.encode() + b"\n")
     return {"libs": libs, "modules": mods, "key": h.hexdigest()[:16]}
 
@@ -476,6 +503,14 @@ def build_base_locked(kv, inp, d, path):
             if os.path.lexists(dst):
                 os.unlink(dst)
             os.symlink("/usr/bin/kmod", dst)
+        for r in udev_rules():
+            copy_file(r, root, "/usr/lib/udev/rules.d/" + os.path.basename(r))
+        for link, to in [("lib/systemd/systemd-udevd", "/usr/bin/udevadm"),
+                         ("sbin/dmsetup", "/usr/sbin/dmsetup")]:
+            dst = os.path.join(root, link)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            if not os.path.lexists(dst):
+                os.symlink(to, dst)
         mdir = "/lib/modules/%s" % kv
         hdir = moddir_of(kv)
         for m in inp["modules"]:
@@ -932,6 +967,10 @@ def build_overlay(kv, out_path, plan, scenarios, module, extra_files=(),
                         copy_file(lib, root, lib)
             except RuntimeError as e:
                 log("warning: %s" % e)
+        for src, dest in INSTALLED:
+            src = os.path.join(REPO, "userspace", src)
+            if os.path.isfile(src):
+                copy_file(src, root, dest)
         with open(os.path.join(root, "wow/plan"), "w") as f:
             for k, v in plan.items():
                 f.write("%s='%s'\n" % (k, str(v).replace("'", "")))
