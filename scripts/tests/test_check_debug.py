@@ -1,0 +1,108 @@
+"""tests/vm/check-debug.sh without booting: a fake debug-kernel.sh and a
+fake wowvm.py stand in, so what is run, kept and resumed can be checked."""
+
+import os
+import shutil
+import subprocess
+
+from conftest import SCRIPTS
+
+REPO = os.path.dirname(SCRIPTS)
+
+FAKE_WOWVM = r'''#!/bin/bash
+# run --flavour debug --profile full --jobs N --suite vm-new SCENARIO...
+while [ "$1" != --suite ]; do shift; done
+shift 2
+mkdir -p "$LOGS/results"
+for s in "$@"; do
+	n=$(basename "$s" .sh)
+	echo "$n" >> "$RAN"
+	echo "crash-flush-points: 200 flush points checked (of 999), 0 failures" \
+		> "$LOGS/results/$n.out"
+	if [ -f "$FAILING/$n" ]; then echo "FAIL: vm-new/$n (boom)"
+	else echo "PASS: vm-new/$n"; fi
+done
+echo "vm: done; logs in $LOGS"
+for s in "$@"; do [ -f "$FAILING/$(basename "$s" .sh)" ] && exit 1; done
+exit 0
+'''
+
+
+def make_repo(tmp_path):
+    r = tmp_path / "repo"
+    (r / "tests/vm").mkdir(parents=True)
+    (r / "tests/scenarios").mkdir(parents=True)
+    (r / "dm-wow").mkdir()
+    (r / "userspace").mkdir()
+    (r / "dm-wow/x.c").write_text("int x;\n")
+    (r / "userspace/y.c").write_text("int y;\n")
+    shutil.copy(os.path.join(REPO, "tests/vm/check-debug.sh"),
+                r / "tests/vm/check-debug.sh")
+    (r / "tests/vm/debug-kernel.sh").write_text(
+        "#!/bin/sh\n[ \"$1\" = dir ] && echo /nonexistent/kdir-1\nexit 0\n")
+    (r / "tests/vm/wowvm.py").write_text(FAKE_WOWVM)
+    for n in ["a", "b", "crash-flush-points"]:
+        (r / "tests/scenarios" / (n + ".sh")).write_text(
+            '#!/bin/sh\n# vm: origin=1G\n. "${WOW_LIB:-/wow/lib.sh}"\n'
+            'echo %s\n' % n)
+    for f in (r / "tests/vm").iterdir():
+        f.chmod(0o755)
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
+                ["git", "commit", "-qm", "x"]):
+        subprocess.run(cmd, cwd=r, check=True, env=env)
+    return r
+
+
+def run(r, tmp_path):
+    ran = tmp_path / "ran"
+    if ran.exists():
+        ran.unlink()
+    env = dict(os.environ, WOW_CACHE=str(tmp_path / "cache"),
+               WOW_FP_SHARDS="2", LOGS=str(tmp_path / "logs"),
+               RAN=str(ran), FAILING=str(tmp_path / "failing"))
+    p = subprocess.run([str(r / "tests/vm/check-debug.sh")], cwd=r,
+                       env=env, capture_output=True, text=True)
+    names = ran.read_text().split() if ran.exists() else []
+    return p.returncode, p.stdout, names
+
+
+def test_shards_resume_and_rerun(tmp_path):
+    r = make_repo(tmp_path)
+    (tmp_path / "failing").mkdir()
+    (tmp_path / "failing" / "b").write_text("")
+    rc, out, ran = run(r, tmp_path)
+    assert rc != 0
+    assert sorted(ran) == ["a", "b", "crash-flush-points-1of2",
+                           "crash-flush-points-2of2"]
+    assert "FAIL: vm/b (boom)" in out
+    assert "PASS: vm/a\n" in out
+    # every shard is told its shard
+    sc = list((tmp_path / "cache/check-debug").glob("*/scenarios/*.sh"))
+    assert sorted(p.name for p in sc) == ["crash-flush-points-1of2.sh",
+                                          "crash-flush-points-2of2.sh"]
+    for p in sc:
+        assert "WOW_FP_SHARD=%d/2" % (int(p.name[19]) - 1) in p.read_text()
+
+    # the next run: only what failed, the rest reported as earlier passes
+    (tmp_path / "failing" / "b").unlink()
+    rc, out, ran = run(r, tmp_path)
+    assert rc == 0
+    assert ran == ["b"]
+    assert "PASS: vm/a (passed earlier at this tree" in out
+    assert ("400 flush points checked without a failure on the debug "
+            "kernel, in the 2 of 2 shards") in out
+
+    # an edited scenario runs again; an edit outside what results depend
+    # on (docs) keeps them
+    (r / "tests/scenarios/a.sh").write_text(
+        (r / "tests/scenarios/a.sh").read_text() + "# edited\n")
+    (r / "README").write_text("docs\n")
+    rc, out, ran = run(r, tmp_path)
+    assert rc == 0 and ran == ["a"]
+
+    # a change to the module: everything again
+    (r / "dm-wow/x.c").write_text("int x2;\n")
+    rc, out, ran = run(r, tmp_path)
+    assert rc == 0 and len(ran) == 4
