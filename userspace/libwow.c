@@ -66,7 +66,8 @@ int wow_policy_parse(const char *word, enum wow_policy *p)
 	return 0;
 }
 
-static int fail(char *err, int ret, const char *fmt, ...)
+/* Write the message to @err (when given), return @ret. */
+int wow_fail(char *err, int ret, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -77,6 +78,8 @@ static int fail(char *err, int ret, const char *fmt, ...)
 	}
 	return ret;
 }
+
+#define fail wow_fail
 
 /* Strict unsigned decimal: digits only, no sign, no overflow. */
 static int parse_u64(const char *s, uint64_t *v)

@@ -142,6 +142,10 @@ struct wow_status {
 	size_t nr_other;
 };
 
+/* Write a message to @err (WOW_ERR_LEN bytes, may be NULL); return @ret. */
+int wow_fail(char *err, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 int wow_status_parse(const char *line, struct wow_status *st, char *err);
 void wow_status_free(struct wow_status *st);
 bool wow_status_has(const struct wow_status *st, enum wow_field_id id);

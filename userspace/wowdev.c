@@ -32,17 +32,7 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define BY_ID_DIR	"/dev/disk/by-id"
 
-static int fail(char *err, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		va_start(ap, fmt);
-		vsnprintf(err, WOW_ERR_LEN, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
+#define fail wow_fail
 
 /* ---- stable paths ---- */
 
