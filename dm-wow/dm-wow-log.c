@@ -2389,6 +2389,7 @@ struct wow_replay {
 					 */
 	u64 expected;			/* seq of the next record */
 	u64 records;
+	u64 dropped;			/* a torn tail, as the scan says */
 };
 
 /*
@@ -2558,6 +2559,33 @@ static int replay_record(struct wow_cache *wc, struct wow_replay *rp, u32 s,
 	return 0;
 }
 
+/*
+ * Where the chain ended, block @off of segment @s: a record of ours that
+ * did not check (its header bad, or intact and the next of the log but its
+ * data not) is a torn tail the load drops; say so as the scan does, and
+ * count it.  Returns 1 if it was one.
+ */
+static int replay_torn(struct wow_cache *wc, struct wow_replay *rp, u32 s,
+		       u32 off)
+{
+	struct wow_record_info ri;
+	enum wow_rec_kind kind;
+	void *p;
+
+	if (s >= wc->nr_segments || off >= wc->blocks_per_seg)
+		return 0;
+	p = scan_blocks(wc, &rp->sc, s, off, 1, true);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
+	kind = wow_record_check(p, wc->args.block_size, wc->sb.uuid, &ri);
+	if (kind != WOW_REC_BAD &&
+	    (kind != WOW_REC_OK || ri.seq != rp->expected))
+		return 0;
+	DMWARN(MSG_DROPPED, wow_name(wc), s, off);
+	rp->dropped++;
+	return 1;
+}
+
 #define MSG_CHAIN_CORRUPT "%s: log record %llu was durable (record %llu says so) but is corrupt; not loading"
 
 /*
@@ -2658,6 +2686,11 @@ static int replay_chain(struct wow_cache *wc, struct wow_replay *rp,
 		next = ri.next_seg;
 		cond_resched();
 	}
+	r = replay_torn(wc, rp, s, off);
+	if (!r && next < wc->nr_segments && next != s)
+		r = replay_torn(wc, rp, next, 0);
+	if (r < 0)
+		return r;
 	return replay_vouched(wc, rp, s, off, next);
 }
 
@@ -2666,7 +2699,7 @@ static int replay_chain(struct wow_cache *wc, struct wow_replay *rp,
  * *@expected to the seq after the last record replayed.
  */
 static int replay_log(struct wow_cache *wc, const struct wow_ckpt_info *ci,
-		      u64 *expected)
+		      u64 *expected, u64 *dropped)
 {
 	struct wow_replay rp = { };
 	u32 bs = wc->args.block_size, i;
@@ -2693,6 +2726,7 @@ static int replay_log(struct wow_cache *wc, const struct wow_ckpt_info *ci,
 		rp.ckpt_max[i] = wc->segs[i].seq ? wc->segs[i].max_seq : 0;
 	r = replay_chain(wc, &rp, ci);
 	*expected = rp.expected;
+	*dropped = rp.dropped;
 	if (!r && rp.records)
 		DMINFO("%s: replayed %llu records written after checkpoint %llu",
 		       wow_name(wc), rp.records, ci->generation);
@@ -2729,7 +2763,7 @@ int wow_log_recover(struct wow_cache *wc)
 	if (!r) {
 		u64 expected;
 
-		r = replay_log(wc, &ci, &expected);
+		r = replay_log(wc, &ci, &expected, &sc.nr_dropped);
 		if (r)
 			goto out;
 		seen = expected - 1;

@@ -548,8 +548,14 @@ void wow_tunables(const struct wow_status *st, const struct wow_table *t,
 		for (k = 0; k < st->nr_other; k++) {
 			uint64_t v;
 
+			/*
+			 * The status says what is in effect; it is the
+			 * source only where it differs from the table or the
+			 * default (a set of an option the table did not name)
+			 */
 			if (strcmp(st->other[k].key, wow_opts[i].name) ||
-			    parse_u64(st->other[k].value, &v))
+			    parse_u64(st->other[k].value, &v) ||
+			    v == out[i].value)
 				continue;
 			out[i].value = v;
 			out[i].source = WOW_SRC_STATUS;

@@ -86,7 +86,9 @@ info "origin file system UUID $UUID"
 info "1. udev, no wowtab: the origin's file system is found"
 $UDEVD --daemon --resolve-names=never || fail "systemd-udevd did not start"
 reader=
-trap '[ -z "$reader" ] || kill $reader 2>/dev/null; udevadm control --exit 2>/dev/null' EXIT
+# at the end: udevd stops, and the links it made go (the scenarios after
+# this one in the same boot expect no udev links)
+trap '[ -z "$reader" ] || kill $reader 2>/dev/null; udevadm control --exit 2>/dev/null; rm -rf /dev/disk' EXIT
 udevadm trigger --action=add --subsystem-match=block || fail "udevadm trigger"
 settle
 [ -L "$OLINK" ] && [ -L "$CLINK" ] || fail "no by-id links: $(ls /dev/disk/by-id 2>&1)"

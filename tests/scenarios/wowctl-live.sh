@@ -67,7 +67,9 @@ wow_reset_disks
 modprobe dm-delay 2> /dev/null
 slow_origin 200
 O=$(dm_node slowo)
-# the by-id links udev would make (the guest has no udev)
+# the by-id links udev would make (the guest has no udev; links an earlier
+# scenario of the boot left go first)
+rm -rf /dev/disk/by-id
 mkdir -p /dev/disk/by-id
 ln -sf "$O" /dev/disk/by-id/dm-uuid-DELAY-wowlive
 ln -sf ../../vdb /dev/disk/by-id/virtio-wowlive-cache
@@ -118,7 +120,7 @@ wc_rc /tmp/s1 status live
 expect /tmp/s1 0 '^live: ok' "status text"
 for w in 'Origin +/dev/disk/by-id/dm-uuid-DELAY-wowlive \(253:' \
 	'Cache +/dev/disk/by-id/virtio-wowlive-cache \(' 'Dirty blocks' 'Read hit ratio|Write hit ratio' 'Dirty occupancy \(destage\)' \
-	'Mean merged destage write' 'Mean destage seek' 'max_destage_ios +1 writes \(table\)' \
+	'Mean destage seek' 'max_destage_ios +1 writes \(table\)' \
 	'max_age +0 s \(default\)'; do
 	grep -Eq "$w" /tmp/s1 || nok "status text lacks '$w'"
 done

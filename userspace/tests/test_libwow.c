@@ -542,7 +542,8 @@ static const char *tunables_sources(void)
 
 	EXPECT(!wow_status_parse("cleaning cscan 8192 100 100 0 "
 				 "low_watermark=33 high_watermark=43 "
-				 "max_age=17", &st, NULL));
+				 "max_age=17 max_destage_ios=7 "
+				 "sequential_cutoff=0", &st, NULL));
 	EXPECT(!wow_table_parse("8:1 8:2 6 block_size 8192 max_destage_ios 7 "
 				"max_age 5", &t, NULL));
 	wow_tunables(&st, &t, tun);
@@ -556,6 +557,7 @@ static const char *tunables_sources(void)
 	/* a key in the status named like an option wins over the table */
 	EXPECT(tun[WOW_OPT_MAX_AGE].value == 17 &&
 	       tun[WOW_OPT_MAX_AGE].source == WOW_SRC_STATUS);
+	/* the status agreeing with the table or the default: not its source */
 	EXPECT(tun[WOW_OPT_SEQUENTIAL_CUTOFF].value == 0 &&
 	       tun[WOW_OPT_SEQUENTIAL_CUTOFF].source == WOW_SRC_DEFAULT);
 	EXPECT(tun[WOW_OPT_CLEANER].value == 1 &&
