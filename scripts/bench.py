@@ -3,14 +3,17 @@
 """dm-wow evaluation bench: dm-wow (wow, cscan, lrw) against dm-writecache,
 dm-cache (smq) and bcache over the same emulated disks, in a QEMU VM.
 
-  scripts/bench.py --quick          make bench-quick (about 14 minutes)
-  scripts/bench.py --full           make bench (about 1 h 45 min)
+  scripts/bench.py --quick          make bench-quick (about 27 minutes)
+  scripts/bench.py --full           make bench (about 2 h 35 min)
   scripts/bench.py --report DIR     analyse a finished run dir again
   scripts/bench.py --publish DIR    write Documentation/benchmarks.md and
                                     Documentation/bench/*.png from a run
   ... --dry-run                     list the runs, estimate the time
 
-Three measurements (Documentation/benchmarks.md explains them):
+(The times are estimates from the parts, scripts/wowbench/systems.py
+run_expected_s, on a 2-core machine with no other VM running.)
+
+Five measurements (Documentation/benchmarks.md explains them):
 
   destage  the dirty set is loaded with destage held back, then destaged at
            full rate; the origin (an 8 GiB file-backed disk) and the cache
@@ -19,35 +22,50 @@ Three measurements (Documentation/benchmarks.md explains them):
            compares with the oracle (the same writes sorted and merged);
            the cache trace gives alignment violations and write
            amplification.  Deterministic: TCG speed does not matter.
-  closed   fio random writes (iodepth 16) on each system over a live
-           emulated HDD (scripts/hdd-nbdkit.py at --timescale) until the
-           cache is full and has turned over (its dirty data written back
-           once), then until the last window looks steady; the IOPS of
-           that window, with the run's stability, dirty data and turnover,
-           and whether it passed the steady-state check (one rule for
-           every system: benchlib.sh closed_watch, report.steady_state);
-           fio's completion latency histograms give the write latency
-           percentiles (p50, p99, p99.9, max) over the sustained span,
-           dm-wow's status once a second its log write amplification.
-  rate     the closed loop at a fixed rate (fio rate_iops, the profile's
-           rate_iops at time scale 1 over --timescale), by the same rule:
-           write latency below saturation, for dm-wow, dm-writecache and
-           the cache disk alone (ssd).
+  closed   fio (iodepth 16) on each system over a live emulated HDD
+           (scripts/hdd-nbdkit.py at --timescale) until the cache is full
+           and has turned over (its dirty data written back once), then
+           until the last window looks steady; the IOPS of that window,
+           and sustained over whole fill/drain cycles, with the run's
+           stability, dirty data and turnover, and whether it passed the
+           steady-state check (one rule for every system: benchlib.sh
+           closed_watch, report.steady_state); fio's completion latency
+           histograms give the write latency percentiles (p50, p99,
+           p99.9, max) over the sustained span and second by second, the
+           cache slice's sector counter the cache bytes written per user
+           byte, dm-wow's status once a second its log write
+           amplification.  Workloads: uniform random writes, zipf, an
+           SPC-1-like mix, a sequential stream, a hot set (90% of the
+           writes to 32 MiB).
+  rate     the closed loop at a fixed rate (fio rate_iops): half the
+           sustained IOPS each system's saturated run measured (so these
+           run in a second boot, after the others), for dm-wow and
+           dm-writecache, and the cache disk alone (ssd) at each of their
+           rates: write latency below saturation.
+  cpu      4 KiB random writes at iodepth 32 on RAM disks (brd) through
+           dm-linear, dm-wow and dm-writecache, in alternated rounds: IOPS
+           as a ratio to dm-linear's, CPU time per write.
+  flush    4 KiB random writes at iodepth 32 on the file-backed disks,
+           plain and every write FUA (fio sync=1), for dm-wow,
+           dm-writecache and the cache disk alone.
 
 What the profiles cover (scripts/wowbench/systems.py PROFILES):
 
-  --quick  destage: uniform random writes, an 8 MiB dirty set, every
-           system.  closed: uniform random writes at a 16 MiB cache for
-           wow, cscan, lrw, dm-writecache and the raw disk.  rate: 55
-           IOPS at a 16 MiB cache for wow, dm-writecache and the cache
-           disk alone.  A quick look: no other workload, no size sweep, no
-           dm-cache or bcache in the closed loop.
-  --full   destage: every workload at dirty sets of 8, 32 and 64 MiB,
-           every system.  closed: every system; uniform random writes at
-           caches of 8, 16 and 32 MiB (and 128 MiB for wow and
-           dm-writecache), the other workloads at 16 MiB; rewrites (hot
-           sets of 1, 2 and 4 times a 16 MiB cache) for wow, cscan and
-           lrw.  rate: as --quick, with a 60 s window.
+  --quick  one point of each.  destage: uniform random writes, an 8 MiB
+           dirty set, every system.  closed at a 16 MiB cache: uniform
+           random writes for wow, cscan, lrw, dm-writecache and the raw
+           disk; the hot set (2x the cache) for wow, cscan, lrw and
+           dm-writecache; the SPC-1-like mix for wow and dm-writecache.
+           rate: 16 MiB, wow and dm-writecache, the cache disk alone at
+           each rate.  cpu, flush: one round.
+  --full   destage: uniform, zipf, SPC-1-like and sequential at dirty sets
+           of 8, 32 and 64 MiB, every system.  closed: every system on
+           every workload at 16 MiB; uniform random writes at 8, 16 and 32
+           MiB (and 128 MiB for wow and dm-writecache); the hot set at 4,
+           8, 16, 32 and 64 MiB (8x to 0.5x the cache) and the SPC-1-like
+           mix at 8, 16 and 32 MiB for wow, cscan, lrw and dm-writecache.
+           rate: as --quick, a 60 s window.  cpu: three rounds; flush:
+           two.
 
 Each run leaves results/bench/<time>/: results.json (everything), report.md
 (the tables), plots/*.png, runs/<run>/result.json (one run's figures),

@@ -467,6 +467,17 @@ def test_report_and_publish_cli(rundir, tmp_path):
                                                     "wow is fine."))
     report.publish(res, str(rundir), str(doc))
     assert "wow is fine." in (doc / "benchmarks.md").read_text()
+    # so do sections published by hand between the method and the results
+    # (the cache loads), once
+    text = (doc / "benchmarks.md").read_text()
+    text = text.replace("\n## Results: ", "\n## Loading a cache\n\nBy "
+                        "hand.\n\n## Results: ", 1)
+    (doc / "benchmarks.md").write_text(text)
+    report.publish(res, str(rundir), str(doc))
+    text = (doc / "benchmarks.md").read_text()
+    assert text.count("## Loading a cache\n\nBy hand.\n\n") == 1
+    assert text.index("## Loading a cache") < text.index("## Results: ")
+    assert text.count("## What is measured") == 1
 
 
 def _blktrace_binary(path, events, dev=(254, 0)):
