@@ -2186,7 +2186,10 @@ what order it was written.
   cache they fill a quarter at most (no destage is waited for): dm-wow,
   dm-writecache and the cache disk alone, alternated, two rounds in the
   full profile.  Reported: each system's FUA IOPS over its plain IOPS,
-  dm-wow's over dm-writecache's, FUA write latency.
+  dm-wow's over dm-writecache's, FUA write latency.  The VM's disk images
+  are opened with QEMU's `cache=unsafe`, which drops flushes: what this
+  measures is the cost of FUA in the guest (the flushes and waits each
+  system issues for it), not a real device's flush latency.
 * **Cleaning cost.**  For every run, the bytes written to the cache
   device per byte the user wrote: the sectors written to the cache's
   dm-linear slices (the cache slice, and dm-cache's metadata slice), from
