@@ -3,14 +3,17 @@
 """dm-wow evaluation bench: dm-wow (wow, cscan, lrw) against dm-writecache,
 dm-cache (smq) and bcache over the same emulated disks, in a QEMU VM.
 
-  scripts/bench.py --quick          make bench-quick (about 14 minutes)
-  scripts/bench.py --full           make bench (about 1 h 45 min)
+  scripts/bench.py --quick          make bench-quick (about 27 minutes)
+  scripts/bench.py --full           make bench (about 2 h 35 min)
   scripts/bench.py --report DIR     analyse a finished run dir again
   scripts/bench.py --publish DIR    write Documentation/benchmarks.md and
                                     Documentation/bench/*.png from a run
   ... --dry-run                     list the runs, estimate the time
 
-Three measurements (Documentation/benchmarks.md explains them):
+(The times are estimates from the parts, scripts/wowbench/systems.py
+run_expected_s, on a 2-core machine with no other VM running.)
+
+Five measurements (Documentation/benchmarks.md explains them):
 
   destage  the dirty set is loaded with destage held back, then destaged at
            full rate; the origin (an 8 GiB file-backed disk) and the cache
@@ -19,35 +22,50 @@ Three measurements (Documentation/benchmarks.md explains them):
            compares with the oracle (the same writes sorted and merged);
            the cache trace gives alignment violations and write
            amplification.  Deterministic: TCG speed does not matter.
-  closed   fio random writes (iodepth 16) on each system over a live
-           emulated HDD (scripts/hdd-nbdkit.py at --timescale) until the
-           cache is full and has turned over (its dirty data written back
-           once), then until the last window looks steady; the IOPS of
-           that window, with the run's stability, dirty data and turnover,
-           and whether it passed the steady-state check (one rule for
-           every system: benchlib.sh closed_watch, report.steady_state);
-           fio's completion latency histograms give the write latency
-           percentiles (p50, p99, p99.9, max) over the sustained span,
-           dm-wow's status once a second its log write amplification.
-  rate     the closed loop at a fixed rate (fio rate_iops, the profile's
-           rate_iops at time scale 1 over --timescale), by the same rule:
-           write latency below saturation, for dm-wow, dm-writecache and
-           the cache disk alone (ssd).
+  closed   fio (iodepth 16) on each system over a live emulated HDD
+           (scripts/hdd-nbdkit.py at --timescale) until the cache is full
+           and has turned over (its dirty data written back once), then
+           until the last window looks steady; the IOPS of that window,
+           and sustained over whole fill/drain cycles, with the run's
+           stability, dirty data and turnover, and whether it passed the
+           steady-state check (one rule for every system: benchlib.sh
+           closed_watch, report.steady_state); fio's completion latency
+           histograms give the write latency percentiles (p50, p99,
+           p99.9, max) over the sustained span and second by second, the
+           cache slice's sector counter the cache bytes written per user
+           byte, dm-wow's status once a second its log write
+           amplification.  Workloads: uniform random writes, zipf, an
+           SPC-1-like mix, a sequential stream, a hot set (90% of the
+           writes to 32 MiB).
+  rate     the closed loop at a fixed rate (fio rate_iops): half the
+           sustained IOPS each system's saturated run measured (so these
+           run in a second boot, after the others), for dm-wow and
+           dm-writecache, and the cache disk alone (ssd) at each of their
+           rates: write latency below saturation.
+  cpu      4 KiB random writes at iodepth 32 on RAM disks (brd) through
+           dm-linear, dm-wow and dm-writecache, in alternated rounds: IOPS
+           as a ratio to dm-linear's, CPU time per write.
+  flush    4 KiB random writes at iodepth 32 on the file-backed disks,
+           plain and every write FUA (fio sync=1), for dm-wow,
+           dm-writecache and the cache disk alone.
 
 What the profiles cover (scripts/wowbench/systems.py PROFILES):
 
-  --quick  destage: uniform random writes, an 8 MiB dirty set, every
-           system.  closed: uniform random writes at a 16 MiB cache for
-           wow, cscan, lrw, dm-writecache and the raw disk.  rate: 55
-           IOPS at a 16 MiB cache for wow, dm-writecache and the cache
-           disk alone.  A quick look: no other workload, no size sweep, no
-           dm-cache or bcache in the closed loop.
-  --full   destage: every workload at dirty sets of 8, 32 and 64 MiB,
-           every system.  closed: every system; uniform random writes at
-           caches of 8, 16 and 32 MiB (and 128 MiB for wow and
-           dm-writecache), the other workloads at 16 MiB; rewrites (hot
-           sets of 1, 2 and 4 times a 16 MiB cache) for wow, cscan and
-           lrw.  rate: as --quick, with a 60 s window.
+  --quick  one point of each.  destage: uniform random writes, an 8 MiB
+           dirty set, every system.  closed at a 16 MiB cache: uniform
+           random writes for wow, cscan, lrw, dm-writecache and the raw
+           disk; the hot set (2x the cache) for wow, cscan, lrw and
+           dm-writecache; the SPC-1-like mix for wow and dm-writecache.
+           rate: 16 MiB, wow and dm-writecache, the cache disk alone at
+           each rate.  cpu, flush: one round.
+  --full   destage: uniform, zipf, SPC-1-like and sequential at dirty sets
+           of 8, 32 and 64 MiB, every system.  closed: every system on
+           every workload at 16 MiB; uniform random writes at 8, 16 and 32
+           MiB (and 128 MiB for wow and dm-writecache); the hot set at 4,
+           8, 16, 32 and 64 MiB (8x to 0.5x the cache) and the SPC-1-like
+           mix at 8, 16 and 32 MiB for wow, cscan, lrw and dm-writecache.
+           rate: as --quick, a 60 s window.  cpu: three rounds; flush:
+           two.
 
 Each run leaves results/bench/<time>/: results.json (everything), report.md
 (the tables), plots/*.png, runs/<run>/result.json (one run's figures),
@@ -132,10 +150,11 @@ def estimate_s(runs, profile):
     no other VM running (measured; twice as long is possible on a shared
     machine): one boot, then the runs."""
     t = 40
+    if any(r.rate_of for r in runs):
+        t += 40     # a second boot: the rates come from the first's runs
     for r in runs:
         if r.measurement != "destage":
-            t += 8 + systems.closed_expected_s(r.cache_mb, profile, r.system,
-                                               r.rate_iops)
+            t += systems.run_expected_s(r, profile)
         else:
             t += destage_expected_s(r)
     return t
@@ -155,8 +174,8 @@ def write_guest_files(out, profile, runs, wow_opts=""):
     extra files [(src, guest path)])."""
     jobs = os.path.join(out, "guest", "jobs")
     scen = os.path.join(out, "guest", "scenarios")
-    os.makedirs(jobs)
-    os.makedirs(scen)
+    os.makedirs(jobs, exist_ok=True)     # a second stage adds to them
+    os.makedirs(scen, exist_ok=True)
     extra = [(os.path.join(GUEST_DIR, "benchlib.sh"),
               "/wow/bench/benchlib.sh")]
     jobs_of = {}
@@ -164,7 +183,7 @@ def write_guest_files(out, profile, runs, wow_opts=""):
         name, text = systems.run_job(r, profile)
         jobs_of[r.id] = name
         p = os.path.join(jobs, name + ".fio")
-        if os.path.exists(p):
+        if (p, "/wow/bench/jobs/%s.fio" % name) in extra:
             continue
         with open(p, "w") as f:
             f.write(text)
@@ -174,6 +193,11 @@ def write_guest_files(out, profile, runs, wow_opts=""):
         job = jobs_of[r.id]
         if r.measurement == "destage":
             call = "bench_destage %s %s %d" % (r.system, job, r.cache_mb)
+        elif r.measurement == "cpu":
+            call = "bench_cpu %s %s %d %d" % (r.system, job, r.cache_mb,
+                                              profile["cpu_origin_mb"])
+        elif r.measurement == "flush":
+            call = "bench_flush %s %s %d" % (r.system, job, r.cache_mb)
         else:
             call = "bench_closed %s %s %d %d %d %d" % (
                 r.system, job, r.cache_mb, r.runtime_s, r.window_s,
@@ -259,9 +283,11 @@ class Progress(threading.Thread):
         self.poll()
 
 
-def run_vm(out, profile, runs, args):
-    """Boot VMs until every run has an outcome; returns {run id: reason or
-    "" for ok}."""
+def run_vm(out, profile, runs, args, first_boot=1, stage=""):
+    """Boot VMs until every run has an outcome; returns ({run id: reason
+    or "" for ok}, [kernel problems]).  Boots are numbered from
+    ``first_boot`` (a later stage goes on counting); ``stage`` names the
+    HDD's stats file apart."""
     import wowvm
     kv = wowvm.kver()
     module = os.path.join(REPO, "dm-wow", "dm-wow.ko")
@@ -276,18 +302,21 @@ def run_vm(out, profile, runs, args):
     hdd_img = os.path.join(disks_dir, "hdd.img")
     hdd = wowvm.NbdHdd(hdd_img, profile["origin_bytes"],
                        profile["timescale"],
-                       os.path.join(out, "hdd-stats.json"),
-                       os.path.join(out, "hdd-trace.txt")
+                       os.path.join(out, "hdd-stats%s.json" % stage),
+                       os.path.join(out, "hdd-trace%s.txt" % stage)
                        if args.hdd_trace else None)
     rd = VmDir(vmdir)
     outcomes = {}
     pending = list(runs)
     attempts = {}
     problems = []
-    cache_mb = max([r.cache_mb for r in runs] + [64]) + 32
-    boot_no = 0
+    # the cache disk holds every run's cache (the CPU cost's is a RAM
+    # disk)
+    cache_mb = max([r.cache_mb for r in runs if r.measurement != "cpu"] +
+                   [64]) + 32
+    boot_no = first_boot - 1
     try:
-        while pending and boot_no < MAX_BOOTS:
+        while pending and boot_no < first_boot - 1 + MAX_BOOTS:
             boot_no += 1
             tag = "b%d" % boot_no
             origin = os.path.join(disks_dir, "origin-%s.img" % tag)
@@ -373,6 +402,55 @@ def run_vm(out, profile, runs, args):
         hdd.stop(keep=args.keep_disks)
         if not args.keep_disks:
             shutil.rmtree(disks_dir, ignore_errors=True)
+    return outcomes, problems, boot_no
+
+
+def saturated_iops(out, run, outcomes):
+    """Sustained IOPS of the finished closed run ``run`` (a Run) of run dir
+    ``out``, the figure the report gives it; None if it failed or is not
+    there."""
+    from wowbench import report
+    if run is None or outcomes.get(run.id) != "":
+        return None
+    try:
+        fig = report.closed_figures(os.path.join(out, "runs", run.id),
+                                    run.runtime_s, run.window_s,
+                                    run.cache_mb, run.system)
+    except (OSError, ValueError, KeyError, ZeroDivisionError):
+        return None
+    return report.sustained(fig)[0]
+
+
+def run_stages(out, profile, runs, args, meta):
+    """Run the plan: the runs that need no other's figures first, then the
+    rate-limited ones at half the saturated rate their closed runs
+    measured (systems.resolve_rate; meta's runs get the rates, and
+    meta["rate_basis"] says how each was set)."""
+    first = [r for r in runs if not r.rate_of]
+    later = [r for r in runs if r.rate_of]
+    outcomes, problems, last = {}, [], 0
+    if first:
+        outcomes, problems, last = run_vm(out, profile, first, args)
+    if later:
+        by_id = {r.id: r for r in first}
+        resolved, basis, sat = [], {}, {}
+        for r in later:
+            if r.rate_of not in sat:
+                sat[r.rate_of] = saturated_iops(out, by_id.get(r.rate_of),
+                                                outcomes)
+            r2, basis[r.id] = systems.resolve_rate(r, sat[r.rate_of],
+                                                   profile)
+            log("%s: %d IOPS (%s of %s)" % (r.id, r2.rate_iops, basis[r.id],
+                                            r.rate_of))
+            resolved.append(r2)
+        meta["rate_basis"] = basis
+        new = {r.id: r._asdict() for r in resolved}
+        meta["runs"] = [new.get(x["id"], x) for x in meta["runs"]]
+        with open(os.path.join(out, "meta.json"), "w") as f:
+            json.dump(meta, f, indent=1)
+        o2, p2, last = run_vm(out, profile, resolved, args, last + 1, "-2")
+        outcomes.update(o2)
+        problems += p2
     return outcomes, problems
 
 
@@ -455,7 +533,8 @@ def main(argv=None):
     ap.add_argument("--systems", help="comma-separated subset of: " +
                     ",".join(systems.SYSTEM_NAMES))
     ap.add_argument("--workloads", help="comma-separated subset of: " +
-                    ",".join(systems.WORKLOAD_NAMES))
+                    ",".join(systems.WORKLOAD_NAMES) + " (the CPU, flush "
+                    "and rate-limited runs go with uniform)")
     ap.add_argument("--measurements", help="comma-separated subset of: " +
                     ",".join(systems.MEASUREMENTS) + " (default all)")
     ap.add_argument("--only", metavar="REGEX",
@@ -468,9 +547,10 @@ def main(argv=None):
                     help="closed loop: origin writes before the window, in "
                     "%% of the cache's dirty data (default 100)")
     ap.add_argument("--rate-iops", type=float, metavar="IOPS",
-                    help="rate-limited runs: IOPS at time scale 1 (divided "
-                    "by the time scale; default from the profile: 55, "
-                    "550 at --timescale 0.1)")
+                    help="rate-limited runs: every system at this fixed "
+                    "rate, IOPS at time scale 1 (divided by the time "
+                    "scale: 550 at --timescale 0.1); default: half each "
+                    "system's saturated rate, measured first")
     ap.add_argument("--rate-cache-mb", metavar="MB[,MB]",
                     help="rate-limited runs: cache sizes (default from the "
                     "profile: 16)")
@@ -520,6 +600,7 @@ def main(argv=None):
         profile["closed_turnover_pct"] = args.turnover
     if args.rate_iops is not None:
         profile["rate_iops"] = args.rate_iops
+        profile["rate_basis"] = "fixed"
     if args.rate_cache_mb is not None:
         try:
             profile["rate_cache_mb"] = [int(x) for x in
@@ -543,7 +624,8 @@ def main(argv=None):
         for r in runs:
             print(r.id, r.measurement, r.system, r.workload, r.cache_mb,
                   r.blocks if r.measurement == "destage" else r.runtime_s,
-                  *(["rate_iops=%d" % r.rate_iops] if r.rate_iops else []))
+                  *(["rate_iops=%d" % r.rate_iops] if r.rate_iops else []) +
+                  (["rate_iops=half of " + r.rate_of] if r.rate_of else []))
         print("%d runs, roughly %d min" % (len(runs), est // 60 + 1))
         return 0
     missing = check_tools(True)
@@ -574,7 +656,7 @@ def main(argv=None):
     log("%s: %d runs (about %d min), output in %s" % (
         pname, len(runs), est // 60 + 1, out))
     t0 = time.time()
-    outcomes, problems = run_vm(out, profile, runs, args)
+    outcomes, problems = run_stages(out, profile, runs, args, meta)
     meta["outcomes"] = outcomes
     meta["kernel_problems"] = problems
     meta["elapsed_s"] = round(time.time() - t0, 1)

@@ -2,9 +2,10 @@
 #
 # Guest half of the dm-wow evaluation bench (scripts/bench.py).  busybox ash.
 # The host generates one small scenario per run that sources /wow/lib.sh and
-# this file (/wow/bench/benchlib.sh) and calls bench_destage (measurement 1)
-# or bench_closed (measurements 2 and 3: the closed loop, saturated or at a
-# fixed rate, which is in the job file).  fio job files are in
+# this file (/wow/bench/benchlib.sh) and calls bench_destage (measurement 1),
+# bench_closed (measurements 2 and 3: the closed loop, saturated or at a
+# fixed rate, which is in the job file), bench_cpu (4: RAM disks) or
+# bench_flush (5: plain and FUA writes).  fio job files are in
 # /wow/bench/jobs/.
 #
 # Disks: /dev/vda = 8 GiB file-backed origin (measurement 1, traced),
@@ -23,6 +24,7 @@
 #   raw            the origin itself
 #   ssd            the cache disk alone: a dm-linear slice of it of the
 #                  cache size (fio runs there; the HDD is left idle)
+#   linear         dm-linear over the origin (bench_cpu's reference)
 #
 # Each run writes into $RESULTS/$WOW_NAME/: meta.txt (key=value lines),
 # fio.json, status-*.txt, and for bench_destage the binary blktrace of both
@@ -122,6 +124,9 @@ sys_create() {
 	raw)
 		BDEV=$_org
 		;;
+	linear)
+		bench_create "0 $_len linear $_org 0"
+		;;
 	ssd)
 		BDEV=$(linear bcache_dev "$B_CACHE" 0 "$_mb")
 		;;
@@ -193,16 +198,46 @@ sys_create() {
 	esac
 	[ -b "$BDEV" ] || fail "no block device $BDEV for $_sys"
 	meta device "$BDEV"
+	CACHE_NODES=
+	for _n in bcache_dev bcache_meta; do
+		dm_exists "$_n" && CACHE_NODES="$CACHE_NODES $(dm_node "$_n")"
+	done
 	case $_sys in
-	raw | ssd) ;;
+	raw | ssd | linear) ;;
 	*) sys_status > "$OUT/status-created.txt" ;;
 	esac
+}
+
+# sectors_written DEV: sectors written to block device DEV so far
+sectors_written() {
+	read _x _x _x _x _x _x _sw _x < "$(dev_stat "$1")"
+	echo "$_sw"
+}
+
+# cache_sectors: sectors written so far to the cache's dm-linear slices
+# ($CACHE_NODES, from sys_create: the cache slice and dm-cache's metadata
+# slice): every byte a cache writes to its cache device, data, metadata
+# and cleaning's copies; 0 without a cache
+cache_sectors() {
+	_cs=0
+	for _n in ${CACHE_NODES:-}; do
+		_cs=$((_cs + $(sectors_written "$_n")))
+	done
+	echo "$_cs"
+}
+
+# io_snap NAME: note the sectors written so far to the device fio runs on
+# ($BDEV) and to the cache (cache_sectors) as NAME_dev_sectors and
+# NAME_cache_sectors (the host takes cleaning's cost from them)
+io_snap() {
+	meta "$1_dev_sectors" "$(sectors_written "$BDEV")"
+	meta "$1_cache_sectors" "$(cache_sectors)"
 }
 
 # sys_status: the system's status, one or more lines
 sys_status() {
 	case $SYS in
-	raw | ssd) echo "$SYS" ;;
+	raw | ssd | linear) echo "$SYS" ;;
 	bcache)
 		for _f in state dirty_data writeback_rate writeback_percent \
 			writeback_running sequential_cutoff; do
@@ -216,7 +251,7 @@ sys_status() {
 # sys_dirty: dirty data now, in KiB (dm-cache: whole 32 KiB blocks)
 sys_dirty() {
 	case $SYS in
-	raw | ssd) echo 0 ;;
+	raw | ssd | linear) echo 0 ;;
 	wow | cscan | lrw)
 		echo $(($(wow_field bench 6) * 4))
 		;;
@@ -240,7 +275,7 @@ sys_dirty() {
 # sys_destage_all: destage everything at full rate, wait until clean
 sys_destage_all() {
 	case $SYS in
-	raw | ssd) sync ;;
+	raw | ssd | linear) sync ;;
 	wow | cscan | lrw)
 		dmsetup message bench 0 cleaner on || fail "cleaner on refused"
 		;;
@@ -339,6 +374,7 @@ bench_destage() {
 	kill -0 $_bt 2> /dev/null ||
 		fail "blktrace did not start: $(cat /tmp/bt/blktrace.log)"
 	phase load
+	io_snap start
 	_last=$(($(size_sectors "$B_TRACE_ORIGIN") / 8 - 1))
 	_bd_t0=$(now)
 	run_fio "$_job" /tmp
@@ -351,6 +387,7 @@ bench_destage() {
 	_dirty=$(sys_dirty)
 	sys_destage_all
 	_bd_t2=$(now)
+	io_snap end
 	phase "destaged (from $_bd_t1)"
 	meta marker_sector $((_last * 8))
 	meta dirty_kib_loaded "$_dirty"
@@ -409,8 +446,10 @@ alive() {
 # Runs while fio does.  Time 0 is the first I/O fio completes on the device
 # (fio's own clock, within a poll; fio may spend seconds setting up a zipf
 # generator first).  Once a second prints "t dirty_kib origin_sectors
-# dev_writes": seconds, dirty data, sectors written to the origin (the HDD)
-# and writes completed on the device fio runs on, both since time 0; for
+# dev_writes dev_sectors cache_sectors": seconds, dirty data, sectors
+# written to the origin (the HDD), writes completed on and sectors
+# written to the device fio runs on, and sectors written to the cache
+# (cache_sectors), all since time 0; for
 # dm-wow also appends "t <dmsetup status>" to $OUT/status-samples.txt (the
 # host takes log_blocks from it: the log's writes over the window).
 #
@@ -442,6 +481,8 @@ closed_watch() {
 	done
 	_t0=$(now_cs)
 	meta closed_t0 "$_t0"
+	read _x _x _x _x _x _x _s0 _x < "$_dst"
+	_c0=$(cache_sectors)
 	: > "$B_WATCH"
 	_d1=-1 _d2=-1 _d3=-1 _d4=-1 _d5=-1
 	_o1=0 _o2=0 _o3=0 _o4=0 _o5=0
@@ -453,8 +494,11 @@ closed_watch() {
 		_w=$((_w - _w0))
 		read _x _x _x _x _x _x _o _x < "$_ost"
 		_o=$((_o - _o0))
-		printf '%d.%02d %s %d %d\n' $((_t / 100)) $((_t % 100)) "$_d" \
-			"$_o" "$_w" | tee -a "$B_WATCH"
+		read _x _x _x _x _x _x _s _x < "$_dst"
+		_c=$(cache_sectors)
+		printf '%d.%02d %s %d %d %d %d\n' $((_t / 100)) $((_t % 100)) \
+			"$_d" "$_o" "$_w" $((_s - _s0)) $((_c - _c0)) |
+			tee -a "$B_WATCH"
 		case ${SYS:-} in
 		wow | cscan | lrw)
 			printf '%d.%02d %s\n' $((_t / 100)) $((_t % 100)) \
@@ -596,6 +640,79 @@ bench_closed() {
 		cp "$_f" "$OUT/" || fail "cannot copy $_f"
 	done
 	rm -f /tmp/iops_* /tmp/lat_*
+	phase remove
+	sys_remove
+	phase done
+}
+
+# ---- measurement 4: CPU cost on RAM disks ----
+
+# bench_cpu SYSTEM JOB CACHE_MB ORIGIN_MB: two RAM disks (brd, ORIGIN_MB
+# each), SYSTEM over /dev/ram0 with a CACHE_MB slice of /dev/ram1 as its
+# cache (dm-linear: over /dev/ram0 alone), and JOB (time based: 4 KiB
+# random writes at iodepth 32) on it.  With nothing slow under it, the
+# IOPS is what the CPU allows.  Notes the CPU time the guest spent
+# (/proc/stat, in USER_HZ ticks) and the bytes written to the cache.
+bench_cpu() {
+	_sys=$1 _job=$2 _mb=$3 _omb=$4
+	phase reset
+	bench_reset
+	rmmod brd 2> /dev/null
+	modprobe brd rd_nr=2 rd_size=$((_omb * 1024)) max_part=0 ||
+		fail "modprobe brd"
+	[ -b /dev/ram0 ] && [ -b /dev/ram1 ] || fail "no /dev/ram0, /dev/ram1"
+	B_CACHE=/dev/ram1
+	meta measurement cpu
+	meta system "$_sys"
+	meta workload "$_job"
+	meta cache_mb "$_mb"
+	meta origin_mb "$_omb"
+	phase create
+	sys_create "$_sys" /dev/ram0 "$_mb" live
+	io_snap start
+	read _x _u _n _s _i _w _q _sq _x < /proc/stat
+	phase fio
+	run_fio "$_job"
+	read _x _u2 _n2 _s2 _i2 _w2 _q2 _sq2 _x < /proc/stat
+	io_snap end
+	meta cpu_busy_ticks $((_u2 + _n2 + _s2 + _q2 + _sq2 - _u - _n - _s - _q - _sq))
+	meta cpu_idle_ticks $((_i2 + _w2 - _i - _w))
+	case $_sys in
+	linear) ;;
+	*) sys_status > "$OUT/status-end.txt" ;;
+	esac
+	phase remove
+	sys_remove
+	rmmod brd || fail "rmmod brd"
+	phase done
+}
+
+# ---- measurement 5: flush cost ----
+
+# bench_flush SYSTEM JOB CACHE_MB: SYSTEM over the file-backed origin
+# (/dev/vda) with a CACHE_MB cache on the file-backed cache disk (ssd: the
+# cache slice alone), and JOB on it: 4 KiB random writes at iodepth 32,
+# plain or every one FUA (fio sync=1), a fixed number of them that fills
+# the cache a quarter at most (so no destage is waited for), or a
+# runtime cap.
+bench_flush() {
+	_sys=$1 _job=$2 _mb=$3
+	phase reset
+	bench_reset
+	meta measurement flush
+	meta system "$_sys"
+	meta workload "$_job"
+	meta cache_mb "$_mb"
+	phase create
+	sys_create "$_sys" "$B_TRACE_ORIGIN" "$_mb" live
+	io_snap start
+	phase fio
+	run_fio "$_job"
+	io_snap end
+	case $_sys in
+	ssd) ;;
+	*) sys_status > "$OUT/status-end.txt" ;;
+	esac
 	phase remove
 	sys_remove
 	phase done

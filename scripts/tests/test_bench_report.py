@@ -133,6 +133,36 @@ def _status(t, writes, system="wow"):
                int(writes * COPIED), int(writes * LOG_WA)))
 
 
+# the CPU and flush costs (IOPS): dm-wow at 0.6x dm-linear and 1.2x
+# dm-writecache; with every write FUA dm-wow keeps 0.75 of its plain rate,
+# dm-writecache 0.4
+CPU_IOPS = {"linear": 24000, "wow": 14400, "writecache": 12000}
+FLUSH_IOPS = {("wow", "plain"): 11200, ("wow", "fua"): 8400,
+              ("writecache", "plain"): 6000, ("writecache", "fua"): 2400,
+              ("ssd", "plain"): 20000, ("ssd", "fua"): 8000}
+CACHE_PER_USER = {"wow": 1.25, "writecache": 1.5, "ssd": 1.0}
+
+
+def _cost_run(rd, r):
+    """What bench_cpu or bench_flush leaves: fio's JSON, the sector
+    counters, the CPU ticks (CPU cost), dm-wow's status."""
+    if r.measurement == "cpu":
+        iops = CPU_IOPS[r.system] + 100 * (r.round - 2)
+    else:
+        iops = FLUSH_IOPS[(r.system, r.workload)]
+    ios = iops * 10
+    user = ios * 8
+    cpr = CACHE_PER_USER.get(r.system, 0)
+    _meta_txt(str(rd), measurement=r.measurement, system=r.system,
+              start_dev_sectors=1000, end_dev_sectors=1000 + user,
+              start_cache_sectors=5, end_cache_sectors=5 + int(user * cpr),
+              cpu_busy_ticks=2000, cpu_idle_ticks=0)
+    _fio(str(rd / "fio.json"), iops, total_ios=ios,
+         clat=(1.0, 3.0, 5.0, 9.0))
+    if r.system in systems.WOW_SYSTEMS:
+        (rd / "status-end.txt").write_text(_status(0, ios, r.system) + "\n")
+
+
 def _closed_run(rd, r):
     """fio's logs and dirty.txt of a closed run that fills its cache in 5 s
     (dm-cache and the raw disk keep nothing dirty), then runs at its
@@ -157,8 +187,9 @@ def _closed_run(rd, r):
     with open(rd / "dirty.txt", "w") as f:
         for t in range(end + 1):
             d = level * min(1.0, t / 5.0)
-            f.write("%d.00 %d %d %d\n" % (t, d, max(0, t - fill) * iops * 8,
-                                          t * iops))
+            f.write("%d.00 %d %d %d %d %d\n" % (
+                t, d, max(0, t - fill) * iops * 8, t * iops, t * iops * 8,
+                t * iops * 8 * CACHE_PER_USER.get(r.system, 1.0)))
     if r.system in systems.WOW_SYSTEMS:
         with open(rd / "status-samples.txt", "w") as f:
             for t in range(end + 1):
@@ -180,6 +211,14 @@ def rundir(tmp_path_factory):
     prof["closed_systems"] = None
     prof["destage_sweep_blocks"] = [2048, 4096]
     runs = systems.plan(prof, workloads=["uniform"])
+    # the rate-limited runs at half what their systems' saturated runs
+    # did (as bench.py's run_stages does it)
+    basis = {}
+    for i, r in enumerate(runs):
+        if r.rate_of:
+            peer = r.rate_of.rsplit("-", 1)[1]
+            runs[i], basis[r.id] = systems.resolve_rate(
+                r, CLOSED_IOPS[peer], prof)
     orders, _ = _orders()
     outcomes = {}
     for r in runs:
@@ -199,6 +238,8 @@ def rundir(tmp_path_factory):
             if r.system in systems.WOW_SYSTEMS:
                 (rd / "status-clean.txt").write_text(
                     _status(0, r.blocks, r.system) + "\n")
+        elif r.measurement in ("cpu", "flush"):
+            _cost_run(rd, r)
         else:
             _closed_run(rd, r)
     meta = {"command": "scripts/bench.py --quick", "profile_name": "quick",
@@ -207,7 +248,8 @@ def rundir(tmp_path_factory):
             "host": {"cpus": 2, "cpu": "test", "mem_bytes": 24 << 30,
                      "host_kernel": "x"},
             "git": {"commit": "0123456789abcdef", "dirty": False},
-            "runs": [r._asdict() for r in runs], "outcomes": outcomes}
+            "runs": [r._asdict() for r in runs], "outcomes": outcomes,
+            "rate_basis": basis}
     with open(d / "meta.json", "w") as f:
         json.dump(meta, f)
     return d
@@ -425,6 +467,17 @@ def test_report_and_publish_cli(rundir, tmp_path):
                                                     "wow is fine."))
     report.publish(res, str(rundir), str(doc))
     assert "wow is fine." in (doc / "benchmarks.md").read_text()
+    # so do sections published by hand between the method and the results
+    # (the cache loads), once
+    text = (doc / "benchmarks.md").read_text()
+    text = text.replace("\n## Results: ", "\n## Loading a cache\n\nBy "
+                        "hand.\n\n## Results: ", 1)
+    (doc / "benchmarks.md").write_text(text)
+    report.publish(res, str(rundir), str(doc))
+    text = (doc / "benchmarks.md").read_text()
+    assert text.count("## Loading a cache\n\nBy hand.\n\n") == 1
+    assert text.index("## Loading a cache") < text.index("## Results: ")
+    assert text.count("## What is measured") == 1
 
 
 def _blktrace_binary(path, events, dev=(254, 0)):
@@ -647,26 +700,40 @@ def test_log_write_amplification_of_dm_wow(res):
 
 def test_rate_limited_runs(res):
     rt = res["summary"]["rate"]["uniform"]["16"]
-    assert set(rt) == {"wow", "writecache", "ssd"}
+    # each system at half its saturated rate, the cache disk alone at each
+    assert set(rt) == {"wow", "writecache", "ssd@wow", "ssd@writecache"}
+    want = {"wow": 900, "writecache": 350, "ssd@wow": 900,
+            "ssd@writecache": 350}
     for s, x in rt.items():
-        assert x["rate_iops"] == 55
-        assert x["sustained"] == pytest.approx(55), s
+        assert x["rate_iops"] == want[s], s
+        assert x["rate_basis"] == "half"
+        assert x["sustained"] == pytest.approx(want[s]), s
         assert x["steady"], (s, x["not_steady_because"])
-    assert rt["ssd"]["lat"]["p50_ms"] == pytest.approx(0.1, rel=0.01)
-    # two slow writes in 55 a second: p99 is the slow one
-    assert rt["wow"]["lat"]["p99_ms"] == pytest.approx(800.0, rel=0.01)
-    assert rt["ssd"]["x_writecache_sustained"] == pytest.approx(1.0)
+    assert rt["ssd@wow"]["lat"]["p50_ms"] == pytest.approx(0.1, rel=0.01)
+    # two slow writes in 900 a second: p99 is the fast one; over the
+    # cache disk's p99 at the same rate (0.1 ms)
+    assert rt["wow"]["lat"]["p99_ms"] == pytest.approx(2.0, rel=0.01)
+    assert rt["wow"]["p99_x_ssd"] == pytest.approx(20.0, rel=0.02)
+    # 2 of 350: p99 is the fast one too (20 ms against 0.1)
+    assert rt["writecache"]["p99_x_ssd"] == pytest.approx(200, rel=0.02)
+    assert "p99_x_ssd" not in rt["ssd@wow"]
     # the saturated tables hold no rate-limited run
     assert "ssd" not in res["summary"]["closed"]["uniform"].get("16", {})
     md = report.markdown(res)
     assert "# Rate-limited closed loop" in md
-    assert "| `r-uniform-16m-ssd` | cache disk alone | 55 | 55 (window) |" \
-        in md
-    assert "| `r-uniform-16m-wow` | dm-wow (wow) | 55 | 55 (turnover) | " \
-        "2.01 | 801 | 801 | 801 |" in md
+    assert "| `r-uniform-16m-ssd-wow` | cache disk alone, at dm-wow " \
+        "(wow)'s rate | 900 (half) | 900 (window) |" in md
+    assert "| `r-uniform-16m-wow` | dm-wow (wow) | 900 (half) | 900 " \
+        "(turnover) | 2.01 | 2.01 | 801 | 801 |" in md
     # and in the steady-state table
     assert "| `r-uniform-16m-writecache` | " in md.split(
         "# Closed-loop steady state")[1]
+    # the target: p99 within 1.5x the cache disk's own
+    t = [x for x in res["summary"]["targets"] if x["name"].startswith(
+        "half rate")]
+    assert len(t) == 1 and not t[0]["met"]
+    assert t[0]["value"] == pytest.approx(20.0, rel=0.02)
+    assert t[0]["detail"] == "%.0f%% over" % ((t[0]["value"] / 1.5 - 1) * 100)
 
 
 def test_closed_latency_table(res):
@@ -691,39 +758,137 @@ def _make_rundir(d, prof, runs):
     return report.collect(str(d))
 
 
-def test_rewrites_compare_wow_with_cscan_and_lrw(tmp_path):
+def test_policies_and_sweeps_of_the_hot_set_and_spc1(tmp_path):
     prof = systems.PROFILES["full"]
-    runs = systems.plan(prof, workloads=["uniform"] + systems.REWRITE_NAMES,
+    runs = systems.plan(prof, workloads=["uniform", "hot", "spc1"],
                         measurements=["closed"])
     runs = [r for r in runs if r.cache_mb in (8, 16) or
             r.workload != "uniform"]
     res = _make_rundir(tmp_path, prof, runs)
-    rw = res["summary"]["rewrites"]
-    assert sorted(rw) == systems.REWRITE_NAMES
-    for w in systems.REWRITE_NAMES:
-        x = rw[w]["16"]
+    pol = res["summary"]["policies"]
+    assert sorted(pol) == ["hot", "spc1", "uniform"]
+    assert sorted(pol["hot"], key=int) == ["4", "8", "16", "32", "64"]
+    for w, mb in (("hot", "16"), ("spc1", "8"), ("uniform", "8")):
+        x = pol[w][mb]
         assert x["wow_x_cscan"] == pytest.approx(1800 / 1700.0)
         assert x["wow_x_lrw"] == pytest.approx(1800 / 900.0)
         assert x["wow_x_lrw_window"] == pytest.approx(2.0)
     md = report.markdown(res)
-    part = md.split("# Rewrites: wow against cscan and lrw")[1]
-    assert "| rewrites, hot set 2× the cache, 16 MiB | 1800 | 1700 | 900 | " \
+    part = md.split("# wow against cscan and lrw")[1]
+    assert "| hot set (90% to 32 MiB), 16 MiB | 1800 | 1700 | 900 | " \
         "1.06 | 2.00 | 1.06 | 2.00 | 10% |" in part
-    # not in the saturated grids, whose columns are the other workloads
-    grids = md.split("# Closed-loop throughput")[1].split("# Rewrites")[0]
-    assert "rewrites" not in grids and "uniform random, 16 MiB" in grids
-    # the latency table lists each run once (the raw disk's, run at 8 MiB,
-    # is in the 16 MiB column of the grids too)
+    # the grids: every uniform size, one size of each other workload
+    grids = md.split("# Closed-loop throughput")[1].split("# wow against")[0]
+    head = grids.split("\n| system |")[1].split("\n")[0]
+    assert "hot set (90% to 32 MiB), 16 MiB" in head
+    assert "hot set (90% to 32 MiB), 4 MiB" not in head
+    # the sweeps: sustained IOPS against the cache size, the hot set in
+    # cache sizes
+    sweep = grids.split("hot set (90% to 32 MiB), sustained IOPS against "
+                        "the cache size:")[1]
+    assert "| system | 4 MiB (hot set 8×) | 8 MiB (hot set 4×) | 16 MiB " \
+        "(hot set 2×) | 32 MiB (hot set 1×) | 64 MiB (hot set 0.5×) |" \
+        in sweep
+    assert "| dm-wow (wow) | 1800 | 1800 | 1800 | 1800 | 1800 |" in sweep
+    assert "SPC-1-like mix, sustained IOPS against the cache size:" in grids
+    # the latency table lists each run once
     lat = md.split("# Closed-loop write latency")[1].split("\n#")[0]
-    assert lat.count("| `c-uniform-8m-raw` |") == 1
-    assert "| raw disk | 640 |" in grids.split("IOPS against")[1]
     for r in runs:
         assert lat.count("| `%s` |" % r.id) == 1, r.id
-    # the targets compare wow with cscan and lrw on them too
-    names = [t["name"] for t in res["summary"]["targets"]]
-    assert "closed loop, sustained: wow >= max(cscan, lrw) (rewrite4x, " \
-        "16 MiB)" in names
+    # the targets: wow >= max(cscan, lrw) everywhere, 1.15x cscan where
+    # the hot set is 1x to 4x the cache (8, 16 and 32 MiB)
+    tg = {t["name"]: t for t in res["summary"]["targets"]}
+    assert "closed loop, sustained: wow >= max(cscan, lrw) (hot, " \
+        "64 MiB)" in tg
+    hot = [t for n, t in tg.items() if n.startswith("hot set")]
+    assert [t["name"][:28] for t in hot] == [
+        "hot set 4x the cache (8 MiB)", "hot set 2x the cache (16 MiB",
+        "hot set 1x the cache (32 MiB"]
+    for t in hot:
+        assert t["value"] == pytest.approx(1800 / 1700.0)
+        assert not t["met"] and t["detail"] == "8% short"
+    # plots: one per swept workload
+    if _have_matplotlib():
+        from wowbench import plots
+        names = [n for n, _ in plots.make_all(res, str(tmp_path / "p"))]
+        assert "closed-iops-vs-cache-size-hot.png" in names
+        assert "closed-iops-vs-cache-size-spc1.png" in names
+        assert "latency-over-time.png" in names
     _tables_are_whole(md)
+
+
+def _have_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def test_cpu_and_flush_costs(res):
+    cpu = res["summary"]["cpu"]
+    assert set(cpu) == {"linear", "wow", "writecache"}
+    # one round in the quick profile: its IOPS as they were
+    assert cpu["wow"]["rounds"] == [14300.0]
+    assert cpu["wow"]["x_linear"] == pytest.approx(14300 / 23900.0)
+    assert cpu["wow"]["x_writecache"] == pytest.approx(14300 / 11900.0)
+    # 2,000 ticks of 10 ms over 143,000 writes
+    assert cpu["wow"]["cpu_us_per_write"] == pytest.approx(
+        2000 * 1e4 / 143000)
+    assert cpu["wow"]["cache_per_user"] == pytest.approx(1.25)
+    assert cpu["linear"]["cache_per_user"] is None
+    fl = res["summary"]["flush"]
+    assert fl["wow"]["fua_x_plain"] == pytest.approx(0.75)
+    assert fl["writecache"]["fua_x_plain"] == pytest.approx(0.4)
+    assert fl["wow"]["fua_x_writecache_fua"] == pytest.approx(3.5)
+    assert fl["ssd"]["fua_cache_per_user"] == pytest.approx(1.0)
+    assert fl["wow"]["fua_p99_ms"] == 3.0 and fl["wow"]["fua_max_ms"] == 9.0
+    md = report.markdown(res)
+    c = md.split("# CPU cost: RAM disks")[1].split("\n#")[0]
+    assert "| dm-wow (wow) | 14300 (14300) | 0.60 | 1.20 | 140 µs | 1.25 " \
+        "| 1.250 |" in c
+    assert "| dm-linear | 23900 (23900) | 1.00 | 2.01 | 84 µs | – | – |" in c
+    f = md.split("# Flush cost: every write FUA")[1].split("\n#")[0]
+    assert "| dm-wow (wow) | 11200 (11200) | 8400 (8400) | 0.75 | 3.50 | " \
+        "3.00 | 9.00 | 1.25 |" in f
+    assert "| cache disk alone | 20000 (20000) | 8000 (8000) | 0.40 |" in f
+    tg = {t["name"]: t for t in res["summary"]["targets"]}
+    t = tg["CPU cost on RAM disks: dm-wow IOPS over dm-linear's"]
+    assert not t["met"] and t["detail"] == "25% short"
+    assert tg["CPU cost on RAM disks: dm-wow IOPS over dm-writecache's"][
+        "met"]
+    t = tg["every write FUA: dm-wow over its own plain IOPS"]
+    assert not t["met"] and t["detail"] == "6% short"
+    assert tg["every write FUA: dm-wow over dm-writecache's FUA IOPS"]["met"]
+    assert "| CPU cost on RAM disks: dm-wow IOPS over dm-linear's | 0.598 " \
+        "| >= 0.80 | **missed** (25% short) |" in md
+
+
+def test_saturated_latency_targets_and_cleaning_cost(res):
+    tg = {t["name"]: t for t in res["summary"]["targets"]}
+    # wow's p99.9 and max (800 ms) against dm-writecache's (60 ms)
+    t = tg["saturated (uniform, 64 MiB): dm-wow's p99.9 write latency over "
+           "dm-writecache's"]
+    assert t["value"] == pytest.approx(800 / 60.0, rel=0.02)
+    assert not t["met"] and t["detail"].endswith("% over")
+    t = tg["saturated (uniform, 64 MiB): dm-wow's sustained IOPS over "
+           "dm-writecache's"]
+    assert t["value"] == pytest.approx(1800 / 700.0) and t["met"]
+    # every closed run's cache bytes per user byte, over its sustained
+    # span (the canned caches write CACHE_PER_USER)
+    row = res["summary"]["closed"]["uniform"]["64"]
+    assert row["wow"]["cache_per_user"] == pytest.approx(1.25)
+    assert row["writecache"]["cache_per_user"] == pytest.approx(1.5)
+    assert row["raw"]["cache_per_user"] is None
+    md = report.markdown(res)
+    lat = md.split("# Closed-loop write latency")[1].split("\n#")[0]
+    assert "| cache B / user B |" in lat
+    assert "| 1.250 | 0.200 | 1.25 |" in lat
+    # latency second by second, for the plot
+    ser = row["wow"]["lat_series"]
+    assert ser[0][1] == pytest.approx(0.05, rel=0.02)      # the fill
+    assert ser[-1][3] == pytest.approx(800, rel=0.01)      # max
+    assert ser[-1][4] == 1800
 
 
 def test_fio_histogram_log_matches_its_json(tmp_path):

@@ -48,9 +48,13 @@ sys_dirty() {
 	_k=$(($(cat "$T/k") + 1))
 	echo $_k > "$T/k"
 	echo "0 0 0 0 0 0 $(_line $_k "$T/origin") 0" > "$T/ost"
-	echo "1 0 0 0 $(_line $_k "$T/writes") 0 0 0" > "$T/dst"
+	_w=$(_line $_k "$T/writes")
+	echo "1 0 0 0 $_w 0 $((_w * 8)) 0" > "$T/dst"
 	_line $_k "$T/dirty"
 }
+# the cache's sectors written: 10 a write (a cache writing 1.25 times
+# what it is given)
+cache_sectors() { echo $(($(_line $(cat "$T/k") "$T/writes") * 10)); }
 # dm-wow's status: log_blocks 3 a sample
 dmsetup() {
 	[ "$1 $2" = "status bench" ] || return 1
@@ -129,9 +133,13 @@ def test_guest_waits_for_full_then_turnover_then_the_window(tmp_path):
     assert rows[k_turn - 1][2] - rows[k_full - 5][2] < 2 * 12000
     # stop: the window after the turnover (steady at once)
     assert meta["closed_stop_cs"] - meta["closed_turnover_cs"] == 300
-    # columns: t, dirty KiB, origin sectors since t0, device writes since
-    # the first write (the fake device's counter stood at 0, then 100)
-    assert rows[0][1:] == [4000, 0, 100]
+    # columns: t, dirty KiB, origin sectors since t0, device writes and
+    # sectors since the first write (the fake device's counters stood at
+    # 0, then 100 writes, 800 sectors), the cache's sectors since then
+    # (from 0: the fake's first sample, at k = 0, is its last line)
+    assert rows[0][1:5] == [4000, 0, 100, 800]
+    assert rows[2][4] - rows[1][4] == 800
+    assert rows[2][5] - rows[1][5] == 1000
 
 
 def test_guest_turnover_counts_the_largest_dirty_amount(tmp_path):
@@ -361,9 +369,29 @@ def test_run_without_origin_counter_is_not_steady():
 
 def test_read_dirty_reads_both_formats(tmp_path):
     p = tmp_path / "dirty.txt"
-    p.write_text("0.5 100\n1.50 200 16 3\nbad line\n")
-    assert report.read_dirty(str(p)) == [(0.5, 100.0, None, None),
-                                         (1.5, 200.0, 16.0, 3.0)]
+    p.write_text("0.5 100\n1.50 200 16 3\nbad line\n2.5 300 32 6 48 60\n")
+    assert report.read_dirty(str(p)) == [
+        (0.5, 100.0, None, None, None, None),
+        (1.5, 200.0, 16.0, 3.0, None, None),
+        (2.5, 300.0, 32.0, 6.0, 48.0, 60.0)]
+
+
+def test_cleaning_cost_over_a_span():
+    # the device written 8 sectors a second, the cache 10 from t = 2 on
+    dirty = [(float(t), 0.0, 0.0, t, 8.0 * t, 10.0 * max(0, t - 2))
+             for t in range(11)]
+    assert report.cleaning_cost(dirty, 4.0, 10.0) == pytest.approx(1.25)
+    assert report.cleaning_cost(dirty, 0.0, 10.0) == pytest.approx(1.0)
+    # older runs have no such columns; no writes, no figure
+    assert report.cleaning_cost([d[:4] + (None, None) for d in dirty],
+                                0.0, 10.0) is None
+    flat = [(float(t), 0.0, 0.0, 0, 0.0, 0.0) for t in range(5)]
+    assert report.cleaning_cost(flat, 0.0, 4.0) is None
+    assert report.snap_cleaning_cost({"start_dev_sectors": 100,
+                                      "end_dev_sectors": 900,
+                                      "start_cache_sectors": 0,
+                                      "end_cache_sectors": 1200}) == 1.5
+    assert report.snap_cleaning_cost({"start_dev_sectors": 100}) is None
 
 
 def test_iops_since_turnover_spans_bursts_and_stalls():

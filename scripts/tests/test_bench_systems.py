@@ -27,11 +27,14 @@ def _sections(text):
 
 def test_systems_are_the_issue_list():
     assert systems.SYSTEM_NAMES == ["wow", "cscan", "lrw", "writecache",
-                                    "dmcache", "bcache", "raw", "ssd"]
+                                    "dmcache", "bcache", "raw", "ssd",
+                                    "linear"]
     assert systems.REFERENCE == "wow"
     assert "raw" not in systems.CACHE_SYSTEMS
     assert "ssd" not in systems.CACHE_SYSTEMS
-    assert systems.system("ssd").only == "rate"
+    assert "linear" not in systems.CACHE_SYSTEMS
+    assert systems.system("ssd").only == "rate flush"
+    assert systems.system("linear").only == "cpu"
     assert systems.WOW_SYSTEMS == ["wow", "cscan", "lrw"]
     assert systems.system("bcache").label == "bcache"
     with pytest.raises(KeyError):
@@ -39,22 +42,55 @@ def test_systems_are_the_issue_list():
 
 
 def test_workloads_cover_the_issue_list():
-    assert systems.WORKLOAD_NAMES == ["uniform", "zipf", "spc1", "seq"]
+    assert systems.WORKLOAD_NAMES == ["uniform", "zipf", "spc1", "seq",
+                                      "hot"]
     for w in systems.WORKLOADS:
         assert sum(j.iodepth for j in w.jobs) == 16, w.name
+        assert all(j.iodepth >= 1 for j in w.jobs)
+
+
+def test_spc1_follows_the_specs_structure():
     spc1 = systems.workload("spc1")
-    kinds = {j.rw for j in spc1.jobs}
-    assert kinds == {"randwrite", "randread", "write"}
-    assert any(j.dist.startswith("zipf") for j in spc1.jobs)
+    assert len(spc1.jobs) == 8
+    assert sum(j.share for j in spc1.jobs) == pytest.approx(1.0)
+    # three ASUs of 45%, 45% and 10% of the capacity
+    assert {j.region for j in spc1.jobs} == {(0.0, 0.45), (0.45, 0.9),
+                                             (0.9, 1.0)}
+    asu = {r: sum(j.share for j in spc1.jobs if j.region == r)
+           for r in {j.region for j in spc1.jobs}}
+    assert asu[(0.0, 0.45)] == pytest.approx(0.596)
+    assert asu[(0.9, 1.0)] == pytest.approx(0.281)
+    # about 40% reads, 40% sequential
+    reads = sum(j.share * (1 - j.write_frac) for j in spc1.jobs)
+    assert reads == pytest.approx(0.394, abs=0.001)
+    seq = sum(j.share for j in spc1.jobs if not j.rw.startswith("rand"))
+    assert seq == pytest.approx(0.386)
+    assert {j.rw for j in spc1.jobs} == {"randrw", "read", "write"}
+    assert sum(1 for j in spc1.jobs if j.dist.startswith("zipf")) == 3
+    # the depths follow the shares: the two biggest streams get the most
+    d = {j.name: j.iodepth for j in spc1.jobs}
+    assert d["asu1-reuse1"] == d["asu3-log"] == max(d.values())
+    assert d["asu2-rand"] == 1
+
+
+def test_depths_add_up_and_keep_every_job():
+    assert systems.depths([1, 1]) == [8, 8]
+    assert systems.depths([0.9, 0.05, 0.05]) == [14, 1, 1]
+    assert sum(systems.depths([0.035, 0.281, 0.07, 0.21, 0.018, 0.07,
+                               0.035, 0.281])) == 16
+    with pytest.raises(ValueError):
+        systems.depths([1] * 17)
 
 
 def test_job_blocks_split_writes_exactly():
     for w in systems.WORKLOADS:
         n = systems.job_blocks(w, 10240)
-        assert sum(n[j.name] for j in w.jobs if "write" in j.rw) == 10240
+        writes = sum(n[j.name] * j.write_frac for j in w.jobs)
+        assert writes == pytest.approx(10240, rel=0.001), w.name
     n = systems.job_blocks(systems.workload("spc1"), 10240)
-    assert n == {"asu1-rand": 4096, "asu1-hot": 4096, "asu3-log": 2048,
-                 "asu2-read": 2560}
+    # the log (0.281 of all I/O) against writes of 0.606 of all I/O
+    assert n["asu3-log"] == round(10240 * 0.281 / 0.6056)
+    assert n["asu1-seqread"] == round(10240 * 0.07 / 0.6056)
 
 
 def test_fio_job_destage_uniform():
@@ -83,10 +119,25 @@ def test_fio_job_closed_is_not_size_limited():
 def test_fio_job_regions_and_zipf():
     s = _sections(systems.fio_job(systems.workload("spc1"), "destage",
                                   8 * GIB, 1000))
-    assert s["asu1-hot"]["random_distribution"] == "zipf:1.2"
-    assert s["asu1-hot"]["norandommap"] == "1"
+    assert s["asu1-reuse1"]["random_distribution"] == "zipf:1.2"
+    assert s["asu1-reuse1"]["norandommap"] == "1"
+    assert s["asu1-reuse1"]["rw"] == "randrw"
+    assert s["asu1-reuse1"]["rwmixread"] == "50"
+    assert s["asu2-reuse"]["rwmixread"] == "30"
     assert int(s["asu3-log"]["offset"]) == int(8 * GIB * 0.9) // (1 << 20) * (1 << 20)
-    assert s["asu2-read"]["rw"] == "randread"
+    assert s["asu2-seqread"]["rw"] == "read"
+    assert "rwmixread" not in s["asu3-log"]
+
+
+def test_hot_set_gets_ninety_percent_of_the_writes():
+    w = systems.workload("hot")
+    assert (w.hot_mb, w.hot_pct) == (32, 90)
+    s = _sections(systems.fio_job(w, "closed", 8 * GIB))["hot"]
+    assert s["random_distribution"] == "zoned_abs:90/32M:10/8160M"
+    assert s["norandommap"] == "1" and s["size"] == str(8 * GIB)
+    # a hot set the region cannot hold
+    with pytest.raises(ValueError):
+        systems.fio_job(w, "closed", 32 << 20)
 
 
 def test_fio_job_rejects_bad_modes():
@@ -94,76 +145,6 @@ def test_fio_job_rejects_bad_modes():
         systems.fio_job(systems.workload("uniform"), "open", GIB, 10)
     with pytest.raises(ValueError):
         systems.fio_job(systems.workload("uniform"), "destage", GIB, 0)
-
-
-def test_plan_quick_is_a_small_subset():
-    p = systems.PROFILES["quick"]
-    runs = systems.plan(p)
-    ids = [r.id for r in runs]
-    assert len(ids) == len(set(ids))
-    d = [r for r in runs if r.measurement == "destage"]
-    # modelled destage of uniform random writes for every system (the
-    # cache disk alone takes part in the rate-limited runs only)
-    assert {(r.workload, r.system) for r in d} == {
-        ("uniform", s) for s in systems.SYSTEM_NAMES if s != "ssd"}
-    assert {r.blocks for r in d} == {p["destage_blocks"]}
-    c = [r for r in runs if r.measurement == "closed"]
-    assert {r.system for r in c} == {"wow", "cscan", "lrw", "writecache",
-                                     "raw"}
-    assert {r.workload for r in c} == {"uniform"}
-    assert sum(1 for r in c if r.system == "raw") == 1
-    for r in c:
-        assert r.runtime_s > r.window_s > 0
-        assert r.timeout_s > r.runtime_s
-        assert r.turnover_pct == 100
-        assert r.rate_iops == 0
-    # the rate-limited runs: wow, dm-writecache and the cache disk alone
-    rt = [r for r in runs if r.measurement == "rate"]
-    assert [r.id for r in rt] == ["r-uniform-16m-wow",
-                                  "r-uniform-16m-writecache",
-                                  "r-uniform-16m-ssd"]
-    for r in rt:
-        assert r.rate_iops == 55 and r.window_s == p["rate_window_s"]
-        assert r.runtime_s > r.window_s and r.timeout_s > r.runtime_s
-
-
-def test_plan_full_sweeps_sizes_for_every_workload():
-    p = systems.PROFILES["full"]
-    runs = systems.plan(p)
-    assert len({r.id for r in runs}) == len(runs)
-    d = [r for r in runs if r.measurement == "destage"]
-    assert "ssd" not in {r.system for r in d}
-    for w in systems.WORKLOAD_NAMES:
-        for s in systems.SYSTEM_NAMES:
-            if s == "ssd":
-                continue
-            sizes = {r.blocks for r in d if r.workload == w and
-                     r.system == s}
-            assert len(sizes) >= 3, (w, s)
-            assert p["destage_blocks"] in sizes
-    # the dirty set fits the destage cache
-    assert max(r.blocks for r in d) * 4096 <= p["destage_cache_mb"] << 19
-    c = [r for r in runs if r.measurement == "closed"]
-    sizes = {r.cache_mb for r in c if r.workload == "uniform"}
-    assert len(sizes) >= 3
-    for mb in p["closed_cache_mb"]:
-        assert {r.system for r in c if r.cache_mb == mb and
-                r.workload == "uniform" and
-                r.system != "raw"} == set(systems.CACHE_SYSTEMS)
-    # the issue's 128 MiB: dm-wow against dm-writecache
-    assert {r.system for r in c if r.cache_mb == 128} == {"wow",
-                                                          "writecache"}
-    assert {r.workload for r in c} == set(systems.ALL_WORKLOAD_NAMES)
-    for w in systems.WORKLOAD_NAMES:
-        assert sum(1 for r in c if r.workload == w and r.system == "raw") == 1
-    # the rewrites: dm-wow's three policies at one cache size
-    rw = [r for r in c if r.workload in systems.REWRITE_NAMES]
-    assert {(r.workload, r.system, r.cache_mb) for r in rw} == {
-        ("rewrite%dx" % x, s, 16) for x in (1, 2, 4)
-        for s in ("wow", "cscan", "lrw")}
-    assert "ssd" not in {r.system for r in c}
-    rt = [r for r in runs if r.measurement == "rate"]
-    assert {r.system for r in rt} == {"wow", "writecache", "ssd"}
 
 
 def test_plan_filters():
@@ -199,24 +180,6 @@ def test_fill_seconds_grows_with_the_cache():
     assert systems.fill_seconds(1, p) == p["closed_min_fill_s"]
 
 
-def test_rewrite_workloads_confine_writes_to_a_multiple_of_the_cache():
-    for x in (1, 2, 4):
-        w = systems.workload("rewrite%dx" % x)
-        assert w.hot_x == x and w.name not in systems.WORKLOAD_NAMES
-        s = _sections(systems.fio_job(w, "closed", 8 * GIB,
-                                      cache_bytes=16 << 20))
-        j = s["uniform"]
-        assert j["rw"] == "randwrite" and j["iodepth"] == "16"
-        assert j["offset"] == "0" and j["size"] == str(x * (16 << 20))
-        assert j["norandommap"] == "1"
-    # the hot set needs the cache size, and never passes the device's end
-    with pytest.raises(ValueError):
-        systems.fio_job(systems.workload("rewrite1x"), "closed", 8 * GIB)
-    s = _sections(systems.fio_job(systems.workload("rewrite4x"), "closed",
-                                  32 << 20, cache_bytes=16 << 20))
-    assert s["uniform"]["size"] == str(32 << 20)
-
-
 def test_fio_job_rate_limits_every_write():
     s = _sections(systems.fio_job(systems.workload("uniform"), "rate",
                                   8 * GIB, rate_iops=55))
@@ -232,39 +195,6 @@ def test_fio_job_rate_limits_every_write():
                         rate_iops=55)
 
 
-def test_rate_follows_the_time_scale():
-    p = dict(systems.PROFILES["full"])
-    assert systems.rate_iops(p) == 55
-    p["timescale"] = 0.1          # the issue's 550 IOPS
-    assert systems.rate_iops(p) == 550
-    assert {r.rate_iops for r in systems.plan(p, measurements=["rate"])} \
-        == {550}
-
-
-def test_run_job_names_and_regions():
-    p = systems.PROFILES["full"]
-    jobs = {r.id: systems.run_job(r, p) for r in systems.plan(p)}
-    assert jobs["d-uniform-8m-wow"][0] == "uniform-destage-2048"
-    assert jobs["c-uniform-16m-wow"][0] == "uniform-closed"
-    assert jobs["c-uniform-128m-wow"][0] == "uniform-closed"
-    # runs that share a job file write the same
-    by_name = {}
-    for rid, (name, text) in jobs.items():
-        assert by_name.setdefault(name, text) == text, rid
-    assert jobs["c-rewrite2x-16m-wow"][0] == "rewrite2x-closed-hot32m"
-    assert _sections(jobs["c-rewrite2x-16m-lrw"][1])["uniform"]["size"] == \
-        str(32 << 20)
-    # the rate-limited runs: the origin's region, the cache disk alone its
-    # cache-sized slice
-    assert jobs["r-uniform-16m-wow"][0] == "uniform-rate-55"
-    wow = _sections(jobs["r-uniform-16m-wow"][1])["uniform"]
-    ssd_name, ssd_text = jobs["r-uniform-16m-ssd"]
-    ssd = _sections(ssd_text)["uniform"]
-    assert ssd_name == "uniform-rate-55-dev16m"
-    assert wow["size"] == str(8 * GIB) and ssd["size"] == str(16 << 20)
-    assert ssd["rate_iops"] == wow["rate_iops"] == "55"
-
-
 def test_rate_runtime_cap_covers_fill_and_turnover_at_the_rate():
     p = systems.PROFILES["full"]
     cap = systems.closed_runtime_cap(16, p, "wow", 55)
@@ -276,12 +206,202 @@ def test_rate_runtime_cap_covers_fill_and_turnover_at_the_rate():
         systems.closed_expected_s(16, p, "ssd", 55)
 
 
+def test_plan_quick_is_one_point_of_each():
+    p = systems.PROFILES["quick"]
+    runs = systems.plan(p)
+    ids = [r.id for r in runs]
+    assert len(ids) == len(set(ids))
+    d = [r for r in runs if r.measurement == "destage"]
+    # modelled destage of uniform random writes for every system (the
+    # cache disk alone and dm-linear take part elsewhere only)
+    assert {(r.workload, r.system) for r in d} == {
+        ("uniform", s) for s in systems.SYSTEM_NAMES
+        if s not in ("ssd", "linear")}
+    assert {r.blocks for r in d} == {p["destage_blocks"]}
+    c = [r for r in runs if r.measurement == "closed"]
+    assert {r.system for r in c if r.workload == "uniform"} == {
+        "wow", "cscan", "lrw", "writecache", "raw"}
+    # one point of the hot set (2x the cache) and of the SPC-1-like mix
+    assert {(r.workload, r.cache_mb, r.system) for r in c
+            if r.workload != "uniform"} == {
+        ("hot", 16, "wow"), ("hot", 16, "cscan"), ("hot", 16, "lrw"),
+        ("hot", 16, "writecache"), ("spc1", 16, "wow"),
+        ("spc1", 16, "writecache")}
+    assert sum(1 for r in c if r.system == "raw") == 1
+    for r in c:
+        assert r.runtime_s > r.window_s > 0
+        assert r.timeout_s > r.runtime_s
+        assert r.turnover_pct == 100
+        assert r.rate_iops == 0 and r.rate_of == ""
+    # the rate-limited runs: wow and dm-writecache at half their
+    # saturated rates, the cache disk alone at each
+    rt = [r for r in runs if r.measurement == "rate"]
+    assert [(r.id, r.rate_of) for r in rt] == [
+        ("r-uniform-16m-wow", "c-uniform-16m-wow"),
+        ("r-uniform-16m-writecache", "c-uniform-16m-writecache"),
+        ("r-uniform-16m-ssd-wow", "c-uniform-16m-wow"),
+        ("r-uniform-16m-ssd-writecache", "c-uniform-16m-writecache")]
+    for r in rt:
+        assert r.rate_iops == 0 and r.window_s == p["rate_window_s"]
+        assert r.runtime_s > r.window_s and r.timeout_s > r.runtime_s
+    # they come last: their rates need the closed runs
+    assert ids[-len(rt):] == [r.id for r in rt]
+    # one round of the CPU cost and of the flush cost
+    assert [r.id for r in runs if r.measurement == "cpu"] == [
+        "p-cpu-1-linear", "p-cpu-1-wow", "p-cpu-1-writecache"]
+    f = [r for r in runs if r.measurement == "flush"]
+    assert [(r.workload, r.system) for r in f] == [
+        (m, s) for s in ("wow", "writecache", "ssd")
+        for m in ("plain", "fua")]
+    assert {r.cache_mb for r in f} == {p["flush_cache_mb"]}
+
+
+def test_plan_full_sweeps_sizes_for_every_workload():
+    p = systems.PROFILES["full"]
+    runs = systems.plan(p)
+    assert len({r.id for r in runs}) == len(runs)
+    d = [r for r in runs if r.measurement == "destage"]
+    assert {r.system for r in d} == set(systems.SYSTEM_NAMES) - {
+        "ssd", "linear"}
+    for w in p["destage_workloads"]:
+        for s in {r.system for r in d}:
+            sizes = {r.blocks for r in d if r.workload == w and
+                     r.system == s}
+            assert len(sizes) >= 3, (w, s)
+            assert p["destage_blocks"] in sizes
+    # the dirty set fits the destage cache
+    assert max(r.blocks for r in d) * 4096 <= p["destage_cache_mb"] << 19
+    c = [r for r in runs if r.measurement == "closed"]
+    sizes = {r.cache_mb for r in c if r.workload == "uniform"}
+    assert len(sizes) >= 3
+    for mb in p["closed_cache_mb"]:
+        assert {r.system for r in c if r.cache_mb == mb and
+                r.workload == "uniform" and
+                r.system != "raw"} == set(systems.CACHE_SYSTEMS)
+    # the issue's 128 MiB: dm-wow against dm-writecache
+    assert {r.system for r in c if r.cache_mb == 128} == {"wow",
+                                                          "writecache"}
+    # every system on every workload at 16 MiB
+    assert {r.workload for r in c} == set(systems.WORKLOAD_NAMES)
+    for w in systems.WORKLOAD_NAMES:
+        assert sum(1 for r in c if r.workload == w and r.system == "raw") == 1
+        if w != "uniform":
+            assert {r.system for r in c if r.workload == w and
+                    r.cache_mb == 16} >= set(systems.CACHE_SYSTEMS)
+    # the hot set from 8x to 0.5x the cache, the SPC-1-like mix at 8 to 32
+    # MiB: dm-wow's policies and dm-writecache at every size
+    for w, want in (("hot", {4, 8, 16, 32, 64}), ("spc1", {8, 16, 32})):
+        for s in ("wow", "cscan", "lrw", "writecache"):
+            assert {r.cache_mb for r in c if r.workload == w and
+                    r.system == s} == want, (w, s)
+    hot = {systems.HOT_MB / r.cache_mb for r in c if r.workload == "hot"}
+    assert min(hot) == 0.5 and max(hot) == 8
+    assert "ssd" not in {r.system for r in c}
+    rt = [r for r in runs if r.measurement == "rate"]
+    assert {r.system for r in rt} == {"wow", "writecache", "ssd"}
+    # three alternated rounds of the CPU cost, two of the flush cost
+    cpu = [r.id for r in runs if r.measurement == "cpu"]
+    assert cpu == ["p-cpu-%d-%s" % (k, s) for k in (1, 2, 3)
+                   for s in ("linear", "wow", "writecache")]
+    assert len([r for r in runs if r.measurement == "flush"]) == 12
+
+
+def test_resolve_rate_halves_the_saturated_rate():
+    p = dict(systems.PROFILES["full"])
+    r = [x for x in systems.plan(p, measurements=["rate"])
+         if x.id == "r-uniform-16m-wow"][0]
+    assert r.rate_iops == 0 and r.rate_of == "c-uniform-16m-wow"
+    r2, basis = systems.resolve_rate(r, 167.4, p)
+    assert (r2.rate_iops, basis) == (84, "half")
+    assert r2.runtime_s == systems.closed_runtime_cap(16, p, "wow", 84)
+    assert r2.timeout_s == r2.runtime_s + 240
+    # no saturated figure: the fixed rate, over the time scale
+    p["timescale"] = 0.1
+    r3, basis = systems.resolve_rate(r, None, p)
+    assert r3.rate_iops == 550 and basis.startswith("fixed")
+
+
+def test_fixed_rate_basis_follows_the_time_scale():
+    p = dict(systems.PROFILES["full"])
+    p["rate_basis"] = "fixed"
+    assert systems.rate_iops(p) == 55
+    p["timescale"] = 0.1          # the issue's 550 IOPS
+    assert systems.rate_iops(p) == 550
+    rt = systems.plan(p, measurements=["rate"])
+    assert {r.rate_iops for r in rt} == {550}
+    assert [r.id for r in rt] == ["r-uniform-16m-wow",
+                                  "r-uniform-16m-writecache",
+                                  "r-uniform-16m-ssd"]
+    assert {r.rate_of for r in rt} == {""}
+
+
+def test_run_job_names_and_regions():
+    p = systems.PROFILES["full"]
+    runs = [systems.resolve_rate(r, 110, p)[0] if r.rate_of else r
+            for r in systems.plan(p)]
+    jobs = {r.id: systems.run_job(r, p) for r in runs}
+    assert jobs["d-uniform-8m-wow"][0] == "uniform-destage-2048"
+    assert jobs["c-uniform-16m-wow"][0] == "uniform-closed"
+    assert jobs["c-uniform-128m-wow"][0] == "uniform-closed"
+    assert jobs["c-hot-4m-wow"][0] == jobs["c-hot-64m-lrw"][0] == \
+        "hot-closed"
+    # runs that share a job file write the same
+    by_name = {}
+    for rid, (name, text) in jobs.items():
+        assert by_name.setdefault(name, text) == text, rid
+    # the rate-limited runs: the origin's region, the cache disk alone its
+    # cache-sized slice
+    assert jobs["r-uniform-16m-wow"][0] == "uniform-rate-55"
+    wow = _sections(jobs["r-uniform-16m-wow"][1])["uniform"]
+    ssd_name, ssd_text = jobs["r-uniform-16m-ssd-wow"]
+    ssd = _sections(ssd_text)["uniform"]
+    assert ssd_name == "uniform-rate-55-dev16m"
+    assert wow["size"] == str(8 * GIB) and ssd["size"] == str(16 << 20)
+    assert ssd["rate_iops"] == wow["rate_iops"] == "55"
+    # the CPU cost: the RAM origin, time based, iodepth 32
+    name, text = jobs["p-cpu-2-wow"]
+    cpu = _sections(text)["cpu"]
+    assert name == "cpu-512m-15s"
+    assert (cpu["rw"], cpu["bs"], cpu["iodepth"]) == ("randwrite", "4096",
+                                                      "32")
+    assert cpu["size"] == str(512 << 20) and cpu["time_based"] == "1"
+    assert cpu["runtime"] == "15" and cpu["ramp_time"] == "2"
+    # the flush cost: every write FUA or none; the cache disk alone over
+    # its slice; writes that fill the cache a quarter at most
+    fua = _sections(jobs["f-fua-1-wow"][1])["fua"]
+    plain = _sections(jobs["f-plain-2-writecache"][1])["plain"]
+    assert fua["sync"] == "1" and plain["sync"] == "0"
+    assert fua["iodepth"] == plain["iodepth"] == "32"
+    assert int(fua["number_ios"]) * 4096 <= (p["flush_cache_mb"] << 20) / 4
+    assert fua["size"] == str(8 * GIB)
+    assert _sections(jobs["f-fua-1-ssd"][1])["fua"]["size"] == \
+        str(p["flush_cache_mb"] << 20)
+    with pytest.raises(ValueError):
+        systems.flush_job("fsync", GIB, 10, 10)
+
+
 def test_plan_measurement_filter():
     p = systems.PROFILES["full"]
     rt = systems.plan(p, measurements=["rate"])
-    assert {r.measurement for r in rt} == {"rate"} and len(rt) == 3
+    assert {r.measurement for r in rt} == {"rate"} and len(rt) == 4
     assert systems.plan(p, workloads=["zipf"], measurements=["rate"]) == []
     assert systems.plan(p, systems=["ssd"], measurements=["closed",
                                                           "destage"]) == []
+    assert {r.system for r in systems.plan(p, systems=["linear", "wow"],
+                                           measurements=["cpu"])} == {
+        "linear", "wow"}
+    assert systems.plan(p, systems=["linear"],
+                        measurements=["closed", "flush"]) == []
     with pytest.raises(KeyError):
         systems.plan(p, measurements=["open"])
+
+
+def test_expected_seconds_of_the_new_runs():
+    p = systems.PROFILES["full"]
+    runs = {r.id: r for r in systems.plan(p)}
+    assert systems.run_expected_s(runs["p-cpu-1-wow"], p) == 27
+    assert systems.run_expected_s(runs["f-fua-1-wow"], p) > \
+        systems.run_expected_s(runs["f-plain-1-wow"], p)
+    # an unresolved rate is estimated at half the expected saturated rate
+    assert systems.run_expected_s(runs["r-uniform-16m-wow"], p) == \
+        8 + systems.closed_expected_s(16, p, "wow", 40)

@@ -34,9 +34,15 @@ def test_qemu_command_attaches_nbd_url_as_is():
 
 def test_guest_files(tmp_path):
     prof = systems.PROFILES["quick"]
-    runs = systems.plan(prof, systems=["wow", "bcache", "raw", "ssd"],
+    runs = systems.plan(prof, systems=["wow", "bcache", "raw", "ssd",
+                                       "linear"],
                         workloads=["uniform", "spc1"])
-    assert {r.measurement for r in runs} == {"destage", "closed", "rate"}
+    assert {r.measurement for r in runs} == {"destage", "closed", "rate",
+                                             "cpu", "flush"}
+    # the rates come from the closed runs (bench.run_stages): wow's 110
+    # IOPS, so 55
+    runs = [systems.resolve_rate(r, 110, prof)[0] if r.rate_of else r
+            for r in runs]
     scen, extra = bench.write_guest_files(str(tmp_path), prof, runs)
     dests = {d for _, d in extra}
     assert "/wow/bench/benchlib.sh" in dests
@@ -44,6 +50,9 @@ def test_guest_files(tmp_path):
     assert "/wow/bench/jobs/uniform-closed.fio" in dests
     assert "/wow/bench/jobs/uniform-rate-55.fio" in dests
     assert "/wow/bench/jobs/uniform-rate-55-dev16m.fio" in dests
+    assert "/wow/bench/jobs/cpu-512m-10s.fio" in dests
+    assert "/wow/bench/jobs/flush-fua-32768.fio" in dests
+    assert "/wow/bench/jobs/flush-plain-32768-dev512m.fio" in dests
     assert len(dests) == len(extra)
     for src, _ in extra:
         assert os.path.exists(src)
@@ -53,6 +62,11 @@ def test_guest_files(tmp_path):
         if r.measurement == "destage":
             assert "bench_destage %s %s-destage-%d 128" % (
                 r.system, r.workload, r.blocks) in text
+        elif r.measurement == "cpu":
+            assert "bench_cpu %s cpu-512m-10s 128 512" % r.system in text
+        elif r.measurement == "flush":
+            assert "bench_flush %s %s 512" % (
+                r.system, systems.run_job(r, prof)[0]) in text
         elif r.measurement == "closed":
             assert "bench_closed %s %s-closed %d %d %d %d" % (
                 r.system, r.workload, r.cache_mb, r.runtime_s, r.window_s,
@@ -123,3 +137,45 @@ def test_scenario_mem_header_sizes_the_vm(tmp_path):
     cmd = wowvm.qemu_command("6.1", "/tmp/i", ["/tmp/o", "/tmp/c"], "/tmp/r",
                              mem=b.mem)
     assert cmd[cmd.index("-m") + 1] == "7G"
+
+
+def test_rate_runs_wait_for_the_saturated_runs(tmp_path, monkeypatch):
+    """run_stages boots the runs that need nothing first, then the
+    rate-limited ones at half the sustained IOPS their closed runs
+    measured (the cache disk alone at each peer's rate); a peer that
+    failed leaves the fixed rate."""
+    prof = dict(systems.PROFILES["quick"])
+    runs = systems.plan(prof, systems=["wow", "writecache", "ssd"],
+                        measurements=["closed", "rate"])
+    stages = []
+
+    def fake_run_vm(out, profile, rs, args, first_boot=1, stage=""):
+        stages.append(([r.id for r in rs], first_boot, stage,
+                       {r.id: r.rate_iops for r in rs}))
+        return ({r.id: "" if "writecache" not in r.id or r.id[0] == "r"
+                 else "kernel: oops" for r in rs}, [], first_boot + 1)
+
+    monkeypatch.setattr(bench, "run_vm", fake_run_vm)
+    monkeypatch.setattr(bench, "saturated_iops",
+                        lambda out, run, oc: 160.4
+                        if run and oc.get(run.id) == "" else None)
+    meta = {"runs": [r._asdict() for r in runs]}
+    outcomes, _ = bench.run_stages(str(tmp_path), prof, runs, None, meta)
+    first, second = stages
+    assert all(i.startswith("c-") for i in first[0])
+    assert second[0] == ["r-uniform-16m-wow", "r-uniform-16m-writecache",
+                         "r-uniform-16m-ssd-wow",
+                         "r-uniform-16m-ssd-writecache"]
+    assert second[1] == first[1] + 2 and second[2] == "-2"
+    assert second[3] == {"r-uniform-16m-wow": 80,
+                         "r-uniform-16m-writecache": 55,
+                         "r-uniform-16m-ssd-wow": 80,
+                         "r-uniform-16m-ssd-writecache": 55}
+    assert meta["rate_basis"]["r-uniform-16m-wow"] == "half"
+    assert meta["rate_basis"]["r-uniform-16m-writecache"].startswith("fixed")
+    byid = {r["id"]: r for r in meta["runs"]}
+    assert byid["r-uniform-16m-ssd-wow"]["rate_iops"] == 80
+    # planned for its rate: fill and turnover at 80 IOPS
+    assert byid["r-uniform-16m-wow"]["runtime_s"] == \
+        systems.closed_runtime_cap(16, prof, "wow", 80)
+    assert set(outcomes) == {r.id for r in runs}

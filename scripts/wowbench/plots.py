@@ -44,14 +44,28 @@ def _save(fig, out_dir, name):
     return path
 
 
-def closed_vs_cache_size(summary, out_dir):
-    """Sustained IOPS against cache size per system (uniform random
-    writes): the WOW paper's figure.  Hollow markers: runs that did not
-    pass the steady-state check.  With one cache size, bars."""
-    wl = systems.HEADLINE_WORKLOAD
+def _wl_label(w):
+    try:
+        return systems.workload(w).label
+    except KeyError:
+        return w
+
+
+def closed_file(wl):
+    if wl == systems.HEADLINE_WORKLOAD:
+        return "closed-iops-vs-cache-size.png"
+    return "closed-iops-vs-cache-size-%s.png" % wl
+
+
+def closed_vs_cache_size(summary, out_dir, wl=systems.HEADLINE_WORKLOAD):
+    """Sustained IOPS against cache size per system (workload ``wl``): the
+    WOW paper's figure, one line per system.  Hollow markers: runs that
+    did not pass the steady-state check.  With one cache size, bars (the
+    headline workload only)."""
     tab = summary["closed"].get(wl)
-    if not tab:
+    if not tab or len(tab) < 2 and wl != systems.HEADLINE_WORKLOAD:
         return None
+    what = {"uniform": "4 KiB random writes"}.get(wl, _wl_label(wl))
     sizes = sorted(int(mb) for mb in tab)
     fig, ax = plt.subplots(figsize=SIZE)
     names = _order({s for mb in tab for s in tab[mb]}, systems.SYSTEM_NAMES)
@@ -65,11 +79,10 @@ def closed_vs_cache_size(summary, out_dir):
         ax.set_xticks(range(len(names)))
         ax.set_xticklabels([_label(s) for s in names], fontsize=8)
         ax.set_ylabel("sustained IOPS (emulated HDD)")
-        ax.set_title("Closed loop: 4 KiB random writes, iodepth 16, "
-                     "%d MiB cache (hatched: not steady)" % sizes[0],
-                     fontsize=10)
+        ax.set_title("Closed loop: %s, iodepth 16, %d MiB cache "
+                     "(hatched: not steady)" % (what, sizes[0]), fontsize=10)
         ax.grid(axis="y", alpha=0.3)
-        return _save(fig, out_dir, "closed-iops-vs-cache-size.png")
+        return _save(fig, out_dir, closed_file(wl))
     for s in names:
         if s == "raw":
             v = [tab[str(mb)][s]["sustained"] for mb in sizes if s in tab[str(mb)]]
@@ -90,14 +103,50 @@ def closed_vs_cache_size(summary, out_dir):
     ax.set_xscale("log", base=2)
     ax.set_xticks(sizes)
     ax.set_xticklabels([str(mb) for mb in sizes])
-    ax.set_xlabel("cache size (MiB)")
+    hot = systems.workload(wl).hot_mb if wl in systems.WORKLOAD_NAMES else 0
+    ax.set_xlabel("cache size (MiB)" + (
+        "; the hot set is %d MiB" % hot if hot else ""))
     ax.set_ylabel("sustained IOPS (emulated HDD)")
-    ax.set_title("Closed loop: 4 KiB random writes, iodepth 16, sustained "
-                 "(hollow: last window not steady)", fontsize=10)
+    ax.set_title("Closed loop: %s, iodepth 16, sustained "
+                 "(hollow: last window not steady)" % what, fontsize=10)
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, ncol=2)
-    return _save(fig, out_dir, "closed-iops-vs-cache-size.png")
+    return _save(fig, out_dir, closed_file(wl))
+
+
+def latency_over_time(summary, out_dir):
+    """Write latency second by second (p99 and the maximum, from fio's
+    histogram log) of dm-wow and dm-writecache in the saturated closed
+    loop, uniform random writes, at the smallest cache size both ran at
+    from 16 MiB up (else the largest)."""
+    tab = summary["closed"].get(systems.HEADLINE_WORKLOAD) or {}
+    both = sorted((int(mb) for mb, row in tab.items()
+                   if all((row.get(s) or {}).get("lat_series")
+                          for s in ("wow", "writecache"))))
+    if not both:
+        return None
+    mb = ([x for x in both if x >= 16] or both[::-1])[0]
+    fig, ax = plt.subplots(figsize=SIZE)
+    for s in ("wow", "writecache"):
+        x = tab[str(mb)][s]
+        ser = x["lat_series"]
+        st = STYLE[s]
+        ts = [p[0] for p in ser]
+        ax.plot(ts, [p[2] for p in ser], color=st["color"], lw=1.2,
+                label="%s p99" % _label(s))
+        ax.plot(ts, [p[3] for p in ser], color=st["color"], lw=0.7,
+                ls=":", label="%s max" % _label(s))
+        if x.get("turnover_s") is not None:
+            ax.axvline(x["turnover_s"], color=st["color"], lw=0.6, ls="--")
+    ax.set_yscale("log")
+    ax.set_xlabel("seconds since fio's first write (dashed: turnover)")
+    ax.set_ylabel("write latency (ms), per second")
+    ax.set_title("Write latency over time: 4 KiB random writes, iodepth 16, "
+                 "%d MiB cache" % mb, fontsize=10)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    return _save(fig, out_dir, "latency-over-time.png")
 
 
 def destage_rate_vs_dirty_set(summary, out_dir):
@@ -241,6 +290,11 @@ def write_amplification(summary, out_dir):
 
 PLOTS = [
     (closed_vs_cache_size, "Closed-loop IOPS against cache size"),
+    (lambda s, d: closed_vs_cache_size(s, d, "hot"),
+     "Closed-loop IOPS against cache size, hot set"),
+    (lambda s, d: closed_vs_cache_size(s, d, "spc1"),
+     "Closed-loop IOPS against cache size, SPC-1-like mix"),
+    (latency_over_time, "Write latency over time, dm-wow and dm-writecache"),
     (destage_rate_vs_dirty_set,
      "Modelled destage rate against the dirty-set size"),
     (destage_time, "Modelled destage time relative to the oracle"),

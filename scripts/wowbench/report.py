@@ -145,21 +145,22 @@ def rate(logs, ddirs, t0, t1):
 
 def read_dirty(path):
     """[(seconds, dirty KiB, origin sectors written or None, device writes
-    or None)] from dirty.txt (benchlib.sh's closed_watch; runs before the
-    steady-state rule have only the first two columns)."""
+    or None, device sectors written or None, cache sectors written or
+    None)] from dirty.txt (benchlib.sh's closed_watch; runs before the
+    steady-state rule have only the first two columns, runs before the
+    cleaning cost the first four)."""
     out = []
     try:
         with open(path) as f:
             for line in f:
                 parts = line.split()
-                if len(parts) not in (2, 4):
+                if len(parts) not in (2, 4, 6):
                     continue
                 try:
                     v = [float(x) for x in parts]
                 except ValueError:
                     continue
-                if len(v) == 2:
-                    v += [None, None]
+                v += [None] * (6 - len(v))
                 out.append(tuple(v))
     except OSError:
         pass
@@ -276,6 +277,48 @@ def latency(hists, t0, t1, ddirs=(1,)):
 
 def _pct_key(pct):
     return "p%s_ms" % ("%g" % pct).replace(".", "_")
+
+
+def latency_series(hists, ddirs=(1,)):
+    """Write latency second by second from fio's histogram logs: [[t,
+    p50_ms, p99_ms, max_ms, I/Os]] for each second with I/Os (the plot of
+    latency over time)."""
+    times = sorted({round(t, 3) for d, smp in hists if d in ddirs
+                    for t, _ in smp})
+    out, prev = [], 0.0
+    for t in times:
+        lat = latency(hists, prev, t, ddirs)
+        prev = t
+        if lat:
+            out.append([round(t, 1), round(lat["p50_ms"], 3),
+                        round(lat["p99_ms"], 3), round(lat["max_ms"], 3),
+                        lat["ios"]])
+    return out
+
+
+def cleaning_cost(dirty, t0, t1):
+    """Cache-device bytes written per byte the user wrote between t0 and
+    t1, from closed_watch's samples (device and cache sectors written):
+    the cost of caching, cleaning and metadata; None without the columns
+    or writes."""
+    dev = [(d[0], d[4]) for d in dirty if d[4] is not None]
+    cache = [(d[0], d[5]) for d in dirty if d[5] is not None]
+    if len(dev) < 2 or len(cache) < 2:
+        return None
+    user = interpolate(dev, t1) - interpolate(dev, t0)
+    if user <= 0:
+        return None
+    return (interpolate(cache, t1) - interpolate(cache, t0)) / user
+
+
+def snap_cleaning_cost(meta, a="start", b="end"):
+    """The same from a run's two io_snap notes (benchlib.sh)."""
+    try:
+        user = meta[b + "_dev_sectors"] - meta[a + "_dev_sectors"]
+        cache = meta[b + "_cache_sectors"] - meta[a + "_cache_sectors"]
+    except (KeyError, TypeError):
+        return None
+    return cache / float(user) if user > 0 else None
 
 
 WOW_PREFIX = ("state", "policy", "block_size", "cache_blocks", "free_blocks",
@@ -662,6 +705,39 @@ def destage_figures(run_dir, system):
     out["log_wa"] = run_log_wa(
         read_status_file(os.path.join(run_dir, "status-clean.txt")),
         out["fio"])
+    out["cache_per_user"] = snap_cleaning_cost(meta) \
+        if has_cache_dev(system) else None
+    return out
+
+
+def has_cache_dev(system):
+    """True for a system that writes a cache device (the cache disk alone
+    is one: its bytes per user byte are 1)."""
+    return system is None or system not in ("raw", "linear")
+
+
+def cost_figures(run_dir, system):
+    """Figures of a CPU-cost or flush-cost run: fio's IOPS and write
+    latency over the run, the guest's CPU time per write (CPU cost), the
+    cache bytes written per user byte, dm-wow's log WA."""
+    meta = read_meta_txt(os.path.join(run_dir, "meta.txt"))
+    fio = fio_summary(os.path.join(run_dir, "fio.json"))
+    if not fio or not fio["write_ios"]:
+        raise ValueError("no fio writes")
+    out = {"meta": meta, "fio": fio, "iops": fio["write_iops"],
+           "write_ios": fio["write_ios"], "fio_clat": fio["write_clat"]}
+    busy = meta.get("cpu_busy_ticks")
+    idle = meta.get("cpu_idle_ticks")
+    # USER_HZ is 100: a tick is 10 ms of one CPU
+    out["cpu_us_per_write"] = (busy * 1e4 / fio["write_ios"]
+                               if isinstance(busy, int) else None)
+    out["cpu_busy_frac"] = (ratio(busy, busy + idle)
+                            if isinstance(busy, int) and
+                            isinstance(idle, int) else None)
+    out["cache_per_user"] = snap_cleaning_cost(meta) \
+        if has_cache_dev(system) else None
+    out["log_wa_run"] = run_log_wa(
+        read_status_file(os.path.join(run_dir, "status-end.txt")), fio)
     return out
 
 
@@ -724,6 +800,11 @@ def closed_figures(run_dir, runtime_s, window_s, cache_mb, system=None):
     out["log_wa_run"] = run_log_wa(
         read_status_file(os.path.join(run_dir, "status-end.txt")), fio)
     out["fio_clat"] = fio["write_clat"] if fio else None
+    out["lat_series"] = latency_series(hists)
+    holds = has_cache_dev(system)
+    out["cache_per_user"] = cleaning_cost(dirty, a, b) if holds else None
+    out["cache_per_user_run"] = (cleaning_cost(dirty, 0, end) if holds
+                                 else None)
     return out
 
 
@@ -741,6 +822,9 @@ def collect(out_dir):
         rd = os.path.join(out_dir, "runs", r["id"])
         entry = dict(r)
         entry["error"] = outcomes.get(r["id"], "no outcome")
+        if r["measurement"] == "rate":
+            entry["rate_basis"] = (meta.get("rate_basis") or {}).get(
+                r["id"], "fixed")
         if entry["error"].startswith("kernel:") and _rc(out_dir, r["id"]) == 0:
             # it finished, but the console showed a kernel problem while it
             # ran: keep its figures, flag it
@@ -750,6 +834,8 @@ def collect(out_dir):
             try:
                 if r["measurement"] == "destage":
                     entry.update(destage_figures(rd, r["system"]))
+                elif r["measurement"] in ("cpu", "flush"):
+                    entry.update(cost_figures(rd, r["system"]))
                 else:
                     entry.update(closed_figures(rd, r["runtime_s"],
                                                 r["window_s"], r["cache_mb"],
@@ -874,21 +960,108 @@ def summarize(res):
             head = max(by_blocks)
         dtab[wl] = dsweep[wl][str(head)]
     ctab = closed_tables(_ok(runs, "closed"))
-    rtab = closed_tables(_ok(runs, "rate"))
+    rtab = closed_tables(_ok(runs, "rate"), rate_key)
+    rate_vs_ssd(rtab)
+    cpu, flush = cpu_table(_ok(runs, "cpu")), flush_table(_ok(runs, "flush"))
     return {"destage": dtab, "destage_sweep": dsweep, "closed": ctab,
-            "rate": rtab, "rewrites": rewrites(ctab),
-            "targets": targets(dtab, ctab)}
+            "rate": rtab, "policies": policies(ctab),
+            "cpu": cpu, "flush": flush,
+            "targets": targets(dtab, ctab) + targets16(ctab, rtab, cpu,
+                                                       flush)}
 
 
-def closed_tables(runs):
+def rate_key(r):
+    """A rate-limited run's row: its system, or for the cache disk alone
+    at another system's rate "ssd@<that system>"."""
+    if r["system"] == "ssd" and r.get("rate_of"):
+        return "ssd@" + r["rate_of"].rsplit("-", 1)[1]
+    return r["system"]
+
+
+def rate_vs_ssd(rtab):
+    """Each rate-limited run's p99 over the cache disk alone's at the
+    same rate (``p99_x_ssd``), in place."""
+    for by_size in rtab.values():
+        for row in by_size.values():
+            for k, x in row.items():
+                if k.startswith("ssd"):
+                    continue
+                ssd = row.get("ssd@" + k) or row.get("ssd")
+                x["p99_x_ssd"] = ratio(
+                    (x.get("lat") or {}).get("p99_ms"),
+                    (ssd.get("lat") or {}).get("p99_ms") if ssd else None)
+
+
+def _mean_sd(xs):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return None, None
+    m = sum(xs) / len(xs)
+    return m, math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs))
+
+
+def cpu_table(runs):
+    """{system: {iops (mean of the rounds), iops_sd, rounds: [IOPS],
+    x_linear, cpu_us_per_write, cache_per_user, log_wa}}: the CPU cost."""
+    by = {}
+    for r in runs:
+        by.setdefault(r["system"], []).append(r)
+    out = {}
+    for s, rs in by.items():
+        rs.sort(key=lambda r: r.get("round", 0))
+        m, sd = _mean_sd([r["iops"] for r in rs])
+        out[s] = {"iops": m, "iops_sd": sd,
+                  "rounds": [round(r["iops"], 1) for r in rs],
+                  "cpu_us_per_write": _mean_sd(
+                      [r.get("cpu_us_per_write") for r in rs])[0],
+                  "cache_per_user": _mean_sd(
+                      [r.get("cache_per_user") for r in rs])[0],
+                  "log_wa": _mean_sd([r.get("log_wa_run") for r in rs])[0]}
+    lin = out.get("linear", {}).get("iops")
+    wc = out.get("writecache", {}).get("iops")
+    for x in out.values():
+        x["x_linear"] = ratio(x["iops"], lin)
+        x["x_writecache"] = ratio(x["iops"], wc)
+    return out
+
+
+def flush_table(runs):
+    """{system: {plain, fua (mean IOPS of the rounds), fua_x_plain, the
+    rounds, FUA write latency p99 and max, cache_per_user of each mode}}:
+    the flush cost."""
+    by = {}
+    for r in runs:
+        by.setdefault(r["system"], {}).setdefault(r["workload"], []).append(r)
+    out = {}
+    for s, modes in by.items():
+        x = {}
+        for m in systems.FLUSH_MODES:
+            rs = sorted(modes.get(m, []), key=lambda r: r.get("round", 0))
+            x[m] = _mean_sd([r["iops"] for r in rs])[0]
+            x[m + "_rounds"] = [round(r["iops"], 1) for r in rs]
+            x[m + "_cache_per_user"] = _mean_sd(
+                [r.get("cache_per_user") for r in rs])[0]
+            clat = [r.get("fio_clat") or {} for r in rs]
+            x[m + "_p99_ms"] = _mean_sd([c.get("p99_ms") for c in clat])[0]
+            x[m + "_max_ms"] = max([c.get("max_ms") or 0 for c in clat] +
+                                   [0]) or None
+        x["fua_x_plain"] = ratio(x["fua"], x["plain"])
+        out[s] = x
+    wc = out.get("writecache", {}).get("fua")
+    for x in out.values():
+        x["fua_x_writecache_fua"] = ratio(x["fua"], wc)
+    return out
+
+
+def closed_tables(runs, key=lambda r: r["system"]):
     """{workload: {str(cache MiB): {system: figures}}} of closed (or rate)
     runs: IOPS of the window and sustained, ratios to dm-wow's and the raw
     disk's (run once per workload), and the per-run figures of
-    STEADY_KEYS and RUN_KEYS."""
+    STEADY_KEYS and RUN_KEYS.  ``key`` names a run's row (rate_key)."""
     closed = {}
     for r in runs:
         closed.setdefault(r["workload"], {}).setdefault(
-            r["cache_mb"], {})[r["system"]] = r
+            r["cache_mb"], {})[key(r)] = r
     ctab = {}
     for wl, by_size in closed.items():
         raw, raw_run = None, None
@@ -926,13 +1099,15 @@ def closed_tables(runs):
     return ctab
 
 
-def rewrites(ctab):
-    """The rewrite workloads (hot sets of 1, 2 and 4 times the cache):
+def policies(ctab):
+    """wow against its baselines wherever they ran side by side:
     {workload: {str(cache MiB): {wow_x_cscan, wow_x_lrw (sustained IOPS),
     and the same of the last windows (_window)}}}."""
     out = {}
-    for wl in systems.REWRITE_NAMES:
+    for wl in ctab:
         for mb, row in ctab.get(wl, {}).items():
+            if "cscan" not in row and "lrw" not in row:
+                continue
             wow = row.get("wow")
             if not wow:
                 continue
@@ -950,12 +1125,14 @@ def rewrites(ctab):
 STEADY_KEYS = ("steady", "not_steady_because", "half_change", "cv",
                "dirty_frac_mean", "dirty_frac_at_window", "turnover",
                "iops_since_turnover", "turnover_s", "iops_cycles", "cycles",
-               "cycles_span", "run_s", "stop")
+               "cycles_span", "run_s", "stop", "system")
 # per-run figures beyond the steady state: write latency (over the
 # sustained span, over the window, fio's whole run), dm-wow's log writes,
 # the rate asked of a rate-limited run
 RUN_KEYS = ("lat", "lat_window", "fio_clat", "log_wa", "copied_per_write",
-            "write_hit_frac", "log_wa_run", "rate_iops", "id")
+            "write_hit_frac", "log_wa_run", "rate_iops", "id",
+            "cache_per_user", "cache_per_user_run", "lat_series",
+            "rate_of", "rate_basis")
 
 
 def sustained(r):
@@ -1063,6 +1240,87 @@ def targets(dtab, ctab):
     return out
 
 
+# Issue 16's targets (reported, not asserted)
+TARGET_WOW_X_CSCAN_HOT = 1.15     # hot set 1x to 4x the cache
+TARGET_CPU_X_LINEAR = 0.8
+TARGET_CPU_X_WRITECACHE = 1.2
+TARGET_FUA_X_PLAIN = 0.8
+TARGET_FUA_X_WRITECACHE = 3.0
+TARGET_SAT_X_WRITECACHE = 2.3
+TARGET_HALF_RATE_P99_X_SSD = 1.5
+
+
+def _target(out, name, value, op, want, why=""):
+    """A target line with how far off it is: "N% short" of a >= target,
+    "N% over" a <= one."""
+    if value is None:
+        met, detail = False, why or "not measured"
+    else:
+        met = value >= want - 1e-9 if op == ">=" else value <= want + 1e-9
+        if met:
+            detail = why
+        elif op == ">=":
+            detail = "%.0f%% short" % ((1 - value / want) * 100)
+        else:
+            detail = "%.0f%% over" % ((value / want - 1) * 100)
+        if not met and why:
+            detail += "; " + why
+    out.append({"name": name, "value": value,
+                "target": "%s %.2f" % (op, want), "met": met,
+                "detail": detail, "issue": 16})
+
+
+def targets16(ctab, rtab, cpu, flush):
+    """Issue 16's targets, each with how far off it is."""
+    out = []
+    hot = ctab.get("hot", {})
+    for mb in sorted(hot, key=int):
+        x = systems.HOT_MB / float(mb)
+        row = hot[mb]
+        if 1 <= x <= 4 and "wow" in row and "cscan" in row:
+            _target(out, "hot set %gx the cache (%s MiB): wow >= %.2fx "
+                    "cscan, sustained" % (x, mb, TARGET_WOW_X_CSCAN_HOT),
+                    ratio(row["wow"]["sustained"], row["cscan"]["sustained"]),
+                    ">=", TARGET_WOW_X_CSCAN_HOT)
+    if "wow" in cpu:
+        _target(out, "CPU cost on RAM disks: dm-wow IOPS over dm-linear's",
+                cpu["wow"].get("x_linear"), ">=", TARGET_CPU_X_LINEAR)
+        _target(out, "CPU cost on RAM disks: dm-wow IOPS over "
+                "dm-writecache's", cpu["wow"].get("x_writecache"), ">=",
+                TARGET_CPU_X_WRITECACHE)
+    if "wow" in flush:
+        _target(out, "every write FUA: dm-wow over its own plain IOPS",
+                flush["wow"].get("fua_x_plain"), ">=", TARGET_FUA_X_PLAIN)
+        _target(out, "every write FUA: dm-wow over dm-writecache's FUA "
+                "IOPS", flush["wow"].get("fua_x_writecache_fua"), ">=",
+                TARGET_FUA_X_WRITECACHE)
+    for mb, row in sorted(ctab.get(systems.HEADLINE_WORKLOAD, {}).items(),
+                          key=lambda kv: int(kv[0])):
+        w, wc = row.get("wow"), row.get("writecache")
+        if not w or not wc:
+            continue
+        lw, lc = w.get("lat") or {}, wc.get("lat") or {}
+        for k, what in (("p99_9_ms", "p99.9"), ("max_ms", "maximum")):
+            _target(out, "saturated (uniform, %s MiB): dm-wow's %s write "
+                    "latency over dm-writecache's" % (mb, what),
+                    ratio(lw.get(k), lc.get(k)), "<=", 1.0)
+        _target(out, "saturated (uniform, %s MiB): dm-wow's sustained IOPS "
+                "over dm-writecache's" % mb,
+                ratio(w["sustained"], wc["sustained"]), ">=",
+                TARGET_SAT_X_WRITECACHE)
+    for mb, row in sorted(rtab.get(systems.HEADLINE_WORKLOAD, {}).items(),
+                          key=lambda kv: int(kv[0])):
+        w = row.get("wow")
+        if w:
+            _target(out, "half rate (uniform, %s MiB, %s IOPS): dm-wow's "
+                    "p99 over the cache disk's own at that rate" % (
+                        mb, w.get("rate_iops")), w.get("p99_x_ssd"), "<=",
+                    TARGET_HALF_RATE_P99_X_SSD,
+                    "" if str(w.get("rate_basis", "")).startswith("half")
+                    else "rate: %s" % w.get("rate_basis"))
+    return out
+
+
 # --------------------------------------------------------------------------
 # Markdown
 
@@ -1074,6 +1332,8 @@ def _f(v, fmt="%.2f", none="–"):
 
 
 def _label(s):
+    if s.startswith("ssd@"):
+        return "cache disk alone, at %s's rate" % _label(s[4:])
     try:
         return systems.system(s).label
     except KeyError:
@@ -1162,12 +1422,21 @@ def wa_matrix(dtab):
     return table(["system"] + [_wl_label(w) for w in wls], rows)
 
 
+def _grid_sizes(ctab, w):
+    """The cache sizes of workload ``w`` in the grids: every size of the
+    headline workload, one of the others (16 MiB, or the middle one; their
+    sweeps have their own tables)."""
+    sizes = sorted(ctab[w], key=int)
+    if w == systems.HEADLINE_WORKLOAD:
+        return sizes
+    return ["16"] if "16" in sizes else [sizes[len(sizes) // 2]]
+
+
 def _closed_grid(ctab, cell):
     """A table of the closed runs: one row per system, one column per
     workload and cache size; ``cell(system, figures)`` gives a cell."""
     cols = [(w, mb) for w in _order(ctab, systems.WORKLOAD_NAMES)
-            if w not in systems.REWRITE_NAMES
-            for mb in sorted(ctab[w], key=int)]
+            for mb in _grid_sizes(ctab, w)]
     syss = _order({s for w, mb in cols for s in ctab[w][mb]},
                   systems.SYSTEM_NAMES)
     rows = [[_label(s)] + [cell(s, ctab[w][mb].get(s)) if ctab[w][mb].get(s)
@@ -1201,8 +1470,9 @@ def closed_sustained_matrix(ctab):
 
 
 def closed_sweep_table(ctab, wl=systems.HEADLINE_WORKLOAD):
-    """IOPS against cache size, one row per system (the WOW paper's
-    figure as a table)."""
+    """Sustained IOPS against cache size, one row per system (the WOW
+    paper's figure as a table; † as in the grids); for the hot set, each
+    size's hot set in cache sizes."""
     t = ctab.get(wl)
     if not t or len(t) < 2:
         return ""
@@ -1214,9 +1484,11 @@ def closed_sweep_table(ctab, wl=systems.HEADLINE_WORKLOAD):
         for mb in sizes:
             x = t[mb].get(s)
             row.append("–" if not x else "%.0f%s" % (
-                x["iops"], "" if x.get("steady") else " †"))
+                x["sustained"], "" if x.get("steady") else " †"))
         rows.append(row)
-    return table(["system"] + ["%s MiB" % mb for mb in sizes], rows)
+    hot = systems.workload(wl).hot_mb if wl in systems.WORKLOAD_NAMES else 0
+    return table(["system"] + ["%s MiB%s" % (mb, " (hot set %g×)" % (
+        hot / float(mb)) if hot else "") for mb in sizes], rows)
 
 
 def _ms(v):
@@ -1256,7 +1528,7 @@ def _sustained_cell(x):
 def _runs_in(tab):
     """(workload, MiB, system, figures) of every run in a closed_tables
     table, in table order (the raw disk's copies left out)."""
-    for w in _order(tab, systems.ALL_WORKLOAD_NAMES):
+    for w in _order(tab, systems.WORKLOAD_NAMES):
         for mb in sorted(tab[w], key=int):
             row = tab[w][mb]
             for s in _order(row, systems.SYSTEM_NAMES):
@@ -1279,11 +1551,13 @@ def latency_table(ctab):
              _f(x.get("x_writecache_sustained")), _f(x.get("cv"))] +
             _lat_cells(x) +
             [_f(x.get("log_wa"), "%.3f"), _f(x.get("copied_per_write"),
-                                             "%.3f")])
+                                             "%.3f"),
+             _f(x.get("cache_per_user"), "%.2f")])
     if not rows:
         return ""
     return table(["run", "sustained IOPS", "× dm-writecache", "CV (1 s)"] +
-                 LAT_HEADER + ["log WA", "copied / write"], rows)
+                 LAT_HEADER + ["log WA", "copied / write",
+                               "cache B / user B"], rows)
 
 
 def rate_table(rtab):
@@ -1292,29 +1566,33 @@ def rate_table(rtab):
     and dm-wow's log write amplification."""
     rows = []
     for w, mb, s, x in _runs_in(rtab):
+        basis = str(x.get("rate_basis") or "fixed")
         rows.append(
-            ["`%s`" % x["id"], _label(s), _f(x.get("rate_iops"), "%d"),
+            ["`%s`" % x["id"], _label(s), "%s (%s)" % (
+                _f(x.get("rate_iops"), "%d"), basis.split(" ")[0]),
              _sustained_cell(x)] + _lat_cells(x) +
-            [_f(None if x.get("dirty_frac_mean") is None else
+            [_f(x.get("p99_x_ssd")),
+             _f(None if x.get("dirty_frac_mean") is None else
                 x["dirty_frac_mean"] * 100, "%.0f%%"),
-             _f(x.get("log_wa"), "%.3f")])
+             _f(x.get("log_wa"), "%.3f"), _f(x.get("cache_per_user"),
+                                             "%.2f")])
     if not rows:
         return ""
     header = ["run", "system", "rate asked", "IOPS"] + LAT_HEADER + \
-        ["dirty", "log WA"]
+        ["p99 × cache disk's", "dirty", "log WA", "cache B / user B"]
     return table(header, rows, ["l", "l"] + ["r"] * (len(header) - 2))
 
 
-def rewrites_table(ctab, rw):
-    """One row per rewrite workload and cache size: sustained IOPS of wow,
-    cscan and lrw, wow's ratios to them (sustained, and of the last
-    windows), and the share of wow's writes that found their block
-    cached."""
+def policies_table(ctab, pol):
+    """One row per workload and cache size where wow ran beside cscan or
+    lrw: sustained IOPS of wow, cscan and lrw, wow's ratios to them
+    (sustained, and of the last windows), and the share of wow's writes
+    that found their block cached."""
     rows = []
-    for w in systems.REWRITE_NAMES:
-        for mb in sorted(ctab.get(w, {}), key=int):
+    for w in _order(pol, systems.WORKLOAD_NAMES):
+        for mb in sorted(pol[w], key=int):
             row = ctab[w][mb]
-            x = rw.get(w, {}).get(mb, {})
+            x = pol[w][mb]
             cells = []
             for s in ("wow", "cscan", "lrw"):
                 y = row.get(s)
@@ -1333,6 +1611,41 @@ def rewrites_table(ctab, rw):
     return table(["workload", "wow", "cscan", "lrw", "wow / cscan",
                   "wow / lrw", "wow / cscan (window)", "wow / lrw (window)",
                   "wow write hits"], rows)
+
+
+def cpu_md(cpu):
+    rows = []
+    for sname in _order(cpu, systems.SYSTEM_NAMES):
+        x = cpu[sname]
+        rows.append([_label(sname), "%s (%s)" % (
+            _f(x["iops"], "%.0f"), ", ".join("%.0f" % v for v in x["rounds"])),
+            _f(x.get("x_linear")), _f(x.get("x_writecache")),
+            _f(x.get("cpu_us_per_write"), "%.0f µs"),
+            _f(x.get("cache_per_user"), "%.2f"), _f(x.get("log_wa"), "%.3f")])
+    if not rows:
+        return ""
+    return table(["system", "IOPS (rounds)", "× dm-linear", "× dm-writecache",
+                  "CPU per write", "cache B / user B", "log WA"], rows)
+
+
+def flush_md(fl):
+    rows = []
+    for sname in _order(fl, systems.SYSTEM_NAMES):
+        x = fl[sname]
+
+        def cell(m):
+            return "%s (%s)" % (_f(x.get(m), "%.0f"), ", ".join(
+                "%.0f" % v for v in x.get(m + "_rounds") or []))
+        rows.append([_label(sname), cell("plain"), cell("fua"),
+                     _f(x.get("fua_x_plain")),
+                     _f(x.get("fua_x_writecache_fua")),
+                     _ms(x.get("fua_p99_ms")), _ms(x.get("fua_max_ms")),
+                     _f(x.get("fua_cache_per_user"), "%.2f")])
+    if not rows:
+        return ""
+    return table(["system", "plain IOPS (rounds)", "FUA IOPS (rounds)",
+                  "FUA / plain", "FUA × dm-writecache's", "FUA p99 (ms)",
+                  "FUA max (ms)", "cache B / user B (FUA)"], rows)
 
 
 def steadiness_table(res):
@@ -1521,18 +1834,28 @@ def markdown(res, plots=(), plot_prefix="plots/", heading="#"):
     if sweep:
         parts.append("Uniform random writes, IOPS against the cache size:\n")
         parts.append(sweep + "\n")
-    rw = rewrites_table(s["closed"], s.get("rewrites", {}))
+    for w in _order(s["closed"], systems.WORKLOAD_NAMES):
+        if w == systems.HEADLINE_WORKLOAD:
+            continue
+        sweep = closed_sweep_table(s["closed"], w)
+        if sweep:
+            parts.append("%s, sustained IOPS against the cache size:\n" %
+                         _wl_label(w))
+            parts.append(sweep + "\n")
+    rw = policies_table(s["closed"], s.get("policies", {}))
     if rw:
-        parts.append("%s# Rewrites: wow against cscan and lrw\n" % h)
+        parts.append("%s# wow against cscan and lrw\n" % h)
         parts.append(
-            "Uniform random 4 KiB writes confined to the first 1, 2 or 4 "
-            "times the cache size of the origin, so blocks are rewritten "
-            "while cached (what wow's recency bits are for); the closed "
-            "loop and its rule as above.  Sustained IOPS († as above), "
-            "wow's over cscan's and lrw's (sustained, and of the last "
-            "windows), and the share of wow's writes that found their "
-            "block cached (status write_hits over write_hits + "
-            "write_misses, over the sustained span).\n")
+            "Every workload and cache size where dm-wow's three policies "
+            "ran side by side; the hot set (%d%% of the writes to the "
+            "first %d MiB of the origin) is what wow's recency bits are "
+            "for: at caches of %g to %g times less than the hot set, "
+            "blocks are rewritten while cached.  Sustained IOPS († as "
+            "above), wow's over cscan's and lrw's (sustained, and of the "
+            "last windows), and the share of wow's writes that found "
+            "their block cached (status write_hits over write_hits + "
+            "write_misses, over the sustained span).\n" % (
+                systems.HOT_PCT, systems.HOT_MB, 1, 4))
         parts.append(rw + "\n")
     lt = latency_table(s["closed"])
     if lt:
@@ -1560,11 +1883,16 @@ def markdown(res, plots=(), plot_prefix="plots/", heading="#"):
                      "saturation\n" % h)
         parts.append(
             "The same uniform random 4 KiB writes at iodepth 16, at a fixed "
-            "rate (fio `rate_iops`: %g IOPS at time scale 1, over the time "
-            "scale), by the same rule (full, turned over, a steady window "
-            "of %d s), for dm-wow, dm-writecache and the cache disk alone "
+            "rate (fio `rate_iops`): \"half\", half the sustained IOPS "
+            "the system's saturated run at the same cache size measured "
+            "earlier in the bench run; \"fixed\", the profile's %g IOPS "
+            "at time scale 1 over the time scale (`--rate-iops`, or a "
+            "system whose saturated run is missing).  The same rule (full, "
+            "turned over, a steady window of %d s), for dm-wow, "
+            "dm-writecache and the cache disk alone at each of their rates "
             "(a dm-linear slice of it of the cache size: the latency "
-            "floor).  IOPS: sustained (as above); latency as in the table "
+            "floor; p99 × cache disk's compares with it at the same "
+            "rate).  IOPS: sustained (as above); latency as in the table "
             "above.  fio counts a write's latency from its submission: a "
             "write it could not submit while 16 were in flight waits "
             "uncounted, so a stall shows in the 16 writes it holds and in "
@@ -1590,7 +1918,42 @@ def markdown(res, plots=(), plot_prefix="plots/", heading="#"):
                 STEADY_HALF_TOL * 100, STEADY_DIRTY_DRIFT * 100,
                 STEADY_TURNOVER))
         parts.append(st + "\n")
-    parts.append("%s# Targets of issue 5 (reported, not asserted)\n" % h)
+    ct = cpu_md(s.get("cpu") or {})
+    if ct:
+        parts.append("%s# CPU cost: RAM disks\n" % h)
+        parts.append(
+            "4 KiB random writes at iodepth 32 for %d s (2 s ramp not "
+            "counted) on two RAM disks (brd): the origin (%d MiB, the "
+            "whole of it written) and a %d MiB slice of the other as the "
+            "cache, through dm-linear (the origin alone), dm-wow and "
+            "dm-writecache, in %d alternated rounds.  Nothing slow is "
+            "under them: the IOPS is what the (emulated) CPU allows, "
+            "destage to the RAM origin included once the cache is full.  "
+            "IOPS: the mean of the rounds (each round in brackets); CPU "
+            "per write: the guest's busy CPU time (/proc/stat) over the "
+            "writes; cache B / user B: bytes written to the cache slice "
+            "per byte written.\n" % (
+                p.get("cpu_runtime_s", 0), p.get("cpu_origin_mb", 0),
+                p.get("cpu_cache_mb", 0), p.get("cpu_rounds", 0)))
+        parts.append(ct + "\n")
+    ft = flush_md(s.get("flush") or {})
+    if ft:
+        parts.append("%s# Flush cost: every write FUA\n" % h)
+        parts.append(
+            "%d 4 KiB random writes (at most %d s) at iodepth 32 on the "
+            "file-backed disks, plain and every one FUA (fio `sync=1`: "
+            "O_SYNC with direct I/O), into a %d MiB cache they fill a "
+            "quarter at most (no destage waited for): dm-wow, "
+            "dm-writecache and the cache disk alone (a slice of it), %d "
+            "round(s) of each.  IOPS: the mean of the rounds; FUA p99 and "
+            "max: fio's write latency over the FUA run.\n" % (
+                p.get("flush_writes", 0), p.get("flush_runtime_s", 0),
+                p.get("flush_cache_mb", 0), p.get("flush_rounds", 0)))
+        parts.append(ft + "\n")
+    parts.append("%s# Targets (reported, not asserted)\n" % h)
+    parts.append(
+        "Issue 5's, then issue 16's; a missed line says how far off it "
+        "is (\"short\" of a >= target, \"over\" a <= one) or why.\n")
     parts.append(targets_table(s["targets"]) + "\n")
     if plots:
         parts.append("%s# Plots\n" % h)
@@ -1655,26 +2018,32 @@ rewrites this page from one run.
 
 ## Profiles
 
-* **`make bench`** (the run to publish this page from; about an hour and
-  three quarters on a 2-core machine under TCG): every system on every
-  workload.  Modelled destage of each
-  workload at dirty sets of 8, 32 and 64 MiB; closed loop for uniform
-  random writes at caches of 8, 16 and 32 MiB (and 128 MiB for dm-wow
-  and dm-writecache), for the other workloads at 16 MiB, and for the
-  rewrites at 16 MiB (dm-wow's three policies); the rate-limited closed
-  loop at 16 MiB for dm-wow, dm-writecache and the cache disk alone.
-  `scripts/bench.py --full --dry-run` lists the runs and estimates the
-  time.
-* **`make bench-quick`** (a quick look, about a quarter of an hour when
-  the machine is not shared): modelled destage of uniform random writes
-  (an 8 MiB dirty set) for every system, the closed loop at a 16 MiB cache
-  for dm-wow (`wow`, `cscan`, `lrw`), dm-writecache and the raw disk, and
-  the rate-limited closed loop at 16 MiB for `wow`, dm-writecache and the
-  cache disk alone.  It leaves out the other workloads, the rewrites, the
-  size sweeps, dm-cache and bcache in the closed loop.
+* **`make bench`** (the run to publish this page from): every system on
+  every workload.  Modelled destage of uniform, zipf, SPC-1-like and
+  sequential writes at dirty sets of 8, 32 and 64 MiB; closed loop for
+  every workload at a 16 MiB cache, for uniform random writes at 8, 16
+  and 32 MiB (and 128 MiB for dm-wow and dm-writecache), the hot set at
+  4, 8, 16, 32 and 64 MiB (8x to 0.5x the cache) and the SPC-1-like mix at
+  8, 16 and 32 MiB for dm-wow's three policies and dm-writecache; the
+  rate-limited closed loop at 16 MiB; three alternated rounds of the CPU
+  cost, two of the flush cost.  Estimated at about 2 h 35 min on a 2-core
+  machine under TCG (182 runs; an estimate from the parts, not yet
+  measured: closed runs about 1.5 to 4 minutes each, the rate-limited ones
+  in a second boot, CPU runs about 30 s, flush runs 15 to 25 s).
+* **`make bench-quick`** (one point of each, estimated at about 27
+  minutes, 31 runs, when the machine is not shared): modelled destage of
+  uniform random writes (an 8 MiB dirty set) for every system; the closed
+  loop at a 16 MiB cache for uniform random writes (dm-wow's three
+  policies, dm-writecache, the raw disk), the hot set (the three policies
+  and dm-writecache) and the SPC-1-like mix (wow and dm-writecache); the
+  rate-limited closed loop at 16 MiB; one round of the CPU and flush
+  costs.  It leaves out the other workloads, the size sweeps, dm-cache and
+  bcache in the closed loop.
 
-`--systems`, `--workloads`, `--measurements` and `--only REGEX` run a
-subset of either profile.  `--hdd-trace` logs every request the live HDD
+`scripts/bench.py --quick|--full --dry-run` lists the runs and the
+estimate.  `--systems`, `--workloads`, `--measurements` and `--only REGEX` run a
+subset of either profile (the CPU, flush and rate-limited runs go with
+the uniform workload).  `--hdd-trace` logs every request the live HDD
 serves (`hdd-trace.txt` in the run dir: start on the disk's clock, kind,
 sector, sectors, modelled seconds), to see how busy the disk was and in
 what order it was written.
@@ -1686,18 +2055,38 @@ what order it was written.
   32 KiB blocks, its minimum; metadata on a 16 MiB slice of the cache disk);
   bcache (writeback, 4 KiB blocks, buckets of 1 MiB or less as the kernel
   wants 1024 of them, `sequential_cutoff 0`, congestion bypass off); the
-  raw disk; and, in the rate-limited runs only, the cache disk alone
-  (`ssd`: fio on a dm-linear slice of the cache disk of the cache size,
-  the latency floor).  Every cache gets the same
+  raw disk; in the rate-limited and flush runs only, the cache disk
+  alone (`ssd`: fio on a dm-linear slice of the cache disk of the cache
+  size, the latency floor); in the CPU cost only, dm-linear over the
+  origin.  Every cache gets the same
   cache size as a dm-linear slice of one cache disk; the origin is marked
   rotational with mq-deadline, as a real disk would be.
 * **Workloads** (fio, scripts/wowbench/systems.py): uniform random 4 KiB
-  writes; a hot set (zipf 1.2); an SPC-1-like mix (uniform and zipf random
-  writes, random reads, a sequential log stream); one sequential stream;
-  and, in the closed loop only, the rewrites: uniform random writes
-  confined to the first 1, 2 or 4 times the cache size of the origin, so
-  blocks are rewritten while cached (wow's recency bits against cscan and
-  lrw).
+  writes; zipf(1.2) random writes (a few blocks rewritten very often);
+  one sequential stream; a **hot set**: 90% of the writes uniform over the
+  first 32 MiB of the origin, the rest uniform over the rest (fio
+  `zoned_abs`), so that as the cache size is swept from 4 to 64 MiB the
+  hot set goes from 8x to 0.5x the cache and blocks are rewritten while
+  cached, what WOW's recency bits are for; and an **SPC-1-like mix**
+  built from the structure of the public SPC-1 specification (Storage
+  Performance Council, "SPC Benchmark 1 Official Specification",
+  storageperformance.org, its workload chapter; the WOW paper, Gill and
+  Modha, FAST 2005, section 5, measured with the same benchmark): three
+  application storage units of 45%, 45% and 10% of the capacity (data
+  store, user store, log) and eight streams, each with its share of all
+  I/Os, its read fraction and its pattern: on the first ASU uniform
+  random (0.035 of the I/Os, half reads), two hot-spot streams (0.281 and
+  0.210, half reads) and a sequential read (0.070); on the second uniform
+  random (0.018, 30% reads), a hot spot (0.070, 30% reads) and a
+  sequential read (0.035); on the third a sequential write (0.281).  So
+  about 40% reads and 40% sequential I/O.  Our rendering, not the
+  benchmark: one fio job per stream over its ASU; the spec's
+  hierarchical-reuse random walk becomes fio's zipf(1.2) over the ASU;
+  every transfer is 4 KiB; and since the closed loop keeps every job's
+  queue full rather than issuing each stream at its rate, the shares set
+  the streams' queue depths (16 in all, at least one each), so the mix
+  fio does follows the depths and each stream's latency (fio's JSON has
+  it).
 * **Modelled destage** (deterministic, the headline).  The dirty set is
   loaded with destage held back (dm-wow: `low_watermark 99 high_watermark
   100`; dm-writecache: watermarks 100/99; bcache: `writeback_running 0`;
@@ -1768,14 +2157,49 @@ what order it was written.
   device, over the same span (in the destage tables, over the whole run).
   It is dm-wow's own count of its writes; the *cache WA* of the destage
   tables is the erase-block model's charge for the cache disk's trace.
+  Per second, the same histograms give the latency over time (p99 and
+  the maximum of each second: the plot of dm-wow against dm-writecache).
 * **Rate-limited closed loop.**  The uniform writes at a fixed rate (fio
-  `rate_iops`): the profile's `rate_iops`, 55 at time scale 1 (about 3/4 of
-  the raw disk), divided by the time scale (550 at `--timescale 0.1`,
-  which with `--rate-cache-mb 128` is the issue's setting), by the same
-  rule as the closed loop with a 60 s window, for dm-wow, dm-writecache
-  and the cache disk alone: write latency when the cache is not
-  saturated.  fio counts a write's latency from its submission, so one it
-  could not submit while 16 were in flight waits uncounted.
+  `rate_iops`): half the sustained IOPS the system's own saturated run
+  at the same cache size measured, earlier in the same bench run (so
+  these runs boot second), for dm-wow and dm-writecache, and the cache
+  disk alone at each of their rates; by the same rule as the closed loop
+  with a 60 s window: write latency when the cache is not saturated, its
+  p99 over the cache disk's own at the same rate.  `--rate-iops N` runs
+  every system at one fixed rate instead (N at time scale 1, divided by
+  the time scale), as does a system whose saturated run failed.  fio
+  counts a write's latency from its submission, so one it could not
+  submit while 16 were in flight waits uncounted.
+* **CPU cost.**  Two RAM disks (brd, 512 MiB each) in the guest: the
+  origin and, a 128 MiB slice of the other, the cache; 4 KiB random
+  writes at iodepth 32 over the whole origin for 15 s (10 s in the quick
+  profile; 2 s of ramp not counted) through dm-linear (the origin alone),
+  dm-wow and dm-writecache, in rounds that alternate the three (three
+  rounds in the full profile), so a slow spell of the shared machine
+  falls on all of them.  With nothing slow underneath, IOPS is what the
+  (emulated) CPU allows, destage to the RAM origin included once the
+  cache is full; reported as a ratio to dm-linear's, with the guest's busy
+  CPU time (/proc/stat) per write.
+* **Flush cost.**  32,768 4 KiB random writes (at most 30 s) at iodepth
+  32 on the file-backed disks (origin and cache disk), plain and with
+  every write FUA (fio `sync=1`: O_SYNC with direct I/O), into a 512 MiB
+  cache they fill a quarter at most (no destage is waited for): dm-wow,
+  dm-writecache and the cache disk alone, alternated, two rounds in the
+  full profile.  Reported: each system's FUA IOPS over its plain IOPS,
+  dm-wow's over dm-writecache's, FUA write latency.  The VM's disk images
+  are opened with QEMU's `cache=unsafe`, which drops flushes: what this
+  measures is the cost of FUA in the guest (the flushes and waits each
+  system issues for it), not a real device's flush latency.
+* **Cleaning cost.**  For every run, the bytes written to the cache
+  device per byte the user wrote: the sectors written to the cache's
+  dm-linear slices (the cache slice, and dm-cache's metadata slice), from
+  their /sys/block stat, over the sectors written to the device fio
+  writes; closed and rate-limited runs over the sustained span (sampled
+  once a second with the dirty data), the others over the whole run.  It
+  counts data, metadata, record headers and cleaning's copies alike, for
+  every system (the cache disk alone writes 1.0).
+* **Targets** (issues 5 and 16) are reported, not asserted: each line
+  says how far off a missed one is.
 
 The numbers come from QEMU/TCG (no KVM) on a 2-core machine shared with
 other work, with modelled or emulated disks: absolute times mean little,
@@ -1801,15 +2225,31 @@ def publish(res, run_dir, doc_dir):
     body = re.sub(r"^## dm-wow bench: ", "## Results: ", body, count=1)
     path = os.path.join(doc_dir, "benchmarks.md")
     notes = NOTES_MARKER + "\n\n## Notes\n\n(none yet)\n"
+    kept = ""
     try:
         with open(path) as f:
             old = f.read()
         if NOTES_MARKER in old:
             notes = old[old.index(NOTES_MARKER):]
+        kept = hand_sections(old)
     except OSError:
         pass
     with open(path, "w") as f:
-        f.write(DOC_INTRO + "\n" + body.rstrip("\n") + "\n\n" + notes)
+        f.write(DOC_INTRO + "\n" + kept + body.rstrip("\n") + "\n\n" +
+                notes)
+
+
+def hand_sections(page):
+    """The "## " sections of an old page before its results that the
+    intro does not write (measurements published by hand, such as the
+    cache loads): a new publish keeps them, in their order.  (An intro
+    section whose heading changed would be kept too: rename by hand.)"""
+    head = page.split("\n## Results: ", 1)[0]
+    ours = set(re.findall(r"^## .*$", DOC_INTRO, re.M))
+    parts = re.split(r"(?m)^(?=## )", head)
+    out = [x for x in parts if x.startswith("## ") and
+           x.split("\n", 1)[0] not in ours]
+    return "".join(x.rstrip("\n") + "\n\n" for x in out)
 
 
 # Everything from this line on in Documentation/benchmarks.md is written by

@@ -9,10 +9,13 @@ is scripts/bench-guest/benchlib.sh, which knows each by name):
   bcache           bcache writeback, 4 KiB blocks
   raw              no cache: the origin itself (a reference)
   ssd              no origin: the cache disk alone, a dm-linear slice of
-                   the cache size (a reference, rate-limited runs only)
+                   the cache size (a reference, rate-limited runs and the
+                   flush cost only)
+  linear           dm-linear over the origin (the reference of the CPU
+                   cost only)
 
-Workloads are fio jobs, rendered by :func:`fio_job` for the three
-measurements:
+Workloads are fio jobs, rendered by :func:`fio_job` for the first three
+measurements (:func:`cpu_job` and :func:`flush_job` for the others):
 
   destage  a fixed amount of I/O (``blocks`` 4 KiB writes in all) loads the
            dirty set, which is then destaged and traced (modelled HDD time)
@@ -22,7 +25,12 @@ measurements:
            closed_watch and report.steady_state), with fio's completion
            latency histograms
   rate     the closed loop at a fixed rate (fio rate_iops), by the same
-           rule: write latency below saturation
+           rule: write latency below saturation; the rate is half each
+           system's saturated rate, measured first (:func:`resolve_rate`)
+  cpu      4 KiB random writes at iodepth 32 on RAM disks (brd), through
+           dm-linear, dm-wow and dm-writecache, in alternated rounds
+  flush    4 KiB random writes at iodepth 32 on the file-backed disks,
+           plain and every write FUA (fio sync=1)
 
 Profiles (:data:`PROFILES`) fix the sizes, and :func:`plan` turns one into
 the ordered list of runs.
@@ -40,7 +48,8 @@ class System(NamedTuple):
     label: str      # for tables and plots
     family: str     # "dm-wow" or the peer's name
     cache: bool     # False for raw and ssd
-    only: str = ""  # the one measurement it takes part in ("" = any)
+    only: str = ""  # the measurements it takes part in, space-separated
+                    # ("" = any)
 
 
 SYSTEMS = [
@@ -51,7 +60,8 @@ SYSTEMS = [
     System("dmcache", "dm-cache (smq)", "dm-cache", True),
     System("bcache", "bcache", "bcache", True),
     System("raw", "raw disk", "raw", False),
-    System("ssd", "cache disk alone", "ssd", False, "rate"),
+    System("ssd", "cache disk alone", "ssd", False, "rate flush"),
+    System("linear", "dm-linear", "dm-linear", False, "cpu"),
 ]
 SYSTEM_NAMES = [s.name for s in SYSTEMS]
 CACHE_SYSTEMS = [s.name for s in SYSTEMS if s.cache]
@@ -71,16 +81,27 @@ def system(name):
 
 
 class Job(NamedTuple):
-    """One fio job section.  ``share`` is its part of the writes (of the
-    reads for a read job) in the destage measurement; ``iodepth`` its queue
-    depth (the jobs of a workload add up to 16)."""
+    """One fio job section.  ``share`` is its part of all the I/O (reads
+    and writes) in the destage measurement (normalised over the
+    workload's jobs); ``iodepth`` its queue depth (the jobs of a workload
+    add up to 16); ``read_pct`` the reads of a randrw job (fio
+    rwmixread)."""
     name: str
-    rw: str                   # randwrite, write, randread
+    rw: str                   # randwrite, write, randread, read, randrw
     iodepth: int
     share: float = 1.0
     region: tuple = (0.0, 1.0)  # fraction of the origin: [start, end)
-    dist: str = ""            # fio random_distribution, "" = uniform
+    dist: str = ""            # fio random_distribution, "" = uniform;
+                              # "hot" = the workload's hot set
     bs: int = BLOCK
+    read_pct: int = 0         # randrw: percent reads
+
+    @property
+    def write_frac(self):
+        """The share of this job's I/Os that are writes."""
+        if self.rw == "randrw":
+            return (100 - self.read_pct) / 100.0
+        return 1.0 if "write" in self.rw else 0.0
 
 
 class Workload(NamedTuple):
@@ -88,53 +109,114 @@ class Workload(NamedTuple):
     label: str
     description: str
     jobs: tuple
-    reads: float = 0.0        # destage: reads issued, as a share of writes
-    hot_x: int = 0            # > 0: the jobs write the first hot_x times
-                              # the cache size of the origin (their region
-                              # fractions are of that span)
+    hot_mb: int = 0           # > 0: the hot set, the first hot_mb MiB of
+                              # the origin, gets hot_pct% of the writes of
+                              # a job with dist "hot" (the rest: uniform
+                              # over the rest of its region)
+    hot_pct: int = 0
 
+
+def depths(shares, total=16):
+    """Queue depths proportional to ``shares`` that add up to ``total``,
+    each at least 1 (largest remainder)."""
+    n = len(shares)
+    if n > total:
+        raise ValueError("more jobs than queue depth")
+    s = float(sum(shares))
+    want = [x / s * total for x in shares]
+    out = [max(1, int(w)) for w in want]
+    while sum(out) > total:
+        i = max((i for i in range(n) if out[i] > 1),
+                key=lambda i: out[i] - want[i])
+        out[i] -= 1
+    while sum(out) < total:
+        i = max(range(n), key=lambda i: want[i] - out[i])
+        out[i] += 1
+    return out
+
+
+# An SPC-1-like mix, built from the structure of the public SPC-1
+# specification (Storage Performance Council, "SPC Benchmark 1 (SPC-1)
+# Official Specification", its workload chapter; the WOW paper, Gill and
+# Modha, FAST 2005, section 5, used the same benchmark): three application
+# storage units (ASU-1 "data store" 45% of the capacity, ASU-2 "user
+# store" 45%, ASU-3 "log" 10%) and eight I/O streams, each with its share
+# of all I/Os, its read fraction and its pattern:
+#
+#   stream   share  reads  pattern
+#   ASU-1 a  0.035   50%   random, uniform over ASU-1
+#   ASU-1 b  0.281   50%   random with hierarchical reuse (a hot spot)
+#   ASU-1 c  0.070  100%   sequential
+#   ASU-1 d  0.210   50%   random with hierarchical reuse
+#   ASU-2 a  0.018   30%   random, uniform over ASU-2
+#   ASU-2 b  0.070   30%   random with hierarchical reuse
+#   ASU-2 c  0.035  100%   sequential
+#   ASU-3    0.281    0%   sequential writes (the log)
+#
+# so about 40% of the I/Os are reads and 40% sequential.  Our rendering
+# for fio, in our own terms: one fio job a stream, over its ASU's region of
+# the origin; the spec's hierarchical-reuse random walk becomes fio's
+# zipf(1.2) over the ASU (hot blocks reused at every scale); every
+# transfer is 4 KiB (the spec draws the sequential streams' sizes from a
+# distribution); and the streams' shares set their queue depths (16 in
+# all, at least 1 each), since the closed loop keeps every job's queue
+# full instead of issuing each stream at its rate: the mix fio measures
+# follows the depths and each stream's latency, and fio's JSON reports it.
+SPC1_STREAMS = (
+    # name, share, rw, read %, region, dist
+    ("asu1-rand", 0.035, "randrw", 50, (0.0, 0.45), ""),
+    ("asu1-reuse1", 0.281, "randrw", 50, (0.0, 0.45), "zipf:1.2"),
+    ("asu1-seqread", 0.070, "read", 100, (0.0, 0.45), ""),
+    ("asu1-reuse2", 0.210, "randrw", 50, (0.0, 0.45), "zipf:1.2"),
+    ("asu2-rand", 0.018, "randrw", 30, (0.45, 0.9), ""),
+    ("asu2-reuse", 0.070, "randrw", 30, (0.45, 0.9), "zipf:1.2"),
+    ("asu2-seqread", 0.035, "read", 100, (0.45, 0.9), ""),
+    ("asu3-log", 0.281, "write", 0, (0.9, 1.0), ""),
+)
+SPC1_JOBS = tuple(
+    Job(name, rw, d, share, region, dist, read_pct=rp if rw == "randrw"
+        else 0)
+    for (name, share, rw, rp, region, dist), d in zip(
+        SPC1_STREAMS, depths([x[1] for x in SPC1_STREAMS])))
+
+# the hot-set workload: its hot set is fixed, the cache size is swept, so
+# one sweep spans hot sets from 8x to 0.5x the cache (4 to 64 MiB)
+HOT_MB = 32
+HOT_PCT = 90
 
 WORKLOADS = [
     Workload("uniform", "uniform random",
              "4 KiB random writes, uniform over the whole origin",
              (Job("uniform", "randwrite", 16),)),
-    Workload("zipf", "hot set (zipf)",
-             "4 KiB random writes, zipf(1.2) over the whole origin: a hot set "
-             "rewritten often",
+    Workload("zipf", "zipf(1.2)",
+             "4 KiB random writes, zipf(1.2) over the whole origin: a few "
+             "blocks rewritten very often",
              (Job("zipf", "randwrite", 16, dist="zipf:1.2"),)),
     Workload("spc1", "SPC-1-like mix",
-             "SPC-1-like: 40% uniform random writes and 40% zipf(1.2) writes "
-             "over the first 45% (ASU-1), uniform random reads (a quarter as "
-             "many as the writes) over the next 45% (ASU-2), 20% sequential "
-             "writes over the last 10% (ASU-3, a log)",
-             (Job("asu1-rand", "randwrite", 4, 0.4, (0.0, 0.45)),
-              Job("asu1-hot", "randwrite", 5, 0.4, (0.0, 0.45), "zipf:1.2"),
-              Job("asu2-read", "randread", 4, 1.0, (0.45, 0.9)),
-              Job("asu3-log", "write", 3, 0.2, (0.9, 1.0))),
-             reads=0.25),
+             "SPC-1-like: three ASUs (45%, 45% and 10% of the origin), "
+             "eight streams of random (uniform and hot-spot) and "
+             "sequential I/O, about 60% writes (systems.SPC1_STREAMS)",
+             SPC1_JOBS),
     Workload("seq", "sequential stream",
              "4 KiB sequential writes, one stream from 1/8 of the origin on",
              (Job("seq", "write", 16, region=(0.125, 1.0)),)),
+    Workload("hot", "hot set (%d%% to %d MiB)" % (HOT_PCT, HOT_MB),
+             "4 KiB random writes, %d%% of them uniform over a hot set (the "
+             "first %d MiB of the origin), the rest uniform over the rest "
+             "of the origin: blocks are rewritten while cached when the "
+             "hot set is near the cache size" % (HOT_PCT, HOT_MB),
+             (Job("hot", "randwrite", 16, dist="hot"),),
+             hot_mb=HOT_MB, hot_pct=HOT_PCT),
 ]
 WORKLOAD_NAMES = [w.name for w in WORKLOADS]
 HEADLINE_WORKLOAD = "uniform"
-
-# Rewrites (closed loop only): uniform random writes confined to a hot set
-# of 1, 2 and 4 times the cache size, so blocks are rewritten while cached
-# (what WOW's recency bits are for: wow against cscan and lrw).
-REWRITE_WORKLOADS = [
-    Workload("rewrite%dx" % x, "rewrites, hot set %d× the cache" % x,
-             "4 KiB random writes, uniform over the first %d times the "
-             "cache size of the origin" % x,
-             (Job("uniform", "randwrite", 16),), hot_x=x)
-    for x in (1, 2, 4)]
-REWRITE_NAMES = [w.name for w in REWRITE_WORKLOADS]
-ALL_WORKLOAD_NAMES = WORKLOAD_NAMES + REWRITE_NAMES
-MEASUREMENTS = ["destage", "closed", "rate"]
+# the flush-cost measurement: plain writes and every write FUA
+FLUSH_MODES = ["plain", "fua"]
+MEASUREMENTS = ["destage", "closed", "rate", "cpu", "flush"]
 
 
 def workload(name):
-    for w in WORKLOADS + REWRITE_WORKLOADS:
+    for w in WORKLOADS:
         if w.name == name:
             return w
     raise KeyError(name)
@@ -149,19 +231,33 @@ def _region(job, span_bytes):
 
 
 def job_blocks(wl, blocks):
-    """{job name: 4 KiB I/Os} for the destage measurement: ``blocks`` writes
-    in all, split by share; read jobs get ``wl.reads * blocks`` reads."""
-    writers = [j for j in wl.jobs if "write" in j.rw]
-    total = sum(j.share for j in writers)
-    out, left = {}, blocks
-    for i, j in enumerate(writers):
-        n = left if i == len(writers) - 1 else int(round(blocks * j.share / total))
-        out[j.name] = n
-        left -= n
+    """{job name: 4 KiB I/Os} for the destage measurement: ``blocks``
+    writes in all, each job's I/Os (reads and writes) in proportion to its
+    share; the writes are split exactly when every writing job writes
+    only."""
+    total_w = sum(j.share * j.write_frac for j in wl.jobs)
+    out = {}
     for j in wl.jobs:
-        if "read" in j.rw:
-            out[j.name] = int(round(blocks * wl.reads * j.share))
+        out[j.name] = int(round(blocks * j.share / total_w))
+    pure = [j for j in wl.jobs if j.write_frac == 1.0]
+    if len(pure) == len([j for j in wl.jobs if j.write_frac > 0]):
+        out[pure[-1].name] += blocks - sum(out[j.name] for j in pure)
     return out
+
+
+def _dist_lines(wl, j, span):
+    """fio lines of job ``j``'s distribution over ``span`` bytes."""
+    if j.dist == "hot":
+        hot = wl.hot_mb * MIB
+        if hot >= span:
+            raise ValueError("hot set of %s does not fit its region" %
+                             wl.name)
+        return ["random_distribution=zoned_abs:%d/%dM:%d/%dM" % (
+            wl.hot_pct, wl.hot_mb, 100 - wl.hot_pct,
+            (span - hot) // MIB), "norandommap=1"]
+    if j.dist:
+        return ["random_distribution=%s" % j.dist, "norandommap=1"]
+    return []
 
 
 def fio_job(wl, mode, origin_bytes, blocks=0, seed=1, cache_bytes=0,
@@ -169,20 +265,16 @@ def fio_job(wl, mode, origin_bytes, blocks=0, seed=1, cache_bytes=0,
     """fio job file text for workload ``wl`` in ``mode`` ("destage",
     "closed" or "rate") on a device of ``origin_bytes``.  The device comes
     from the environment (``DEV``); a closed or rate run adds
-    ``--runtime``/``--time_based`` on the command line.  A workload with a
-    hot set (``hot_x``) needs ``cache_bytes``; "rate" needs ``rate_iops``
-    and a one-job workload."""
-    if mode not in MEASUREMENTS:
-        raise ValueError("mode must be one of %s" % ", ".join(MEASUREMENTS))
+    ``--runtime``/``--time_based`` on the command line.  "rate" needs
+    ``rate_iops`` and a one-job workload.  (``cache_bytes`` is unused: the
+    hot set has a fixed size.)"""
+    if mode not in ("destage", "closed", "rate"):
+        raise ValueError("mode must be destage, closed or rate")
     if mode == "destage" and blocks <= 0:
         raise ValueError("destage needs blocks > 0")
     if mode == "rate" and (rate_iops <= 0 or len(wl.jobs) != 1):
         raise ValueError("rate needs rate_iops > 0 and a one-job workload")
     span = origin_bytes
-    if wl.hot_x:
-        if cache_bytes <= 0:
-            raise ValueError("workload %s needs the cache size" % wl.name)
-        span = min(origin_bytes, wl.hot_x * cache_bytes)
     lines = ["# %s (%s), generated by scripts/bench.py" % (wl.name, mode),
              "[global]", "filename=${DEV}", "ioengine=libaio", "direct=1",
              "randrepeat=0", "randseed=%d" % seed, "group_reporting=1", ""]
@@ -192,9 +284,11 @@ def fio_job(wl, mode, origin_bytes, blocks=0, seed=1, cache_bytes=0,
         lines += ["[%s]" % j.name, "rw=%s" % j.rw, "bs=%d" % j.bs,
                   "iodepth=%d" % j.iodepth, "offset=%d" % off,
                   "size=%d" % size]
-        if j.dist:
-            lines += ["random_distribution=%s" % j.dist, "norandommap=1"]
-        elif mode != "destage" and j.rw.startswith("rand"):
+        if j.rw == "randrw":
+            lines.append("rwmixread=%d" % j.read_pct)
+        dist = _dist_lines(wl, j, size)
+        lines += dist
+        if not dist and mode != "destage" and j.rw.startswith("rand"):
             lines.append("norandommap=1")
         if mode == "destage":
             lines.append("io_size=%d" % (counts[j.name] * j.bs))
@@ -204,10 +298,53 @@ def fio_job(wl, mode, origin_bytes, blocks=0, seed=1, cache_bytes=0,
     return "\n".join(lines)
 
 
+def cpu_job(device_bytes, runtime_s, ramp_s=2, iodepth=32):
+    """The CPU-cost job: 4 KiB random writes at ``iodepth`` over the whole
+    device (RAM disks), time based, the first ``ramp_s`` seconds not
+    counted."""
+    return "\n".join([
+        "# cpu cost, generated by scripts/bench.py", "[global]",
+        "filename=${DEV}", "ioengine=libaio", "direct=1", "randrepeat=0",
+        "randseed=1", "group_reporting=1", "", "[cpu]", "rw=randwrite",
+        "bs=%d" % BLOCK, "iodepth=%d" % iodepth, "offset=0",
+        "size=%d" % device_bytes, "norandommap=1", "time_based=1",
+        "runtime=%d" % runtime_s, "ramp_time=%d" % ramp_s, ""])
+
+
+def flush_job(mode, device_bytes, writes, runtime_s, iodepth=32):
+    """The flush-cost job: ``writes`` 4 KiB random writes (at most
+    ``runtime_s`` seconds) at ``iodepth`` over the device; mode "fua"
+    opens it O_SYNC (fio sync=1: with direct I/O every write is FUA),
+    "plain" does not."""
+    if mode not in FLUSH_MODES:
+        raise ValueError("flush mode must be one of %s" %
+                         ", ".join(FLUSH_MODES))
+    return "\n".join([
+        "# flush cost (%s), generated by scripts/bench.py" % mode,
+        "[global]", "filename=${DEV}", "ioengine=libaio", "direct=1",
+        "randrepeat=0", "randseed=1", "group_reporting=1", "",
+        "[%s]" % mode, "rw=randwrite", "bs=%d" % BLOCK,
+        "iodepth=%d" % iodepth, "offset=0", "size=%d" % device_bytes,
+        "norandommap=1", "number_ios=%d" % writes,
+        "runtime=%d" % runtime_s, "sync=%d" % (mode == "fua"), ""])
+
+
 def run_job(run, profile):
     """(name, text) of the fio job file of ``run`` (a :class:`Run`): runs
     that write the same share the file.  The cache disk alone (``ssd``)
     gets the workload over its cache-sized slice."""
+    if run.measurement == "cpu":
+        mb = profile["cpu_origin_mb"]
+        return ("cpu-%dm-%ds" % (mb, profile["cpu_runtime_s"]),
+                cpu_job(mb * MIB, profile["cpu_runtime_s"]))
+    if run.measurement == "flush":
+        device = profile["origin_bytes"]
+        name = "flush-%s-%d" % (run.workload, profile["flush_writes"])
+        if run.system == "ssd":
+            device = run.cache_mb * MIB
+            name += "-dev%dm" % run.cache_mb
+        return name, flush_job(run.workload, device, profile["flush_writes"],
+                               profile["flush_runtime_s"])
     wl = workload(run.workload)
     device = profile["origin_bytes"]
     if run.measurement == "destage":
@@ -216,13 +353,10 @@ def run_job(run, profile):
         name = "%s-closed" % wl.name
     else:
         name = "%s-rate-%d" % (wl.name, run.rate_iops)
-    if wl.hot_x:
-        name += "-hot%dm" % (wl.hot_x * run.cache_mb)
     if run.system == "ssd":
         device = run.cache_mb * MIB
         name += "-dev%dm" % run.cache_mb
     return name, fio_job(wl, run.measurement, device, run.blocks,
-                         cache_bytes=run.cache_mb * MIB,
                          rate_iops=run.rate_iops)
 
 
@@ -230,11 +364,14 @@ def run_job(run, profile):
 # Profiles and the run plan
 
 PROFILES = {
-    # make bench-quick (a few minutes): modelled destage of uniform random
-    # writes for every system; closed loop at one cache size for dm-wow's
-    # three policies, dm-writecache and the raw disk; the rate-limited
-    # closed loop at one cache size for wow, dm-writecache and the cache
-    # disk alone
+    # make bench-quick: one point of each measurement.  Modelled destage of
+    # uniform random writes for every system; the closed loop at one cache
+    # size for dm-wow's three policies, dm-writecache and the raw disk
+    # (uniform), the hot set for the three policies and dm-writecache,
+    # the SPC-1-like mix for wow and dm-writecache; the rate-limited closed
+    # loop (half each system's saturated rate) for wow and dm-writecache
+    # with the cache disk alone at each of their rates; one round of the
+    # CPU and flush costs
     "quick": {
         "origin_bytes": 8 << 30,
         "destage_cache_mb": 128,
@@ -245,6 +382,11 @@ PROFILES = {
         "closed_more_cache_mb": [],        # uniform random: [(MiB,
                                            # [systems])], sizes for a few
         "closed_other_cache_mb": None,     # other workloads: not in quick
+        # [(workload, [cache MiB], [systems] or None for all)]: sweeps of
+        # the cache size (the raw disk runs once per workload)
+        "closed_sweeps": [("hot", [16], ["wow", "cscan", "lrw",
+                                         "writecache"]),
+                          ("spc1", [16], ["wow", "writecache"])],
         "closed_systems": ["wow", "cscan", "lrw", "writecache", "raw"],
         "closed_window_s": 15,
         "closed_turnover_pct": 100,
@@ -252,32 +394,56 @@ PROFILES = {
         "closed_min_fill_s": 8,
         "closed_floor_iops": 60,           # cap: turnover at this rate
         "closed_expect_iops": 80,          # for the time estimate only
-        "rewrite_cache_mb": None,          # rewrites: not in quick
-        "rewrite_systems": ["wow", "cscan", "lrw"],
         "rate_cache_mb": [16],             # rate-limited closed loop
-        "rate_systems": ["wow", "writecache", "ssd"],
-        # uniform random writes at this rate at time scale 1, divided by
-        # the time scale (the disk is that much faster): 55 here is 550 at
-        # --timescale 0.1, the issue's rate for a 128 MiB cache; about 3/4
-        # of what the raw disk does (rate_iops())
+        "rate_systems": ["wow", "writecache"],
+        # "half": each system at half its saturated (sustained) IOPS of the
+        # closed loop at the same cache size (uniform), measured first in
+        # the same bench run, and the cache disk alone at each of those
+        # rates; "fixed": every system at rate_iops
+        "rate_basis": "half",
+        # the fixed rate (and the fallback when a system's closed run is
+        # missing): uniform random writes at this rate at time scale 1,
+        # divided by the time scale: 55 here is 550 at --timescale 0.1;
+        # about 3/4 of what the raw disk does (rate_iops())
         "rate_iops": 55,
         "rate_window_s": 30,
         "timescale": 1.0,
+        # CPU cost: RAM disks (brd), dm-linear, dm-wow and dm-writecache,
+        # runs alternated cpu_rounds times
+        "cpu_systems": ["linear", "wow", "writecache"],
+        "cpu_rounds": 1,
+        "cpu_runtime_s": 10,
+        "cpu_origin_mb": 512,
+        "cpu_cache_mb": 128,
+        # flush cost: plain and every write FUA on the file-backed disks,
+        # flush_writes writes (at most flush_runtime_s seconds) into a
+        # flush_cache_mb cache, which they fill to a quarter at most
+        "flush_systems": ["wow", "writecache", "ssd"],
+        "flush_rounds": 1,
+        "flush_cache_mb": 512,
+        "flush_writes": 32768,
+        "flush_runtime_s": 30,
     },
-    # make bench (about 1 h 45 min): every workload over a sweep of
-    # dirty-set sizes (modelled destage); closed loop over a sweep of cache
-    # sizes for uniform random writes (128 MiB for dm-wow and dm-writecache
-    # only), at one size for the other workloads and for the rewrites
-    # (dm-wow's policies); the rate-limited closed loop
+    # make bench: every workload over a sweep of dirty-set sizes
+    # (modelled destage); closed loop over a sweep of cache sizes for
+    # uniform random writes (128 MiB for dm-wow and dm-writecache only),
+    # the hot set (4 to 64 MiB: 8x to 0.5x the cache) and the SPC-1-like
+    # mix (8 to 32 MiB) for dm-wow's policies and dm-writecache, every
+    # workload at 16 MiB for every system; the rate-limited closed loop;
+    # the CPU and flush costs, three and two alternated rounds
     "full": {
         "origin_bytes": 8 << 30,
         "destage_cache_mb": 128,
         "destage_blocks": 8192,
         "destage_sweep_blocks": [2048, 8192, 16384],
-        "destage_workloads": WORKLOAD_NAMES,
+        "destage_workloads": ["uniform", "zipf", "spc1", "seq"],
         "closed_cache_mb": [8, 16, 32],
         "closed_more_cache_mb": [(128, ["wow", "writecache"])],
         "closed_other_cache_mb": 16,
+        "closed_sweeps": [("hot", [4, 8, 16, 32, 64],
+                           ["wow", "cscan", "lrw", "writecache", "raw"]),
+                          ("spc1", [8, 16, 32],
+                           ["wow", "cscan", "lrw", "writecache", "raw"])],
         "closed_systems": None,            # all
         "closed_window_s": 20,
         "closed_turnover_pct": 100,
@@ -285,13 +451,22 @@ PROFILES = {
         "closed_min_fill_s": 8,
         "closed_floor_iops": 60,
         "closed_expect_iops": 80,
-        "rewrite_cache_mb": 16,
-        "rewrite_systems": ["wow", "cscan", "lrw"],
         "rate_cache_mb": [16],
-        "rate_systems": ["wow", "writecache", "ssd"],
+        "rate_systems": ["wow", "writecache"],
+        "rate_basis": "half",
         "rate_iops": 55,
         "rate_window_s": 60,
         "timescale": 1.0,
+        "cpu_systems": ["linear", "wow", "writecache"],
+        "cpu_rounds": 3,
+        "cpu_runtime_s": 15,
+        "cpu_origin_mb": 512,
+        "cpu_cache_mb": 128,
+        "flush_systems": ["wow", "writecache", "ssd"],
+        "flush_rounds": 2,
+        "flush_cache_mb": 512,
+        "flush_writes": 32768,
+        "flush_runtime_s": 30,
     },
 }
 
@@ -308,7 +483,11 @@ class Run(NamedTuple):
     blocks: int = 0     # destage: 4 KiB writes loaded (the dirty set)
     turnover_pct: int = 0   # closed, rate: origin writes, % of the dirty
                             # data, before the window (scripts/bench-guest)
-    rate_iops: int = 0  # rate: fio's rate_iops
+    rate_iops: int = 0  # rate: fio's rate_iops (0 until rate_of's run
+                        # is measured)
+    rate_of: str = ""   # rate: the closed run whose sustained IOPS, halved,
+                        # is the rate (resolve_rate)
+    round: int = 0      # cpu, flush: which of the alternated rounds
 
 
 def rate_iops(profile):
@@ -367,6 +546,27 @@ def closed_expected_s(cache_mb, profile, system_name, rate=0):
             profile["closed_expect_iops"] + window + 3)
 
 
+def run_expected_s(r, profile):
+    """Rough seconds a closed, rate, cpu or flush run takes (the time
+    estimate; measured as described with each).  A rate-limited run whose
+    rate is not known yet is estimated at half the expected closed-loop
+    rate."""
+    if r.measurement == "cpu":
+        # brd loaded, the device made, fio (2 s ramp), removed
+        return 10 + r.runtime_s + 2
+    if r.measurement == "flush":
+        # the device made (dm-writecache writes its metadata), fio until
+        # its writes are done or its runtime is up: guessed at 3,000
+        # writes/s with every write FUA, 10,000 without
+        rate = 3000.0 if r.workload == "fua" else 10000.0
+        return 10 + min(r.runtime_s, profile["flush_writes"] / rate)
+    rate = r.rate_iops
+    if r.measurement == "rate" and not rate:
+        rate = profile["closed_expect_iops"] / 2.0
+    return 8 + closed_expected_s(r.cache_mb, profile, r.system,
+                                 rate if r.measurement == "rate" else 0)
+
+
 def destage_id(workload_name, blocks, system_name):
     mib = blocks * BLOCK / MIB
     size = "%dm" % mib if mib == int(mib) else "%db" % blocks
@@ -375,16 +575,22 @@ def destage_id(workload_name, blocks, system_name):
 
 def _takes_part(name, measurement):
     only = system(name).only
-    return not only or only == measurement
+    return not only or measurement in only.split()
+
+
+def closed_id(workload_name, cache_mb, system_name):
+    return "c-%s-%dm-%s" % (workload_name, cache_mb, system_name)
 
 
 def plan(profile, systems=None, workloads=None, measurements=None):
     """The runs of ``profile`` (a PROFILES entry), in order: destage runs
     first (per workload and dirty-set size, every system), then closed
     runs (uniform over the size sweep, then the other workloads, then the
-    rewrites; raw once per workload), then the rate-limited runs."""
+    profile's other sweeps; raw once per workload), the CPU and flush
+    costs (rounds of every system in turn), then the rate-limited runs
+    (which need the closed runs' figures: :func:`resolve_rate`)."""
     systems = list(systems or SYSTEM_NAMES)
-    workloads = list(workloads or ALL_WORKLOAD_NAMES)
+    workloads = list(workloads or WORKLOAD_NAMES)
     measurements = list(measurements or MEASUREMENTS)
     for name in systems:
         system(name)
@@ -418,40 +624,105 @@ def plan(profile, systems=None, workloads=None, measurements=None):
         if other:
             cases += [(w, other, None) for w in WORKLOAD_NAMES
                       if w != HEADLINE_WORKLOAD]
-        mb = profile.get("rewrite_cache_mb")
-        if mb:
-            cases += [(w, mb, profile["rewrite_systems"])
-                      for w in REWRITE_NAMES]
+        for w, sizes, some in profile.get("closed_sweeps") or []:
+            cases += [(w, mb, some) for mb in sizes]
         only = profile.get("closed_systems")
-        raw_done = set()
+        raw_done, seen = set(), set()
         for w, mb, some in cases:
             if w not in workloads:
                 continue
             for s in systems:
-                if only and s not in only or some and s not in some or \
+                if only and s not in only and not some or \
+                        some and s not in some or \
                         not _takes_part(s, "closed"):
                     continue
                 if s == "raw":
                     if w in raw_done:
                         continue
                     raw_done.add(w)
-                rt = closed_runtime_cap(mb, profile, s)
-                runs.append(Run("c-%s-%dm-%s" % (w, mb, s), "closed", s, w,
-                                mb, rt, window, timeout_s=rt + 240,
-                                turnover_pct=profile["closed_turnover_pct"]))
-    if "rate" in measurements and HEADLINE_WORKLOAD in workloads:
-        rate = rate_iops(profile)
-        for mb in profile.get("rate_cache_mb") or []:
-            for s in systems:
-                if s not in profile["rate_systems"] or \
-                        not _takes_part(s, "rate"):
+                rid = closed_id(w, mb, s)
+                if rid in seen:
                     continue
-                rt = closed_runtime_cap(mb, profile, s, rate)
-                runs.append(Run("r-%s-%dm-%s" % (HEADLINE_WORKLOAD, mb, s),
-                                "rate", s, HEADLINE_WORKLOAD, mb, rt,
-                                profile["rate_window_s"], timeout_s=rt + 240,
-                                turnover_pct=profile["closed_turnover_pct"],
-                                rate_iops=rate))
+                seen.add(rid)
+                rt = closed_runtime_cap(mb, profile, s)
+                runs.append(Run(rid, "closed", s, w, mb, rt, window,
+                                timeout_s=rt + 240,
+                                turnover_pct=profile["closed_turnover_pct"]))
+    if "cpu" in measurements and HEADLINE_WORKLOAD in workloads:
+        sel = [s for s in profile.get("cpu_systems") or []
+               if s in systems and _takes_part(s, "cpu")]
+        for k in range(1, profile.get("cpu_rounds", 0) + 1):
+            for s in sel:
+                runs.append(Run("p-cpu-%d-%s" % (k, s), "cpu", s,
+                                HEADLINE_WORKLOAD, profile["cpu_cache_mb"],
+                                profile["cpu_runtime_s"],
+                                timeout_s=profile["cpu_runtime_s"] + 300,
+                                round=k))
+    if "flush" in measurements and HEADLINE_WORKLOAD in workloads:
+        sel = [s for s in profile.get("flush_systems") or []
+               if s in systems and _takes_part(s, "flush")]
+        for k in range(1, profile.get("flush_rounds", 0) + 1):
+            for s in sel:
+                for m in FLUSH_MODES:
+                    runs.append(Run("f-%s-%d-%s" % (m, k, s), "flush", s, m,
+                                    profile["flush_cache_mb"],
+                                    profile["flush_runtime_s"],
+                                    timeout_s=profile["flush_runtime_s"] +
+                                    300, round=k))
+    if "rate" in measurements and HEADLINE_WORKLOAD in workloads:
+        runs += rate_runs(profile, systems)
     for r in runs:
         assert re.fullmatch(r"[A-Za-z0-9_.+-]+", r.id), r.id
     return runs
+
+
+def rate_runs(profile, systems):
+    """The rate-limited runs.  With rate_basis "half" each system of
+    rate_systems runs at half the sustained IOPS of its closed run at the
+    same cache size (``rate_of``; the rate is set once that run is
+    measured, :func:`resolve_rate`), and the cache disk alone (``ssd``)
+    at each of those rates; with "fixed" all run at rate_iops()."""
+    half = profile.get("rate_basis", "fixed") == "half"
+    fixed = 0 if half else rate_iops(profile)
+    out = []
+    w = HEADLINE_WORKLOAD
+    for mb in profile.get("rate_cache_mb") or []:
+        peers = [s for s in profile["rate_systems"] if s in systems and
+                 _takes_part(s, "rate")]
+        for s in peers:
+            out.append(_rate_run("r-%s-%dm-%s" % (w, mb, s), s, mb, profile,
+                                 fixed, closed_id(w, mb, s) if half else ""))
+        if "ssd" in systems:
+            if half:
+                for s in peers:
+                    out.append(_rate_run("r-%s-%dm-ssd-%s" % (w, mb, s),
+                                         "ssd", mb, profile, 0,
+                                         closed_id(w, mb, s)))
+            else:
+                out.append(_rate_run("r-%s-%dm-ssd" % (w, mb), "ssd", mb,
+                                     profile, fixed, ""))
+    return out
+
+
+def _rate_run(rid, s, mb, profile, rate, rate_of):
+    # an unresolved rate is planned (runtime cap, timeout) at the
+    # fallback rate; resolve_rate plans it again at its own
+    rt = closed_runtime_cap(mb, profile, s, rate or rate_iops(profile))
+    return Run(rid, "rate", s, HEADLINE_WORKLOAD, mb, rt,
+               profile["rate_window_s"], timeout_s=rt + 240,
+               turnover_pct=profile["closed_turnover_pct"], rate_iops=rate,
+               rate_of=rate_of)
+
+
+def resolve_rate(run, saturated_iops, profile):
+    """``run`` (rate-limited, ``rate_of`` set) at half ``saturated_iops``
+    (the sustained IOPS of its ``rate_of`` run), or at the profile's fixed
+    rate when that is None: (run, basis) with its runtime cap and timeout
+    planned for the rate; basis says which."""
+    if saturated_iops:
+        rate, basis = max(1, int(round(saturated_iops / 2.0))), "half"
+    else:
+        rate, basis = rate_iops(profile), "fixed (no saturated figure)"
+    rt = closed_runtime_cap(run.cache_mb, profile, run.system, rate)
+    return run._replace(rate_iops=rate, runtime_s=rt,
+                        timeout_s=rt + 240), basis
