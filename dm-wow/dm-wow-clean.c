@@ -27,29 +27,6 @@
 
 #include "dm-wow.h"
 
-/*
- * Drop held tombstones that no record on the device can need any more
- * (lock held).  Returns how many are still held.
- */
-static u64 prune_held_tombs(struct wow_cache *wc)
-{
-	u64 min = wow_min_disk_seq(wc), total = 0;
-	u32 s, i, n;
-
-	for (s = 0; s < wc->nr_segments; s++) {
-		struct wow_segment *seg = &wc->segs[s];
-
-		if (seg->state == WOW_SEG_FREEING)
-			continue;	/* its meta is being written */
-		for (i = 0, n = 0; i < seg->nr_tombs; i++)
-			if (seg->tombs[i].t >= min)
-				seg->tombs[n++] = seg->tombs[i];
-		seg->nr_tombs = n;
-		total += n;
-	}
-	return total;
-}
-
 static void seg_usage(struct wow_cache *wc, struct wow_segment *seg,
 		      struct wow_seg_usage *u)
 {
@@ -73,6 +50,7 @@ static u32 urgent_free_pct(struct wow_cache *wc)
 {
 	unsigned long waited, step = msecs_to_jiffies(WOW_CLEAN_URGENT_MS);
 
+	lockdep_assert_held(&wc->lock);
 	if (!wc->urgent_since)
 		wc->urgent_since = jiffies ?: 1;
 	waited = jiffies - wc->urgent_since;
@@ -95,7 +73,7 @@ static u32 urgent_free_pct(struct wow_cache *wc)
 static u32 pick_victim(struct wow_cache *wc)
 {
 	bool urgent = wc->nr_free_segs <= WOW_RESERVE_SEGMENTS + 1;
-	u64 tombs = prune_held_tombs(wc);
+	u64 tombs = wow_log_prune_held_tombs(wc);
 	struct wow_victim_pick lazy, tier;
 	struct wow_seg_usage u;
 	u32 oldest = WOW_NO_SEG, s, pct;
@@ -140,57 +118,6 @@ bool wow_clean_starved(struct wow_cache *wc)
 	return wc->clean_starved && wow_log_short(wc);
 }
 
-/* Tombstones for a clean victim: its copies, and what it still holds. */
-static struct wow_meta *build_meta(struct wow_cache *wc)
-{
-	u32 v = wc->victim, first = v * wc->blocks_per_seg, i, n, cap;
-	struct wow_segment *seg = &wc->segs[v];
-	struct wow_meta *m;
-	u64 min_seq;
-
-	spin_lock_irq(&wc->lock);
-	cap = seg->nr_valid + seg->nr_tombs;
-	spin_unlock_irq(&wc->lock);
-
-	m = kzalloc(sizeof(*m), GFP_NOIO);
-	if (!m)
-		return NULL;
-	m->tombs = kvmalloc_array(max(cap, 1U), sizeof(*m->tombs), GFP_NOIO);
-	if (!m->tombs) {
-		kfree(m);
-		return NULL;
-	}
-	m->victim = v;
-
-	spin_lock_irq(&wc->lock);
-	min_seq = wow_min_disk_seq(wc);
-	n = 0;
-	for (i = 0; i < wc->blocks_per_seg; i++) {
-		struct wow_slot *sl = wow_slot_at(&wc->index, first + i);
-		u64 b = from_oblock(wow_slot_oblock(sl));
-
-		if (!(sl->flags & WOW_SLOT_VALID))
-			continue;
-		if (n && m->tombs[n - 1].start + m->tombs[n - 1].nr == b) {
-			m->tombs[n - 1].nr++;
-			continue;
-		}
-		m->tombs[n].start = b;
-		m->tombs[n].nr = 1;
-		m->tombs[n].t = seg->max_seq;
-		m->tombs[n].flags = 0;
-		n++;
-	}
-	for (i = 0; i < seg->nr_tombs; i++)
-		if (seg->tombs[i].t >= min_seq)
-			m->tombs[n++] = seg->tombs[i];
-	m->nr_tombs = n;
-	seg->state = WOW_SEG_FREEING;
-	wc->meta_inflight = true;
-	spin_unlock_irq(&wc->lock);
-	return m;
-}
-
 /* ---- copies ---- */
 
 /* One allocation: the struct, then oblocks, page pointers and slots. */
@@ -206,6 +133,7 @@ static size_t copy_bytes(struct wow_cache *wc)
 /* The reserve of copy structs (pages: dm-wow-destage.c's reserve). */
 int wow_clean_alloc(struct wow_cache *wc)
 {
+	wc->victim = WOW_NO_SEG;
 	return mempool_init_kmalloc_pool(&wc->copy_pool, WOW_CLEAN_COPIES,
 					 copy_bytes(wc));
 }
@@ -264,6 +192,7 @@ static void fill_copy(struct wow_cache *wc, struct wow_copy *c, u32 max)
 {
 	u32 first = wc->victim * wc->blocks_per_seg, i;
 
+	lockdep_assert_held(&wc->lock);
 	c->nr = 0;
 	for (i = 0; i < wc->blocks_per_seg && c->nr < max; i++) {
 		struct wow_slot *sl = wow_slot_at(&wc->index, first + i);
@@ -275,7 +204,8 @@ static void fill_copy(struct wow_cache *wc, struct wow_copy *c, u32 max)
 			continue;
 		if (!wow_policy_hold(&wc->policy, ob))
 			continue;
-		sl->flags |= WOW_SLOT_DESTAGING;
+		wow_index_set_flags(&wc->index, first + i,
+				    WOW_SLOT_DESTAGING, 0);
 		c->oblocks[c->nr] = ob;
 		c->slots[c->nr] = first + i;
 		c->nr++;
@@ -343,7 +273,7 @@ u32 wow_clean_free_done(struct wow_cache *wc)
 	u32 n = 0;
 
 	spin_lock_irq(&wc->lock);
-	list_splice_init(&wc->copies_done, &done);
+	wow_log_take_copies_done(wc, &done);
 	list_for_each_entry(c, &done, list) {
 		wc->copies_inflight--;
 		if (c->status)
@@ -369,6 +299,7 @@ static bool victim_copyable(struct wow_cache *wc)
 {
 	u32 first = wc->victim * wc->blocks_per_seg, i;
 
+	lockdep_assert_held(&wc->lock);
 	for (i = 0; i < wc->blocks_per_seg; i++)
 		if ((wow_slot_at(&wc->index, first + i)->flags &
 		     (WOW_SLOT_VALID | WOW_SLOT_DIRTY | WOW_SLOT_DESTAGING)) ==
@@ -381,21 +312,16 @@ static bool victim_copyable(struct wow_cache *wc)
 void wow_clean(struct wow_cache *wc)
 {
 	struct wow_segment *seg;
-	struct wow_meta *m;
 	bool copy;
+	u32 v;
 
 	wow_clean_free_done(wc);
 	spin_lock_irq(&wc->lock);
 	if (wc->victim != WOW_NO_SEG) {
 		seg = &wc->segs[wc->victim];
-		if (seg->state == WOW_SEG_DRAINING &&
-		    !atomic_read(&seg->pins)) {
-			list_add_tail(&seg->list, &wc->free_segs);
-			seg->state = WOW_SEG_FREE;
-			wc->nr_free_segs++;
+		if (wow_log_free_seg(wc, wc->victim)) {
 			wc->victim = WOW_NO_SEG;
 			wc->urgent_since = 0;	/* progress */
-			atomic64_inc(&wc->stats.reclaimed_segments);
 			spin_unlock_irq(&wc->lock);
 			/* writers may be waiting for the space */
 			queue_work(wc->wq, &wc->commit_work);
@@ -414,7 +340,8 @@ void wow_clean(struct wow_cache *wc)
 		wc->clean_pick_at = jiffies;
 		wc->victim = pick_victim(wc);
 	}
-	if (wc->victim == WOW_NO_SEG || wc->meta_inflight || wc->stopped) {
+	if (wc->victim == WOW_NO_SEG || wow_log_meta_inflight(wc) ||
+	    wc->stopped) {
 		spin_unlock_irq(&wc->lock);
 		return;
 	}
@@ -432,16 +359,7 @@ void wow_clean(struct wow_cache *wc)
 			start_copy(wc);
 		return;
 	}
-	if (!seg->nr_valid && !seg->nr_tombs) {
-		/* nothing current in it: no record needed */
-		seg->state = WOW_SEG_DRAINING;
-		spin_unlock_irq(&wc->lock);
-		wow_kick(wc);
-		return;
-	}
+	v = wc->victim;
 	spin_unlock_irq(&wc->lock);
-
-	m = build_meta(wc);
-	if (m)
-		wow_log_queue_meta(wc, m);
+	wow_log_retire_seg(wc, v);
 }

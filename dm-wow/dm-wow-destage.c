@@ -32,11 +32,6 @@ struct wow_run {
 	u32 slots[];
 };
 
-void wow_kick(struct wow_cache *wc)
-{
-	queue_work(wc->wq, &wc->destage_work);
-}
-
 static bool device_idle(struct wow_cache *wc)
 {
 	return time_after(jiffies, READ_ONCE(wc->last_io) +
@@ -54,6 +49,7 @@ u32 wow_destage_target(struct wow_cache *wc, bool idle)
 {
 	u32 max = wc->args.max_destage_ios;
 
+	lockdep_assert_held(&wc->lock);
 	if (wc->stopped || !wc->dirty_blocks ||
 	    time_before(jiffies, wc->origin_retry_at))
 		return 0;
@@ -68,18 +64,11 @@ u32 wow_destage_target(struct wow_cache *wc, bool idle)
 }
 
 /*
- * Memory for background I/O (destage runs, cleaning's copies), which frees
- * the log space writes wait for, so it must make progress when memory is
- * short.  Bios come from a private bio_set of 2 * max_destage_ios + 4.
- * Run structs and data pages come from the allocator while it has them
- * (no retries, no warnings), else from reserves sized when the table is
- * loaded: max_destage_ios run structs of max_destage_size, and pages for
- * one run of max_destage_size and one copy (max_destage_ios counted up to
- * WOW_RESERVE_IOS).  Everything goes back through mempool_free, which
- * refills a reserve first; so while nothing is in flight the reserves are
- * full and one run (cut to the reserve's size when memory is short) or
- * copy can always start.  Nothing waits on a reserve: a run that finds
- * none is retried when a run in flight ends.
+ * Run structs come from the allocator while it has them, else from a
+ * reserve of max_destage_ios (up to WOW_RESERVE_IOS) runs of
+ * max_destage_size, so one run (cut to the reserve's size when memory is
+ * short) can always start; their pages and bios are the core's
+ * (dm-wow-core.c).
  */
 static size_t run_bytes(u32 blocks, u32 bs)
 {
@@ -93,133 +82,23 @@ int wow_destage_alloc(struct wow_cache *wc)
 	u32 bs = wc->args.block_size;
 	u32 ios = min(wc->args.max_destage_ios, WOW_RESERVE_IOS);
 	u32 blocks = wc->args.max_destage_size / bs;
-	int r;
 
 	wc->reserve_run_blocks = blocks;
-	r = bioset_init(&wc->destage_bs, 2 * ios + 4, 0, BIOSET_NEED_BVECS);
-	if (!r)
-		r = mempool_init_kmalloc_pool(&wc->run_pool, ios,
-					      run_bytes(blocks, bs));
-	if (!r)
-		r = mempool_init_page_pool(&wc->page_pool,
-					   DIV_ROUND_UP(blocks * bs, PAGE_SIZE) +
-					   WOW_RECORD_DATA_BYTES / PAGE_SIZE, 0);
-	return r;
+	INIT_LIST_HEAD(&wc->runs_read);
+	INIT_LIST_HEAD(&wc->runs_written);
+	INIT_LIST_HEAD(&wc->runs_flushing);
+	init_waitqueue_head(&wc->idle_wait);
+	INIT_WORK(&wc->destage_work, wow_destage_work);
+	INIT_DELAYED_WORK(&wc->tick, wow_tick);
+	wc->stopped = true;
+	wc->oldest_dirty = jiffies;
+	return mempool_init_kmalloc_pool(&wc->run_pool, ios,
+					 run_bytes(blocks, bs));
 }
 
 void wow_destage_free(struct wow_cache *wc)
 {
-	mempool_exit(&wc->page_pool);
 	mempool_exit(&wc->run_pool);
-	bioset_exit(&wc->destage_bs);
-}
-
-/* A page for background I/O: the allocator's, else the reserve's. */
-struct page *wow_bg_page_alloc(struct wow_cache *wc)
-{
-	struct page *page = alloc_page(GFP_NOIO | __GFP_NORETRY |
-				       __GFP_NOWARN);
-
-	return page ?: mempool_alloc(&wc->page_pool, GFP_NOWAIT);
-}
-
-/* Back to the reserve if it is short, else to the allocator. */
-void wow_bg_page_free(struct wow_cache *wc, struct page *page)
-{
-	mempool_free(page, &wc->page_pool);
-}
-
-/* Free @pages[0..@n), skipping holes (a buffer allocated in part). */
-void wow_bg_pages_free(struct wow_cache *wc, struct page **pages, u32 n)
-{
-	u32 i;
-
-	for (i = 0; i < n; i++)
-		if (pages[i])
-			wow_bg_page_free(wc, pages[i]);
-}
-
-/*
- * A zeroed struct of @bytes (a run, a copy) from the allocator, else from
- * @pool, whose elements hold @bytes of the table's load-time sizes:
- * *@pooled says which, for wow_bg_struct_free().
- */
-void *wow_bg_struct_alloc(mempool_t *pool, size_t bytes, bool *pooled)
-{
-	void *p = kzalloc(bytes, GFP_NOIO | __GFP_NORETRY | __GFP_NOWARN);
-
-	*pooled = !p;
-	return p ?: mempool_alloc(pool, GFP_NOWAIT);
-}
-
-void wow_bg_struct_free(mempool_t *pool, void *p, bool pooled)
-{
-	if (pooled)
-		mempool_free(p, pool);
-	else
-		kfree(p);
-}
-
-/* Pages bytes [@off, @off + @len) of a buffer span. */
-static u32 span_pages(u32 off, u32 len)
-{
-	return DIV_ROUND_UP(offset_in_page(off) + len, PAGE_SIZE);
-}
-
-/* Add bytes [@off, @off + @len) of the buffer @pages to @bio. */
-static void bg_add_pages(struct bio *bio, struct page **pages, u32 off,
-			 u32 len)
-{
-	while (len) {
-		u32 in = offset_in_page(off);
-		u32 n = min_t(u32, len, PAGE_SIZE - in);
-
-		__bio_add_page(bio, pages[off >> PAGE_SHIFT], n, in);
-		off += n;
-		len -= n;
-	}
-}
-
-/* The end of the read from block @i: consecutive slots, one bio's pages. */
-static u32 read_range_end(struct wow_cache *wc, const u32 *slots, u32 nr,
-			  u32 i)
-{
-	u32 bs = wc->args.block_size, j;
-
-	for (j = i + 1; j < nr && slots[j] == slots[j - 1] + 1 &&
-	     span_pages(i * bs, (j + 1 - i) * bs) <= BIO_MAX_VECS; j++)
-		;
-	return j;
-}
-
-/*
- * Read the blocks at cache slots @slots[0..@nr) into @pages, back to back
- * (a destage run, a cleaning copy): one bio per range of consecutive
- * slots.  *@pending is set to the number of bios before the first is
- * submitted; each completes through @end_io with @private.
- */
-void wow_bg_read(struct wow_cache *wc, const u32 *slots, u32 nr,
-		 struct page **pages, atomic_t *pending, bio_end_io_t *end_io,
-		 void *private)
-{
-	u32 bs = wc->args.block_size, i, j, n = 0;
-
-	for (i = 0; i < nr; i = j, n++)
-		j = read_range_end(wc, slots, nr, i);
-	atomic_set(pending, n);
-	for (i = 0; i < nr; i = j) {
-		struct bio *bio;
-
-		j = read_range_end(wc, slots, nr, i);
-		bio = bio_alloc_bioset(wc->cache_dev->bdev,
-				       span_pages(i * bs, (j - i) * bs),
-				       REQ_OP_READ, GFP_NOIO, &wc->destage_bs);
-		bio->bi_iter.bi_sector = wow_slot_sector(wc, slots[i]);
-		bg_add_pages(bio, pages, i * bs, (j - i) * bs);
-		bio->bi_private = private;
-		bio->bi_end_io = end_io;
-		submit_bio(bio);
-	}
 }
 
 static void free_run(struct wow_run *run)
@@ -349,11 +228,9 @@ static void submit_write(struct wow_cache *wc, struct wow_run *run)
 		u32 len = min_t(u32, bytes - off, SZ_1M);
 		struct bio *bio;
 
-		bio = bio_alloc_bioset(wc->origin_dev->bdev,
-				       span_pages(off, len), REQ_OP_WRITE,
-				       GFP_NOIO, &wc->destage_bs);
+		bio = wow_bg_bio(wc, wc->origin_dev->bdev, REQ_OP_WRITE,
+				 run->pages, off, len);
 		bio->bi_iter.bi_sector = sector + (off >> SECTOR_SHIFT);
-		bg_add_pages(bio, run->pages, off, len);
 		bio->bi_private = run;
 		bio->bi_end_io = write_endio;
 		submit_bio(bio);
@@ -370,6 +247,7 @@ static void complete_run(struct wow_cache *wc, struct wow_run *run, bool ok)
 {
 	u32 i;
 
+	lockdep_assert_held(&wc->lock);
 	for (i = 0; i < run->nr; i++) {
 		struct wow_slot *sl = wow_slot_at(&wc->index, run->slots[i]);
 		bool current_copy = (sl->flags & WOW_SLOT_VALID) &&
@@ -377,15 +255,12 @@ static void complete_run(struct wow_cache *wc, struct wow_run *run, bool ok)
 				    from_oblock(wow_slot_oblock(sl)) ==
 				    run->start + i;
 
-		sl->flags &= ~WOW_SLOT_DESTAGING;
+		wow_index_set_flags(&wc->index, run->slots[i], 0,
+				    WOW_SLOT_DESTAGING);
 		if (!current_copy)
 			continue;
 		if (ok) {
-			sl->flags &= ~WOW_SLOT_DIRTY;
-			wow_seg_dirty_dec(wc, wow_slot_seg(wc, run->slots[i]));
-			wc->dirty_blocks--;
-			wow_log_note_clean(wc, run->start + i,
-					   wc->completed_seq);
+			wow_log_block_clean(wc, run->slots[i], run->start + i);
 		} else {
 			/* the group is alive while the run is busy */
 			wow_policy_mark_dirty(&wc->policy, run->start + i);
@@ -449,9 +324,8 @@ static void origin_flush_endio(struct bio *bio)
 
 static void submit_origin_flush(struct wow_cache *wc)
 {
-	struct bio *bio = bio_alloc_bioset(wc->origin_dev->bdev, 0,
-					   REQ_OP_WRITE | REQ_PREFLUSH,
-					   GFP_NOIO, &wc->destage_bs);
+	struct bio *bio = wow_bg_bio(wc, wc->origin_dev->bdev,
+				     REQ_OP_WRITE | REQ_PREFLUSH, NULL, 0, 0);
 
 	bio->bi_private = wc;
 	bio->bi_end_io = origin_flush_endio;
@@ -528,6 +402,7 @@ static void fill_run(struct wow_cache *wc, struct wow_run *run, u64 start,
 {
 	u32 i;
 
+	lockdep_assert_held(&wc->lock);
 	run->start = start;
 	run->nr = n;
 	for (i = 0; i < n; i++) {
@@ -537,7 +412,7 @@ static void fill_run(struct wow_cache *wc, struct wow_run *run, u64 start,
 		if (WARN_ON_ONCE(s == WOW_NO_SLOT))
 			s = 0;
 		run->slots[i] = s;
-		wow_slot_at(&wc->index, s)->flags |= WOW_SLOT_DESTAGING;
+		wow_index_set_flags(&wc->index, s, WOW_SLOT_DESTAGING, 0);
 	}
 	wc->runs_inflight++;
 }
@@ -549,6 +424,7 @@ static void fill_run(struct wow_cache *wc, struct wow_run *run, u64 start,
  */
 static u32 runs_busy(struct wow_cache *wc)
 {
+	lockdep_assert_held(&wc->lock);
 	return wc->runs_inflight - wc->runs_unflushed;
 }
 
@@ -659,6 +535,7 @@ static unsigned long oldest_dirty(struct wow_cache *wc)
 	unsigned long oldest = jiffies;
 	u32 s;
 
+	lockdep_assert_held(&wc->lock);
 	for (s = 0; s < wc->nr_segments; s++)
 		if (wc->segs[s].nr_dirty &&
 		    time_before(wc->segs[s].open_time, oldest))
@@ -689,6 +566,16 @@ void wow_tick(struct work_struct *ws)
 	if (!READ_ONCE(wc->stopped))
 		queue_delayed_work(wc->wq, &wc->tick,
 				   msecs_to_jiffies(WOW_TICK_MS));
+}
+
+/* Start destage and cleaning (resume). */
+void wow_destage_start(struct wow_cache *wc)
+{
+	spin_lock_irq(&wc->lock);
+	wc->stopped = false;
+	spin_unlock_irq(&wc->lock);
+	queue_delayed_work(wc->wq, &wc->tick, msecs_to_jiffies(WOW_TICK_MS));
+	wow_kick(wc);
 }
 
 /* Stop starting destage and cleaning; wait for what is in flight. */

@@ -140,6 +140,18 @@ void wow_index_remove(struct wow_index *ix, u32 slot)
 }
 
 /*
+ * Set, then clear, flags of @slot: DIRTY and DESTAGING (VALID is insert's
+ * and remove's).
+ */
+void wow_index_set_flags(struct wow_index *ix, u32 slot, u16 set, u16 clear)
+{
+	struct wow_slot *sl = wow_slot_at(ix, slot);
+
+	WARN_ON_ONCE((set | clear) & WOW_SLOT_VALID);
+	sl->flags = (sl->flags | set) & ~clear;
+}
+
+/*
  * Make @slot the current copy of @b with @flags (VALID is added).  Returns
  * the slot that held the previous current copy, now stale, or WOW_NO_SLOT.
  */

@@ -48,7 +48,10 @@ static void pace_work(struct work_struct *ws)
 	queue_work(wc->wq, &wc->commit_work);
 }
 
-/* The policy's source: is the current cached copy of @ob dirty? (lock held) */
+/*
+ * The policy's source: is the current cached copy of @ob dirty? (lock held
+ * or recovering)
+ */
 static bool oblock_dirty(void *ctx, u64 ob)
 {
 	struct wow_cache *wc = ctx;
@@ -67,6 +70,12 @@ static int policy_init(struct wow_cache *wc, const struct wow_policy_ops *ops)
 			       DIV_ROUND_UP_SECTOR_T(wc->ti->len,
 						     1 << wc->block_shift),
 			       &src);
+}
+
+/* The superblock the constructor found, or the one format will write. */
+void wow_log_set_sb(struct wow_cache *wc, const struct wow_sb_info *sb)
+{
+	wc->sb = *sb;
 }
 
 int wow_log_alloc(struct wow_cache *wc)
@@ -98,7 +107,6 @@ int wow_log_alloc(struct wow_cache *wc)
 		atomic_set(&wc->segs[i].pins, 0);
 	}
 	wc->open_seg = WOW_NO_SEG;
-	wc->victim = WOW_NO_SEG;
 
 	r = wow_index_init(&wc->index, wc->nr_slots);
 	if (r)
@@ -203,7 +211,10 @@ u64 wow_free_blocks(struct wow_cache *wc)
 	return n;
 }
 
-/* The oldest life recovery could find in segment @seg (lock held). */
+/*
+ * The oldest life recovery could find in segment @seg (lock held or
+ * recovering).
+ */
 static u64 seg_disk_seq(struct wow_cache *wc, struct wow_segment *seg)
 {
 	return wow_seg_disk_seq(seg->seq, seg->prev_seq, wc->durable_seq);
@@ -212,7 +223,7 @@ static u64 seg_disk_seq(struct wow_cache *wc, struct wow_segment *seg)
 /*
  * The smallest open seq of any segment life still on the device, as a
  * power cut now would leave it: a reused segment's earlier life counts
- * until the new life's first record is durable (lock held).
+ * until the new life's first record is durable (lock held or recovering).
  */
 u64 wow_min_disk_seq(struct wow_cache *wc)
 {
@@ -251,31 +262,6 @@ static int reserve_tombs(struct wow_cache *wc, u32 s, u32 more)
 }
 
 /*
- * Allocate spare policy nodes so that @n calls that take one cannot fail:
- * note_write with lrw (a node per dirty group), a run or a hold (a node
- * per busy group).  Lock not held.
- */
-int wow_policy_refill(struct wow_cache *wc, u32 n)
-{
-	size_t sz = wow_policy_group_bytes(&wc->policy);
-	u32 want;
-
-	spin_lock_irq(&wc->lock);
-	want = wow_policy_spares_wanted(&wc->policy, n);
-	spin_unlock_irq(&wc->lock);
-	while (want--) {
-		struct wow_group *g = kmalloc(sz, GFP_NOIO);
-
-		if (!g)
-			return -ENOMEM;
-		spin_lock_irq(&wc->lock);
-		wow_policy_add_spare(&wc->policy, g);
-		spin_unlock_irq(&wc->lock);
-	}
-	return 0;
-}
-
-/*
  * Forget slot @slot's current copy (lock held).  @replaced: a new dirty
  * copy takes its place at once (its group stays dirty; the policy hears of
  * the write); else the policy forgets the block once the index has.
@@ -287,10 +273,11 @@ static void __drop_slot(struct wow_cache *wc, u32 slot, bool replaced)
 	u64 ob = from_oblock(wow_slot_oblock(sl));
 	bool forget = false;
 
+	lockdep_assert_held(&wc->lock);
 	if (sl->flags & WOW_SLOT_DIRTY) {
 		/* a DESTAGING copy: its run_done tells the policy */
 		forget = !replaced && !(sl->flags & WOW_SLOT_DESTAGING);
-		wow_seg_dirty_dec(wc, wow_slot_seg(wc, slot));
+		wc->segs[wow_slot_seg(wc, slot)].nr_dirty--;
 		wc->dirty_blocks--;
 	}
 	seg->nr_valid--;
@@ -311,6 +298,7 @@ static void drop_range(struct wow_cache *wc, u64 start, u64 nr)
 	u64 b;
 	u32 s;
 
+	lockdep_assert_held(&wc->lock);
 	if (nr <= wc->nr_slots) {
 		for (b = start; b < start + nr; b++) {
 			s = wow_index_lookup(&wc->index, to_oblock(b));
@@ -351,6 +339,21 @@ static void queue_bio(struct wow_cache *wc, struct bio_list *list,
 	queue_work(wc->wq, &wc->commit_work);
 }
 
+/*
+ * A write that bypassed the cache completed on the origin: the next FLUSH
+ * must flush the origin too.  Only at completion: a FLUSH covers the
+ * writes completed before it was issued, so the origin flush a later
+ * FLUSH issues must come after this write completed.
+ */
+void wow_log_bypass_done(struct wow_cache *wc)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&wc->lock, flags);
+	wc->origin_unflushed = true;
+	spin_unlock_irqrestore(&wc->lock, flags);
+}
+
 void wow_log_queue_write(struct wow_cache *wc, struct bio *bio)
 {
 	queue_bio(wc, &wc->pending_writes, bio);
@@ -386,10 +389,11 @@ static void release_copied(struct wow_cache *wc, struct wow_copy *c, u32 i)
 	u64 ob = c->oblocks[i];
 	u32 src = c->slots[i];
 
+	lockdep_assert_held(&wc->lock);
 	if (src == WOW_NO_SLOT)
 		return;
 	if (wow_index_lookup(&wc->index, to_oblock(ob)) == src) {
-		wow_slot_at(&wc->index, src)->flags &= ~WOW_SLOT_DESTAGING;
+		wow_index_set_flags(&wc->index, src, 0, WOW_SLOT_DESTAGING);
 		/* its group lives while the block is held */
 		WARN_ON_ONCE(wow_policy_mark_dirty(&wc->policy, ob));
 	}
@@ -403,6 +407,7 @@ static void copies_done(struct wow_cache *wc, struct list_head *copies)
 	struct wow_copy *c, *tmp;
 	u32 i;
 
+	lockdep_assert_held(&wc->lock);
 	list_for_each_entry_safe(c, tmp, copies, list) {
 		for (i = 0; i < c->nr; i++)
 			release_copied(wc, c, i);
@@ -420,6 +425,7 @@ static u32 prune_copy(struct wow_cache *wc, struct wow_copy *c)
 {
 	u32 i, cur, n = 0;
 
+	lockdep_assert_held(&wc->lock);
 	for (i = 0; i < c->nr; i++) {
 		if (c->slots[i] == WOW_NO_SLOT)
 			continue;
@@ -453,6 +459,7 @@ static void unvictim(struct wow_cache *wc, struct list_head *metas)
 {
 	struct wow_meta *m;
 
+	lockdep_assert_held(&wc->lock);
 	list_for_each_entry(m, metas, list) {
 		if (m->victim == WOW_NO_SEG)
 			continue;
@@ -478,6 +485,158 @@ void wow_log_cancel_metas(struct wow_cache *wc)
 	wow_kick(wc);
 }
 
+/*
+ * Drop held tombstones that no record on the device can need any more
+ * (lock held).  Returns how many are still held.
+ */
+u64 wow_log_prune_held_tombs(struct wow_cache *wc)
+{
+	u64 min = wow_min_disk_seq(wc), total = 0;
+	u32 s, i, n;
+
+	lockdep_assert_held(&wc->lock);
+	for (s = 0; s < wc->nr_segments; s++) {
+		struct wow_segment *seg = &wc->segs[s];
+
+		if (seg->state == WOW_SEG_FREEING)
+			continue;	/* its meta is being written */
+		for (i = 0, n = 0; i < seg->nr_tombs; i++)
+			if (seg->tombs[i].t >= min)
+				seg->tombs[n++] = seg->tombs[i];
+		seg->nr_tombs = n;
+		total += n;
+	}
+	return total;
+}
+
+/* Tombstones for a clean victim: its copies, and what it still holds. */
+static struct wow_meta *build_meta(struct wow_cache *wc, u32 v)
+{
+	u32 first = v * wc->blocks_per_seg, i, n, cap;
+	struct wow_segment *seg = &wc->segs[v];
+	struct wow_meta *m;
+	u64 min_seq;
+
+	spin_lock_irq(&wc->lock);
+	cap = seg->nr_valid + seg->nr_tombs;
+	spin_unlock_irq(&wc->lock);
+
+	m = kzalloc(sizeof(*m), GFP_NOIO);
+	if (!m)
+		return NULL;
+	m->tombs = kvmalloc_array(max(cap, 1U), sizeof(*m->tombs), GFP_NOIO);
+	if (!m->tombs) {
+		kfree(m);
+		return NULL;
+	}
+	m->victim = v;
+
+	spin_lock_irq(&wc->lock);
+	min_seq = wow_min_disk_seq(wc);
+	n = 0;
+	for (i = 0; i < wc->blocks_per_seg; i++) {
+		struct wow_slot *sl = wow_slot_at(&wc->index, first + i);
+		u64 b = from_oblock(wow_slot_oblock(sl));
+
+		if (!(sl->flags & WOW_SLOT_VALID))
+			continue;
+		if (n && m->tombs[n - 1].start + m->tombs[n - 1].nr == b) {
+			m->tombs[n - 1].nr++;
+			continue;
+		}
+		m->tombs[n].start = b;
+		m->tombs[n].nr = 1;
+		m->tombs[n].t = seg->max_seq;
+		m->tombs[n].flags = 0;
+		n++;
+	}
+	for (i = 0; i < seg->nr_tombs; i++)
+		if (seg->tombs[i].t >= min_seq)
+			m->tombs[n++] = seg->tombs[i];
+	m->nr_tombs = n;
+	seg->state = WOW_SEG_FREEING;
+	wc->meta_inflight = true;
+	spin_unlock_irq(&wc->lock);
+	return m;
+}
+
+/*
+ * A read from segment @s is in flight (lock held): the segment is not
+ * freed under it.
+ */
+void wow_log_pin(struct wow_cache *wc, u32 s)
+{
+	lockdep_assert_held(&wc->lock);
+	atomic_inc(&wc->segs[s].pins);
+}
+
+/* The read is done; a retired segment it held may be freed now. */
+void wow_log_unpin(struct wow_cache *wc, u32 s)
+{
+	if (atomic_dec_and_test(&wc->segs[s].pins) &&
+	    READ_ONCE(wc->segs[s].state) == WOW_SEG_DRAINING)
+		wow_kick(wc);
+}
+
+/* Take the copies the log is done with (lock held), for cleaning to free. */
+void wow_log_take_copies_done(struct wow_cache *wc, struct list_head *done)
+{
+	lockdep_assert_held(&wc->lock);
+	list_splice_init(&wc->copies_done, done);
+}
+
+/*
+ * Segment lifecycle, the cleaning end (cleaning picks the victim and
+ * copies its dirty blocks forward; the log changes the segment's state):
+ * a closed victim with every block clean is retired, FREEING while the
+ * record of tombstones for its copies is written (none needed when it
+ * holds nothing current), DRAINING until reads from it finish, then FREE.
+ * Returns 0, or -ENOMEM: the next kick tries again.
+ */
+int wow_log_retire_seg(struct wow_cache *wc, u32 v)
+{
+	struct wow_segment *seg = &wc->segs[v];
+	struct wow_meta *m;
+
+	spin_lock_irq(&wc->lock);
+	if (!seg->nr_valid && !seg->nr_tombs) {
+		/* nothing current in it: no record needed */
+		seg->state = WOW_SEG_DRAINING;
+		spin_unlock_irq(&wc->lock);
+		wow_kick(wc);
+		return 0;
+	}
+	spin_unlock_irq(&wc->lock);
+	m = build_meta(wc, v);
+	if (!m)
+		return -ENOMEM;
+	wow_log_queue_meta(wc, m);
+	return 0;
+}
+
+/*
+ * The retired segment @v goes back on the free list once no read pins it
+ * (lock held): true when it did.
+ */
+bool wow_log_free_seg(struct wow_cache *wc, u32 v)
+{
+	struct wow_segment *seg = &wc->segs[v];
+
+	lockdep_assert_held(&wc->lock);
+	if (seg->state != WOW_SEG_DRAINING || atomic_read(&seg->pins))
+		return false;
+	free_seg_add(wc, v);
+	atomic64_inc(&wc->stats.reclaimed_segments);
+	return true;
+}
+
+/* Has a retired segment's record been handed to the log? (lock held) */
+bool wow_log_meta_inflight(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	return wc->meta_inflight;
+}
+
 void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m)
 {
 	spin_lock_irq(&wc->lock);
@@ -496,7 +655,7 @@ void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m)
  * is no room for one it is dropped, and after a crash the block is
  * destaged once more (the same data).
  */
-void wow_log_note_clean(struct wow_cache *wc, u64 ob, u64 t)
+static void note_clean(struct wow_cache *wc, u64 ob, u64 t)
 {
 	struct wow_tomb_range *last = wc->nr_marks ?
 				      &wc->marks[wc->nr_marks - 1] : NULL;
@@ -521,6 +680,19 @@ void wow_log_note_clean(struct wow_cache *wc, u64 ob, u64 t)
 }
 
 /* Do the pending marks want a record of their own? (lock held) */
+/*
+ * Destage made the copy at @slot, of origin block @ob, durable on the
+ * origin (lock held): the block is clean, and a clean mark says so.
+ */
+void wow_log_block_clean(struct wow_cache *wc, u32 slot, u64 ob)
+{
+	lockdep_assert_held(&wc->lock);
+	wow_index_set_flags(&wc->index, slot, 0, WOW_SLOT_DIRTY);
+	wc->segs[wow_slot_seg(wc, slot)].nr_dirty--;
+	wc->dirty_blocks--;
+	note_clean(wc, ob, wc->completed_seq);
+}
+
 static bool marks_due(struct wow_cache *wc)
 {
 	return wc->nr_marks &&
@@ -668,6 +840,7 @@ static void hold_tombs(struct wow_cache *wc)
 	struct wow_segment *seg = &wc->segs[b->seg];
 	u32 i;
 
+	lockdep_assert_held(&wc->lock);
 	for (i = 0; i < b->nr_tombs; i++) {
 		struct wow_tomb_range *r = &seg->tombs[seg->nr_tombs];
 
@@ -690,6 +863,7 @@ static void insert_write(struct wow_cache *wc, struct bio *bio, u32 slot)
 	u32 n = wow_bio_blocks(wc, bio), i;
 	bool hit = false, sequential = ob == wc->last_write_end;
 
+	lockdep_assert_held(&wc->lock);
 	wc->last_write_end = ob + n;
 	for (i = 0; i < n; i++, slot++) {
 		u32 old = wow_index_lookup(&wc->index, to_oblock(ob + i));
@@ -701,7 +875,7 @@ static void insert_write(struct wow_cache *wc, struct bio *bio, u32 slot)
 		wow_index_insert(&wc->index, to_oblock(ob + i), slot,
 				 WOW_SLOT_DIRTY);
 		seg->nr_valid++;
-		wow_seg_dirty_inc(wc, wow_slot_seg(wc, slot));
+		wc->segs[wow_slot_seg(wc, slot)].nr_dirty++;
 		wc->valid_blocks++;
 		wc->dirty_blocks++;
 	}
@@ -718,12 +892,13 @@ static void insert_copy(struct wow_cache *wc, u64 ob, u32 src, u32 slot)
 {
 	u32 old = wow_index_lookup(&wc->index, to_oblock(ob));
 
+	lockdep_assert_held(&wc->lock);
 	WARN_ON_ONCE(old != src);
 	if (old != WOW_NO_SLOT)
 		__drop_slot(wc, old, true);	/* DESTAGING: the policy keeps it */
 	wow_index_insert(&wc->index, to_oblock(ob), slot, WOW_SLOT_DIRTY);
 	wc->segs[wow_slot_seg(wc, slot)].nr_valid++;
-	wow_seg_dirty_inc(wc, wow_slot_seg(wc, slot));
+	wc->segs[wow_slot_seg(wc, slot)].nr_dirty++;
 	wc->valid_blocks++;
 	wc->dirty_blocks++;
 	WARN_ON_ONCE(wow_policy_mark_dirty(&wc->policy, ob));
@@ -736,6 +911,7 @@ static u32 insert_copies(struct wow_cache *wc, u32 slot)
 	struct wow_copy *c;
 	u32 i, n = 0;
 
+	lockdep_assert_held(&wc->lock);
 	list_for_each_entry(c, &wc->batch.copies, list) {
 		for (i = 0; i < c->nr; i++) {
 			if (c->slots[i] == WOW_NO_SLOT)
@@ -850,6 +1026,7 @@ static void close_if_short(struct wow_cache *wc, u32 need)
 {
 	struct wow_segment *seg;
 
+	lockdep_assert_held(&wc->lock);
 	if (wc->open_seg == WOW_NO_SEG)
 		return;
 	seg = &wc->segs[wc->open_seg];
@@ -864,6 +1041,7 @@ static bool open_segment(struct wow_cache *wc, bool reserve, u64 seq)
 {
 	struct wow_segment *seg;
 
+	lockdep_assert_held(&wc->lock);
 	if (wc->open_seg != WOW_NO_SEG)
 		return true;
 	if (!wc->nr_free_segs ||
@@ -917,6 +1095,7 @@ static void add_marks(struct wow_cache *wc, struct wow_batch *b, bool only,
 	u32 bs = wc->args.block_size, n = 0;
 	u32 want = min(room, WOW_RECORD_DATA_BYTES / bs);
 
+	lockdep_assert_held(&wc->lock);
 	while (n < wc->nr_marks && tomb_room(wc, b->nr_tombs) &&
 	       (only || wow_record_capacity(bs, b->nr_tombs + 1) >= want))
 		add_tomb(b, &wc->marks[n++]);
@@ -934,6 +1113,7 @@ static u32 prune_copies(struct wow_cache *wc)
 	struct wow_copy *c, *tmp;
 	bool emptied = false;
 
+	lockdep_assert_held(&wc->lock);
 	list_for_each_entry_safe(c, tmp, &wc->pending_copies, list) {
 		if (prune_copy(wc, c))
 			continue;
@@ -956,6 +1136,7 @@ static u64 pace_rate(struct wow_cache *wc)
 {
 	u64 bps = wc->blocks_per_seg;
 
+	lockdep_assert_held(&wc->lock);
 	return wow_pace_rate(wow_free_blocks(wc), WOW_RESERVE_SEGMENTS * bps,
 			     wow_reclaim_threshold(wc) * bps,
 			     wc->pace.freed_rate);
@@ -970,6 +1151,7 @@ static bool pace_admit(struct wow_cache *wc, struct bio *bio, u64 rate)
 {
 	u64 wait;
 
+	lockdep_assert_held(&wc->lock);
 	if (wow_pace_admit(&wc->pace, wow_bio_blocks(wc, bio), rate,
 			   ktime_get_ns(), &wait))
 		return true;
@@ -998,6 +1180,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	struct bio *bio;
 	u64 rate;
 
+	lockdep_assert_held(&wc->lock);
 	bio_list_merge(flushes, &wc->pending_flushes);
 	bio_list_init(&wc->pending_flushes);
 
@@ -1908,7 +2091,7 @@ static int apply_tombs(struct wow_cache *wc, struct wow_scan *sc)
 		}
 		e = wow_tomb_find(cenv, nce, b);
 		if (e && *slot_seq(sc, s) <= e->t)
-			sl->flags &= ~WOW_SLOT_DIRTY;
+			wow_index_set_flags(&wc->index, s, 0, WOW_SLOT_DIRTY);
 		if (!(s % 4096))
 			cond_resched();
 	}
@@ -2411,7 +2594,7 @@ static void replay_cover(struct wow_cache *wc, u32 slot,
 			 const struct wow_tomb_range *tr)
 {
 	if (tr->flags & WOW_TOMB_CLEAN)
-		wow_slot_at(&wc->index, slot)->flags &= ~WOW_SLOT_DIRTY;
+		wow_index_set_flags(&wc->index, slot, 0, WOW_SLOT_DIRTY);
 	else
 		wow_index_remove(&wc->index, slot);
 }
@@ -2807,7 +2990,7 @@ int wow_log_recover(struct wow_cache *wc)
 		}
 		wow_policy_mark_dirty(&wc->policy,
 				      from_oblock(wow_slot_oblock(sl)));
-		wow_seg_dirty_inc(wc, wow_slot_seg(wc, i));
+		wc->segs[wow_slot_seg(wc, i)].nr_dirty++;
 		wc->dirty_blocks++;
 	}
 

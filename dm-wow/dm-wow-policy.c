@@ -515,6 +515,12 @@ static bool sweep(struct wow_policy *p, bool spare_recent, u64 *gnop)
  * re-written group would only cost the sweep a second pass.  Entering it
  * clears every recency bit; while in it, writes set none.
  */
+/* Start the counters over (the "clear_stats" message). */
+void wow_policy_clear_stats(struct wow_policy *p)
+{
+	memset(&p->stats, 0, sizeof(p->stats));
+}
+
 void wow_policy_set_drain(struct wow_policy *p, bool drain)
 {
 	p->drain = drain;

@@ -139,5 +139,6 @@ u32 wow_policy_claim(struct wow_policy *p, u64 start, u32 max);
 bool wow_policy_hold(struct wow_policy *p, u64 oblock);
 void wow_policy_run_done(struct wow_policy *p, u64 start, u32 nr);
 void wow_policy_set_drain(struct wow_policy *p, bool drain);
+void wow_policy_clear_stats(struct wow_policy *p);
 
 #endif /* DM_WOW_POLICY_H */

@@ -28,76 +28,6 @@ struct wow_io {
 	bool bypass;		/* a write sent straight to the origin */
 };
 
-void wow_error(struct wow_cache *wc, enum wow_state state, const char *what,
-	       int err)
-{
-	unsigned long flags;
-	bool changed = false;
-
-	spin_lock_irqsave(&wc->lock, flags);
-	if (state > wc->state) {
-		wc->state = state;
-		changed = true;
-		/* persist it: the next load must know (needs_check) */
-		wc->health.flags = WOW_SB_F_NEEDS_CHECK;
-		wc->health.state = state;
-		wc->health.time = ktime_get_real_seconds();
-		strscpy(wc->health.what, what, sizeof(wc->health.what));
-		if (wc->wq)
-			queue_work(wc->wq, &wc->health_work);
-	}
-	spin_unlock_irqrestore(&wc->lock, flags);
-	if (changed)
-		DMERR("%s: %s failed (%d): cache is now %s", wow_name(wc), what,
-		      err, state == WOW_STATE_FAILED ? "failed" : "read_only");
-}
-
-/*
- * Write the health block (needs_check and what failed) with FUA.  The
- * device just failed an I/O, so this may fail too: then only the kernel
- * log tells.  No reclaim through our own device while allocating.
- */
-static void wow_health_work(struct work_struct *ws)
-{
-	struct wow_cache *wc = container_of(ws, struct wow_cache, health_work);
-	u32 bs = wc->args.block_size;
-	struct wow_health_info h;
-	unsigned int noio;
-	void *buf;
-	int r = -ENOMEM;
-
-	spin_lock_irq(&wc->lock);
-	h = wc->health;
-	spin_unlock_irq(&wc->lock);
-	noio = memalloc_noio_save();
-	buf = kmalloc(bs, GFP_NOIO);
-	if (buf) {
-		wow_health_encode(buf, bs, wc->sb.uuid, &h);
-		r = wow_sync_io(wc->cache_dev->bdev, bs >> SECTOR_SHIFT, buf,
-				bs, REQ_OP_WRITE | REQ_SYNC | REQ_FUA);
-		kfree(buf);
-	}
-	memalloc_noio_restore(noio);
-	if (r)
-		DMERR("%s: cannot record needs_check on the cache device (%d)",
-		      wow_name(wc), r);
-}
-
-#define MSG_NEEDS_CHECK "%s: needs_check: the cache device failed before (%s, at %llu s since 1970); loading in cleaner mode, so dirty data drains to the origin; 'format' clears it"
-
-/*
- * The health block of a valid cache (block 1, which the probe read).
- * needs_check loads the cache in cleaner mode: its dirty data drains to
- * the origin and new writes go there.
- */
-static void wow_read_health(struct wow_cache *wc, const void *blk)
-{
-	if (wow_health_decode(blk, wc->args.block_size, wc->sb.uuid,
-			      &wc->health))
-		DMERR(MSG_NEEDS_CHECK, wow_name(wc), wc->health.what,
-		      wc->health.time);
-}
-
 /*
  * What names the origin independent of its /dev name, which can change at
  * boot: a partition's UUID (GPT, or an MBR disk signature and number),
@@ -139,6 +69,7 @@ static int wow_check_superblock(struct wow_cache *wc, char **error)
 	unsigned int len = wc->args.block_size, probe;
 	char origin_id[WOW_ORIGIN_ID_LEN];
 	struct wow_geometry table;
+	struct wow_sb_info sb;
 	enum wow_sb_kind kind;
 	const char *why;
 	void *buf;
@@ -166,7 +97,7 @@ static int wow_check_superblock(struct wow_cache *wc, char **error)
 		goto out;
 	}
 
-	kind = wow_sb_decode(buf, len, &wc->sb, &why);
+	kind = wow_sb_decode(buf, len, &sb, &why);
 	if (kind == WOW_SB_ZERO) {
 		why = wow_foreign_signature(buf, probe);
 		if (why)
@@ -177,25 +108,25 @@ static int wow_check_superblock(struct wow_cache *wc, char **error)
 
 	switch (kind) {
 	case WOW_SB_VALID:
-		why = wow_sb_geometry_mismatch(&wc->sb.geo, &table);
+		why = wow_sb_geometry_mismatch(&sb.geo, &table);
 		if (why) {
 			*error = (char *)why;
 			r = -EINVAL;
-		} else if (wc->sb.origin_id[0] && origin_id[0] &&
-			   strcmp(wc->sb.origin_id, origin_id)) {
+		} else if (sb.origin_id[0] && origin_id[0] &&
+			   strcmp(sb.origin_id, origin_id)) {
 			DMERR("%s: origin %pg is %s; the cache belongs to %s",
 			      wow_name(wc), wc->origin_dev->bdev, origin_id,
-			      wc->sb.origin_id);
+			      sb.origin_id);
 			*error = "Origin is not the device this cache was formatted for";
 			r = -EINVAL;
 		}
 		break;
 	case WOW_SB_ZERO:
-		memset(&wc->sb, 0, sizeof(wc->sb));
-		wc->sb.version = WOW_SB_VERSION;
-		wc->sb.geo = table;
-		strscpy(wc->sb.origin_id, origin_id, sizeof(wc->sb.origin_id));
-		get_random_bytes(wc->sb.uuid, sizeof(wc->sb.uuid));
+		memset(&sb, 0, sizeof(sb));
+		sb.version = WOW_SB_VERSION;
+		sb.geo = table;
+		strscpy(sb.origin_id, origin_id, sizeof(sb.origin_id));
+		get_random_bytes(sb.uuid, sizeof(sb.uuid));
 		wc->needs_format = true;
 		break;
 	case WOW_SB_CORRUPT:
@@ -212,8 +143,10 @@ static int wow_check_superblock(struct wow_cache *wc, char **error)
 		r = -EINVAL;
 		break;
 	}
+	if (!r)
+		wow_log_set_sb(wc, &sb);
 	if (!r && kind == WOW_SB_VALID)
-		wow_read_health(wc, buf + len);
+		wow_health_load(wc, buf + len);
 	if (r && why)
 		DMERR("%s: cache device %pg: %s", wow_name(wc), bdev, why);
 out:
@@ -300,16 +233,14 @@ static void wow_dtr(struct dm_target *ti)
 	if (!wc)
 		return;
 	if (wc->wq) {
-		spin_lock_irq(&wc->lock);
-		wc->stopped = true;
-		spin_unlock_irq(&wc->lock);
-		cancel_delayed_work_sync(&wc->tick);
+		wow_destage_stop(wc);
 		wow_log_stop(wc);
 		destroy_workqueue(wc->wq);
 	}
 	wow_log_free(wc);
 	wow_clean_free(wc);
 	wow_destage_free(wc);
+	wow_core_free(wc);
 	if (wc->cache_dev)
 		dm_put_device(ti, wc->cache_dev);
 	if (wc->origin_dev)
@@ -342,16 +273,7 @@ static int wow_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->private = wc;
 	wc->ti = ti;
 	spin_lock_init(&wc->lock);
-	init_waitqueue_head(&wc->idle_wait);
-	INIT_LIST_HEAD(&wc->runs_read);
-	INIT_LIST_HEAD(&wc->runs_written);
-	INIT_LIST_HEAD(&wc->runs_flushing);
-	INIT_WORK(&wc->destage_work, wow_destage_work);
-	INIT_DELAYED_WORK(&wc->tick, wow_tick);
-	INIT_WORK(&wc->health_work, wow_health_work);
-	wc->stopped = true;
 	wc->last_io = jiffies;
-	wc->oldest_dirty = jiffies;
 
 	origin_path = dm_shift_arg(&as);
 	cache_path = dm_shift_arg(&as);
@@ -377,7 +299,9 @@ static int wow_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (r)
 		goto bad;
 
-	r = wow_log_alloc(wc);
+	r = wow_core_alloc(wc);
+	if (!r)
+		r = wow_log_alloc(wc);
 	if (!r)
 		r = wow_destage_alloc(wc);
 	if (!r)
@@ -415,13 +339,6 @@ bad:
 	return r;
 }
 
-static void wow_unpin(struct wow_cache *wc, u32 seg)
-{
-	if (atomic_dec_and_test(&wc->segs[seg].pins) &&
-	    READ_ONCE(wc->segs[seg].state) == WOW_SEG_DRAINING)
-		wow_kick(wc);
-}
-
 /*
  * A read: the longest leading run that is either all uncached (to the
  * origin) or cached in consecutive slots of one segment (to the cache);
@@ -445,7 +362,7 @@ static int wow_map_read(struct wow_cache *wc, struct bio *bio,
 	}
 	if (first != WOW_NO_SLOT) {
 		io->seg = wow_slot_seg(wc, first);
-		atomic_inc(&wc->segs[io->seg].pins);
+		wow_log_pin(wc, io->seg);
 	}
 	spin_unlock_irq(&wc->lock);
 
@@ -475,6 +392,7 @@ static bool wow_bypass(struct wow_cache *wc, struct bio *bio)
 	u32 n = wow_bio_blocks(wc, bio), i;
 	bool want = wc->cleaner;
 
+	lockdep_assert_held(&wc->lock);
 	if (cutoff)
 		want |= bio->bi_iter.bi_sector == wc->seq_next_sector &&
 			wc->seq_bytes + bio->bi_iter.bi_size > cutoff;
@@ -542,17 +460,9 @@ static int wow_end_io(struct dm_target *ti, struct bio *bio,
 {
 	struct wow_cache *wc = ti->private;
 	struct wow_io *io = dm_per_bio_data(bio, sizeof(struct wow_io));
-	unsigned long flags;
 
 	if (io->bypass) {
-		/*
-		 * Only now: a FLUSH covers the writes completed before it was
-		 * issued, so the origin flush a later FLUSH issues must be
-		 * after this write completed.
-		 */
-		spin_lock_irqsave(&wc->lock, flags);
-		wc->origin_unflushed = true;
-		spin_unlock_irqrestore(&wc->lock, flags);
+		wow_log_bypass_done(wc);
 		return DM_ENDIO_DONE;
 	}
 	if (io->seg == WOW_NO_SEG)
@@ -563,7 +473,7 @@ static int wow_end_io(struct dm_target *ti, struct bio *bio,
 			  blk_status_to_errno(*error));
 		*error = BLK_STS_IOERR;
 	}
-	wow_unpin(wc, io->seg);
+	wow_log_unpin(wc, io->seg);
 	io->seg = WOW_NO_SEG;
 	return DM_ENDIO_DONE;
 }
@@ -589,11 +499,7 @@ static void wow_resume(struct dm_target *ti)
 {
 	struct wow_cache *wc = ti->private;
 
-	spin_lock_irq(&wc->lock);
-	wc->stopped = false;
-	spin_unlock_irq(&wc->lock);
-	queue_delayed_work(wc->wq, &wc->tick, msecs_to_jiffies(WOW_TICK_MS));
-	wow_kick(wc);
+	wow_destage_start(wc);
 }
 
 static void wow_postsuspend(struct dm_target *ti)
@@ -733,7 +639,7 @@ static void wow_clear_stats(struct wow_cache *wc)
 	for (i = 0; i < sizeof(wc->stats) / sizeof(*a); i++)
 		atomic64_set(&a[i], 0);
 	spin_lock_irq(&wc->lock);
-	memset(&wc->policy.stats, 0, sizeof(wc->policy.stats));
+	wow_policy_clear_stats(&wc->policy);
 	spin_unlock_irq(&wc->lock);
 }
 

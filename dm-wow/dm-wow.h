@@ -177,6 +177,7 @@ void wow_index_exit(struct wow_index *ix);
 u32 wow_index_lookup(struct wow_index *ix, oblock_t b);
 u32 wow_index_insert(struct wow_index *ix, oblock_t b, u32 slot, u16 flags);
 void wow_index_remove(struct wow_index *ix, u32 slot);
+void wow_index_set_flags(struct wow_index *ix, u32 slot, u16 set, u16 clear);
 u64 wow_index_bytes(const struct wow_index *ix);
 
 /* ---- dm-wow-super.c: the superblock ---- */
@@ -472,7 +473,9 @@ void wow_pace_sample(struct wow_pace *p, u64 freed, u64 elapsed_ns);
 bool wow_pace_admit(struct wow_pace *p, u32 n, u64 rate, u64 now_ns,
 		    u64 *wait_ns);
 
+/* A log segment: one erase block of the cache device. */
 struct wow_segment {
+	/* owner: log (every state change, dm-wow-log.c's diagram) */
 	u64 seq;		/* open seq of the life on disk; 0: none */
 	/*
 	 * The life this one replaced: still what recovery would find until
@@ -575,26 +578,42 @@ struct wow_stats {
 	atomic64_t seek_sectors;	/* sum of origin distances */
 };
 
+/*
+ * One cache.  Each section names the part that owns its fields: only that
+ * part's files write them (scripts/ownership.py checks it); the others
+ * read them, under the lock where the field says so, and change them
+ * through the owner's functions.  Parts: target (dm-wow-target.c), core
+ * (dm-wow-core.c, the index), log (dm-wow-log.c), destage
+ * (dm-wow-destage.c), clean (dm-wow-clean.c).
+ */
 struct wow_cache {
+	/* owner: target (constructor, messages, map) */
 	struct dm_target *ti;
 	struct dm_dev *origin_dev;
 	struct dm_dev *cache_dev;
 	struct workqueue_struct *wq;
-
 	spinlock_t lock;		/* everything below, unless noted */
 	struct wow_args args;
 	bool cleaner;
-	enum wow_state state;
 	bool loaded;			/* preresume formatted or recovered */
 	bool needs_format;		/* ctr: format at first preresume */
-	bool stopped;			/* suspended: no destage, no reclaim */
+	struct wow_thresholds thresh;	/* current destage thresholds */
+	sector_t seq_next_sector;	/* sequential_cutoff detection */
+	u64 seq_bytes;
+	unsigned long last_io;		/* jiffies of the last user bio */
+
+	/* owner: core (the error latch, background I/O) */
+	enum wow_state state;
 	/*
 	 * What the health block says: WOW_SB_F_NEEDS_CHECK since an error was
 	 * latched, here or before this load
 	 */
 	struct wow_health_info health;
 	struct work_struct health_work;	/* writes it */
+	struct bio_set bg_bs;		/* cache reads, origin writes, flushes */
+	mempool_t page_pool;		/* reserve of data pages */
 
+	/* owner: log (segments, group commit, checkpoints, recovery) */
 	struct wow_sb_info sb;
 	u32 block_shift;		/* log2(block_size / 512) */
 	u32 blocks_per_seg;
@@ -606,16 +625,11 @@ struct wow_cache {
 	u32 nr_free_segs;
 	u32 open_seg;			/* WOW_NO_SEG when none */
 	bool open_reserved;		/* open_seg came from the reserve */
-
+	/* the index and the policy change only through their own functions */
 	struct wow_index index;
 	struct wow_policy policy;
-	struct wow_thresholds thresh;	/* current destage thresholds */
-	u32 peak_bp;			/* peak dirty occupancy this period */
-	u32 ticks;
 	u64 dirty_blocks;
 	u64 valid_blocks;
-
-	/* log */
 	u64 next_seq;
 	u64 completed_seq;		/* newest record completed */
 	u64 durable_seq;		/* every record <= this is durable */
@@ -634,6 +648,7 @@ struct wow_cache {
 	struct list_head pending_metas;
 	struct list_head pending_copies;
 	struct list_head copies_done;	/* finished or failed: to free */
+	bool meta_inflight;		/* a retired segment's record */
 	struct wow_batch batch;
 	/* destage progress: clean marks for the coming records (hints) */
 	struct wow_tomb_range *marks;
@@ -647,15 +662,12 @@ struct wow_cache {
 	struct bio_set log_bs;		/* record bios */
 	struct work_struct commit_work;
 	u64 last_write_end;		/* sequential stream detection */
-	sector_t seq_next_sector;	/* sequential_cutoff detection */
-	u64 seq_bytes;
-	unsigned long last_io;		/* jiffies of the last user bio */
 
-	/* destage and cleaning */
-	struct bio_set destage_bs;	/* cache reads, origin writes, flushes */
+	/* owner: destage (rate, runs, the origin flush) */
+	bool stopped;			/* suspended: no destage, no cleaning */
+	u32 peak_bp;			/* peak dirty occupancy this period */
+	u32 ticks;
 	mempool_t run_pool;		/* reserve of run structs */
-	mempool_t page_pool;		/* reserve of data pages */
-	mempool_t copy_pool;		/* reserve of copy structs */
 	u32 reserve_run_blocks;		/* the longest run the reserve holds */
 	/* (destage worker only) a run found no memory: runs the reserve holds */
 	bool destage_lowmem;
@@ -669,19 +681,23 @@ struct wow_cache {
 	blk_status_t origin_flush_status;
 	u32 runs_inflight;
 	u32 runs_unflushed;		/* written, waiting for the flush */
+	unsigned long origin_retry_at;
+	u64 last_destage_end;		/* sector after the last destage */
+	bool destaged;			/* there was a last destage */
+	unsigned long oldest_dirty;	/* jiffies: oldest dirty segment */
+	/* runs_inflight, meta_inflight, copies_inflight all 0 */
+	wait_queue_head_t idle_wait;
+
+	/* owner: clean (victims, copies) */
+	mempool_t copy_pool;		/* reserve of copy structs */
 	u32 victim;			/* segment being cleaned */
 	u32 copies_inflight;		/* reading, or queued to the log */
 	unsigned long clean_pick_at;	/* jiffies of the last victim scan */
 	/* the log is short and no segment is cheap to clean (last scan) */
 	bool clean_starved;
 	unsigned long urgent_since;	/* jiffies: urgent, nothing freed */
-	bool meta_inflight;
-	unsigned long origin_retry_at;
-	u64 last_destage_end;		/* sector after the last destage */
-	bool destaged;			/* there was a last destage */
-	unsigned long oldest_dirty;	/* jiffies: oldest dirty segment */
-	wait_queue_head_t idle_wait;	/* runs_inflight == 0 */
 
+	/* owner: any (atomic counters: each part counts what it does) */
 	struct wow_stats stats;
 };
 
@@ -714,17 +730,6 @@ static inline const char *wow_name(struct wow_cache *wc)
 	return dm_table_device_name(wc->ti->table);
 }
 
-/* A segment gained or lost a dirty block (lock held). */
-static inline void wow_seg_dirty_inc(struct wow_cache *wc, u32 s)
-{
-	wc->segs[s].nr_dirty++;
-}
-
-static inline void wow_seg_dirty_dec(struct wow_cache *wc, u32 s)
-{
-	wc->segs[s].nr_dirty--;
-}
-
 /* Free segments below this start cleaning: lazy, but never too late. */
 static inline u32 wow_reclaim_threshold(struct wow_cache *wc)
 {
@@ -753,21 +758,39 @@ static inline u32 wow_occupancy_bp(struct wow_cache *wc)
 	return min_t(u64, blocks, 10000);
 }
 
+/* ---- dm-wow-core.c: the error latch, the kick, background I/O ---- */
+
 void wow_error(struct wow_cache *wc, enum wow_state state, const char *what,
 	       int err);
+void wow_health_load(struct wow_cache *wc, const void *blk);
+void wow_kick(struct wow_cache *wc);
+int wow_policy_refill(struct wow_cache *wc, u32 n);
+int wow_core_alloc(struct wow_cache *wc);
+void wow_core_free(struct wow_cache *wc);
+struct page *wow_bg_page_alloc(struct wow_cache *wc);
+void wow_bg_page_free(struct wow_cache *wc, struct page *page);
+void wow_bg_pages_free(struct wow_cache *wc, struct page **pages, u32 n);
+void *wow_bg_struct_alloc(mempool_t *pool, size_t bytes, bool *pooled);
+void wow_bg_struct_free(mempool_t *pool, void *p, bool pooled);
+struct bio *wow_bg_bio(struct wow_cache *wc, struct block_device *bdev,
+		       blk_opf_t opf, struct page **pages, u32 off, u32 len);
+void wow_bg_read(struct wow_cache *wc, const u32 *slots, u32 nr,
+		 struct page **pages, atomic_t *pending, bio_end_io_t *end_io,
+		 void *private);
 
 /* ---- dm-wow-log.c: segments, group commit, tombstones, recovery ---- */
 
+void wow_log_set_sb(struct wow_cache *wc, const struct wow_sb_info *sb);
 int wow_log_alloc(struct wow_cache *wc);
-int wow_policy_refill(struct wow_cache *wc, u32 n);
 void wow_log_free(struct wow_cache *wc);
 int wow_log_format(struct wow_cache *wc);
 int wow_log_recover(struct wow_cache *wc);
+void wow_log_bypass_done(struct wow_cache *wc);
 void wow_log_queue_write(struct wow_cache *wc, struct bio *bio);
 void wow_log_queue_flush(struct wow_cache *wc, struct bio *bio);
 void wow_log_queue_discard(struct wow_cache *wc, struct bio *bio);
 void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m);
-void wow_log_note_clean(struct wow_cache *wc, u64 ob, u64 t);
+void wow_log_block_clean(struct wow_cache *wc, u32 slot, u64 ob);
 void wow_log_queue_copy(struct wow_cache *wc, struct wow_copy *c);
 void wow_log_tick(struct wow_cache *wc);
 void wow_log_cancel_metas(struct wow_cache *wc);
@@ -775,6 +798,13 @@ int wow_log_commit(struct wow_cache *wc);
 int wow_log_mark_clean(struct wow_cache *wc);
 int wow_log_checkpoint(struct wow_cache *wc);
 u64 wow_min_disk_seq(struct wow_cache *wc);
+u64 wow_log_prune_held_tombs(struct wow_cache *wc);
+int wow_log_retire_seg(struct wow_cache *wc, u32 v);
+bool wow_log_free_seg(struct wow_cache *wc, u32 v);
+bool wow_log_meta_inflight(struct wow_cache *wc);
+void wow_log_pin(struct wow_cache *wc, u32 s);
+void wow_log_unpin(struct wow_cache *wc, u32 s);
+void wow_log_take_copies_done(struct wow_cache *wc, struct list_head *done);
 void wow_log_commit_work(struct work_struct *ws);
 void wow_log_stop(struct wow_cache *wc);
 u64 wow_free_blocks(struct wow_cache *wc);
@@ -783,19 +813,11 @@ u64 wow_free_blocks(struct wow_cache *wc);
 
 int wow_destage_alloc(struct wow_cache *wc);
 void wow_destage_free(struct wow_cache *wc);
-struct page *wow_bg_page_alloc(struct wow_cache *wc);
-void wow_bg_page_free(struct wow_cache *wc, struct page *page);
-void wow_bg_pages_free(struct wow_cache *wc, struct page **pages, u32 n);
-void *wow_bg_struct_alloc(mempool_t *pool, size_t bytes, bool *pooled);
-void wow_bg_struct_free(mempool_t *pool, void *p, bool pooled);
-void wow_bg_read(struct wow_cache *wc, const u32 *slots, u32 nr,
-		 struct page **pages, atomic_t *pending, bio_end_io_t *end_io,
-		 void *private);
 u32 wow_destage_target(struct wow_cache *wc, bool idle);
 void wow_destage_work(struct work_struct *ws);
 void wow_tick(struct work_struct *ws);
+void wow_destage_start(struct wow_cache *wc);
 void wow_destage_stop(struct wow_cache *wc);
-void wow_kick(struct wow_cache *wc);
 
 /* ---- dm-wow-clean.c: cleaning (victims, copy-forward, their records) ---- */
 

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Run the kernel's checkpatch.pl --strict over every kernel source file of
-# dm-wow; one PASS:/FAIL: line per file.  checkpatch.pl comes from Debian's
+# dm-wow; one PASS:/FAIL: line per file.  Then the structure rules
+# (scripts/ownership.py: one owner per field, no call cycle between files).  checkpatch.pl comes from Debian's
 # linux-source-6.1: the KUnit tree in $WOW_CACHE if it is there, else just
 # the script and its data files, extracted once into $WOW_CACHE.
 set -uo pipefail
@@ -35,4 +36,11 @@ for f in dm-wow/*.c dm-wow/*.h dm-wow/tests/*.c; do
 		rc=1
 	fi
 done
+if out=$(python3 scripts/ownership.py 2>&1); then
+	echo "PASS: style/ownership"
+else
+	echo "FAIL: style/ownership"
+	echo "$out" | sed 's/^/    /'
+	rc=1
+fi
 exit $rc
