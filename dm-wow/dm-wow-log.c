@@ -2646,53 +2646,6 @@ static void replay_new_life(struct wow_cache *wc, struct wow_replay *rp,
 }
 
 /*
- * The record at block @off of segment @s if it is the next of the log:
- * seq rp->expected, the start of @s's life at block 0 or the continuation
- * of it, its data intact.  Returns its header (in the window), NULL if it
- * is not, or an ERR_PTR.  @probe: read the header block alone (where
- * the log most likely ends: what follows is read once, if need be, by
- * replay_vouched).
- */
-static void *replay_next(struct wow_cache *wc, struct wow_replay *rp, u32 s,
-			 u32 off, struct wow_record_info *ri, bool probe)
-{
-	u32 bs = wc->args.block_size, done, n, csum = ~0U;
-	void *hdr, *data;
-
-	if (s >= wc->nr_segments || off >= wc->blocks_per_seg)
-		return NULL;
-	hdr = scan_blocks(wc, &rp->sc, s, off, 1, probe || !off);
-	if (IS_ERR(hdr))
-		return hdr;
-	if (wow_record_check(hdr, bs, wc->sb.uuid, ri) != WOW_REC_OK ||
-	    ri->seq != rp->expected ||
-	    ri->nr_data > wc->blocks_per_seg - off - 1 ||
-	    (off ? ri->seg_seq != wc->segs[s].seq : ri->seg_seq != ri->seq))
-		return NULL;
-	/*
-	 * A probe read the header alone: read the record again from its
-	 * header, with the rest of the segment, so that the data and the
-	 * header returned below come from one window (else the segment is
-	 * read twice: from the data on, then from the header on).
-	 */
-	if (ri->nr_data) {
-		hdr = scan_blocks(wc, &rp->sc, s, off, 2, false);
-		if (IS_ERR(hdr))
-			return hdr;
-	}
-	for (done = 0; done < ri->nr_data; done += n) {
-		n = min(ri->nr_data - done, rp->sc.win_blocks);
-		data = scan_blocks(wc, &rp->sc, s, off + 1 + done, n, false);
-		if (IS_ERR(data))
-			return data;
-		csum = crc32c(csum, data, n * bs);
-	}
-	if (csum != ri->data_csum)
-		return NULL;
-	return scan_blocks(wc, &rp->sc, s, off, 1, false);
-}
-
-/*
  * Apply the next record (header @hdr at block @off of segment @s): its
  * copies are the newest of their blocks; then its tombstones and clean
  * marks, as the scan would (a copy is covered when its seq <= t).
@@ -2737,144 +2690,117 @@ static int replay_record(struct wow_cache *wc, struct wow_replay *rp, u32 s,
 	}
 	seg->max_seq = ri->seq;
 	seg->wp = off + 1 + ri->nr_data;
-	rp->expected++;
-	rp->records++;
 	return 0;
 }
 
-/*
- * Where the chain ended, block @off of segment @s: a record of ours that
- * did not check (its header bad, or intact and the next of the log but its
- * data not) is a torn tail the load drops; say so as the scan does, and
- * count it.  Returns 1 if it was one.
- */
-static int replay_torn(struct wow_cache *wc, struct wow_replay *rp, u32 s,
-		       u32 off)
+/* struct wow_chain_ops over the cache device, for wow_chain_replay(). */
+struct wow_replay_ctx {
+	struct wow_cache *wc;
+	struct wow_replay *rp;
+};
+
+static int replay_header(void *ctx, u32 s, u32 off, bool probe,
+			 enum wow_rec_kind *kind, struct wow_record_info *ri)
 {
-	struct wow_record_info ri;
-	enum wow_rec_kind kind;
+	struct wow_replay_ctx *x = ctx;
+	struct wow_cache *wc = x->wc;
+	void *hdr;
+
+	/* a probe reads the header block alone (where the log may end) */
+	hdr = scan_blocks(wc, &x->rp->sc, s, off, 1, probe || !off);
+	if (IS_ERR(hdr))
+		return PTR_ERR(hdr);
+	*kind = wow_record_check(hdr, wc->args.block_size, wc->sb.uuid, ri);
+	return 0;
+}
+
+static int replay_data(void *ctx, u32 s, u32 off,
+		       const struct wow_record_info *ri)
+{
+	struct wow_replay_ctx *x = ctx;
+	struct wow_cache *wc = x->wc;
+	struct wow_scan *sc = &x->rp->sc;
+	u32 bs = wc->args.block_size, done, n, csum = ~0U;
 	void *p;
 
-	if (s >= wc->nr_segments || off >= wc->blocks_per_seg)
-		return 0;
-	p = scan_blocks(wc, &rp->sc, s, off, 1, true);
-	if (IS_ERR(p))
-		return PTR_ERR(p);
-	kind = wow_record_check(p, wc->args.block_size, wc->sb.uuid, &ri);
-	if (kind != WOW_REC_BAD &&
-	    (kind != WOW_REC_OK || ri.seq != rp->expected))
-		return 0;
-	DMWARN(MSG_DROPPED, wow_name(wc), s, off);
-	rp->dropped++;
-	return 1;
+	/*
+	 * A probe read the header alone: read the record again from its
+	 * header, with the rest of the segment, so that the data and the
+	 * header apply reads come from one window (else the segment is read
+	 * twice: from the data on, then from the header on).
+	 */
+	if (ri->nr_data) {
+		p = scan_blocks(wc, sc, s, off, 2, false);
+		if (IS_ERR(p))
+			return PTR_ERR(p);
+	}
+	for (done = 0; done < ri->nr_data; done += n) {
+		n = min(ri->nr_data - done, sc->win_blocks);
+		p = scan_blocks(wc, sc, s, off + 1 + done, n, false);
+		if (IS_ERR(p))
+			return PTR_ERR(p);
+		csum = crc32c(csum, p, n * bs);
+	}
+	return csum == ri->data_csum;
 }
+
+static int replay_apply(void *ctx, u32 s, u32 off,
+			const struct wow_record_info *ri)
+{
+	struct wow_replay_ctx *x = ctx;
+	void *hdr = scan_blocks(x->wc, &x->rp->sc, s, off, 1, false);
+
+	if (IS_ERR(hdr))
+		return PTR_ERR(hdr);
+	if (!off)
+		replay_new_life(x->wc, x->rp, s, ri->seq);
+	cond_resched();
+	return replay_record(x->wc, x->rp, s, off, hdr, ri);
+}
+
+static void replay_torn(void *ctx, u32 s, u32 off)
+{
+	struct wow_replay_ctx *x = ctx;
+
+	DMWARN(MSG_DROPPED, wow_name(x->wc), s, off);
+}
+
+static const struct wow_chain_ops replay_ops = {
+	.header = replay_header,
+	.data = replay_data,
+	.apply = replay_apply,
+	.torn = replay_torn,
+};
 
 #define MSG_CHAIN_CORRUPT "%s: log record %llu was durable (record %llu says so) but is corrupt; not loading"
 
 /*
- * The chain ended at seq rp->expected, at block @off of segment @s (or
- * at block 0 of @next).  A torn tail, unless a later record of the same
- * epoch says that record was durable (the rest of @s, block 0 of @next,
- * and the rest of @next when its block 0 is ours but bad): then it is
- * corrupt, and the load is refused, as the scan would.  A first header
- * damaged into something not ours is not told from a torn one (as the
- * scan cannot either).
- */
-static int replay_vouched(struct wow_cache *wc, struct wow_replay *rp, u32 s,
-			  u32 off, u32 next)
-{
-	u32 bs = wc->args.block_size, i;
-	struct wow_record_info ri;
-	enum wow_rec_kind kind;
-	u64 e = rp->expected;
-	bool ours = false;
-	void *p;
-
-	if (next < wc->nr_segments) {
-		p = scan_blocks(wc, &rp->sc, next, 0, 1, true);
-		if (IS_ERR(p))
-			return PTR_ERR(p);
-		kind = wow_record_check(p, bs, wc->sb.uuid, &ri);
-		if (kind == WOW_REC_OK && ri.seq > e &&
-		    wow_epoch(ri.seq) == wow_epoch(e) && ri.durable_seq >= e)
-			goto corrupt;
-		/*
-		 * The missing record may be that block itself: a header of
-		 * ours that is bad, or that is the next one but whose data
-		 * is not.  Then the rest of its life follows it there.
-		 */
-		ours = kind == WOW_REC_BAD ||
-		       (kind == WOW_REC_OK && ri.seq == e && ri.seg_seq == e);
-	}
-	for (i = 1; ours && i < wc->blocks_per_seg; i++) {
-		p = scan_blocks(wc, &rp->sc, next, i, 1, false);
-		if (IS_ERR(p))
-			return PTR_ERR(p);
-		if (wow_record_check(p, bs, wc->sb.uuid, &ri) == WOW_REC_OK &&
-		    ri.seg_seq == e && ri.seq > e && ri.durable_seq >= e)
-			goto corrupt;
-	}
-	for (i = off + 1; s < wc->nr_segments && i < wc->blocks_per_seg; i++) {
-		p = scan_blocks(wc, &rp->sc, s, i, 1, false);
-		if (IS_ERR(p))
-			return PTR_ERR(p);
-		if (wow_record_check(p, bs, wc->sb.uuid, &ri) == WOW_REC_OK &&
-		    ri.seg_seq == wc->segs[s].seq && ri.seq > e &&
-		    wow_epoch(ri.seq) == wow_epoch(e) && ri.durable_seq >= e)
-			goto corrupt;
-	}
-	return 0;
-corrupt:
-	DMERR(MSG_CHAIN_CORRUPT, wow_name(wc), e, ri.seq);
-	return -EUCLEAN;
-}
-
-/*
- * Replay the log written since the checkpoint @ci along its chain: from
- * the log head the checkpoint names, record after record (seq one more
- * each time) in the same segment, and where a segment's records end, at
- * block 0 of the segment its last record says the log went on in.
+ * Replay the log written since the checkpoint @ci along its chain
+ * (dm-wow-chain.c decides; the callbacks above read and apply).
  */
 static int replay_chain(struct wow_cache *wc, struct wow_replay *rp,
 			const struct wow_ckpt_info *ci)
 {
-	u32 s = ci->head_seg, off = ci->head_wp, next = ci->next_seg;
-	struct wow_record_info ri;
-	void *hdr;
-	int r;
+	struct wow_replay_ctx x = { .wc = wc, .rp = rp };
+	struct wow_chain c = {
+		.nr_segments = wc->nr_segments,
+		.blocks_per_seg = wc->blocks_per_seg,
+		.head_seg = ci->head_seg,
+		.head_wp = ci->head_wp,
+		.next_seg = ci->next_seg,
+		.next_seq = ci->next_seq,
+		.head_life = ci->head_seg < wc->nr_segments ?
+			     wc->segs[ci->head_seg].seq : 0,
+	};
+	int r = wow_chain_replay(&c, &replay_ops, &x);
 
-	rp->expected = ci->next_seq;
-	for (;;) {
-		hdr = replay_next(wc, rp, s, off, &ri, !rp->records);
-		if (!hdr) {
-			/* the chain leaves @s: block 0 of the next segment */
-			if (next >= wc->nr_segments || next == s)
-				break;
-			hdr = replay_next(wc, rp, next, 0, &ri, true);
-			if (!hdr)
-				break;
-			if (!IS_ERR(hdr)) {
-				s = next;
-				off = 0;
-			}
-		}
-		if (IS_ERR(hdr))
-			return PTR_ERR(hdr);
-		if (!off)
-			replay_new_life(wc, rp, s, ri.seq);
-		r = replay_record(wc, rp, s, off, hdr, &ri);
-		if (r)
-			return r;
-		off += 1 + ri.nr_data;
-		next = ri.next_seg;
-		cond_resched();
-	}
-	r = replay_torn(wc, rp, s, off);
-	if (!r && next < wc->nr_segments && next != s)
-		r = replay_torn(wc, rp, next, 0);
-	if (r < 0)
-		return r;
-	return replay_vouched(wc, rp, s, off, next);
+	rp->expected = c.expected;
+	rp->records = c.records;
+	rp->dropped = c.dropped;
+	if (r == -EUCLEAN)
+		DMERR(MSG_CHAIN_CORRUPT, wow_name(wc), c.expected,
+		      c.vouched_by);
+	return r;
 }
 
 /*

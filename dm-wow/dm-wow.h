@@ -357,6 +357,46 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
 				   const u8 *uuid,
 				   struct wow_record_info *ri);
 
+/* ---- dm-wow-chain.c: recovery's decisions along the log's chain ---- */
+
+/* The reads and effects of a replay, the caller's (dm-wow-log.c; KUnit). */
+struct wow_chain_ops {
+	/*
+	 * The header at block @off of segment @s: *@kind, and *@ri when
+	 * WOW_REC_OK.  @probe: the header alone is wanted now.  0 or an
+	 * errno (which ends the replay).
+	 */
+	int (*header)(void *ctx, u32 s, u32 off, bool probe,
+		      enum wow_rec_kind *kind, struct wow_record_info *ri);
+	/* 1: the data of the record at (@s, @off) checks, 0: not; or errno */
+	int (*data)(void *ctx, u32 s, u32 off, const struct wow_record_info *ri);
+	/* apply the next record, at (@s, @off): block 0 opens a new life */
+	int (*apply)(void *ctx, u32 s, u32 off,
+		     const struct wow_record_info *ri);
+	/* a torn record at (@s, @off) is dropped (optional) */
+	void (*torn)(void *ctx, u32 s, u32 off);
+};
+
+struct wow_chain {
+	/* in: the log's geometry and the head the checkpoint names */
+	u32 nr_segments;
+	u32 blocks_per_seg;
+	u32 head_seg;
+	u32 head_wp;
+	u32 next_seg;
+	u64 next_seq;
+	u64 head_life;			/* seq that opened head_seg's life */
+	/* out */
+	u64 expected;			/* seq after the last record applied */
+	u64 life;			/* of the segment the chain ended in */
+	u64 records;
+	u64 dropped;			/* torn records */
+	u64 vouched_by;			/* -EUCLEAN: the record that says so */
+};
+
+int wow_chain_replay(struct wow_chain *c, const struct wow_chain_ops *ops,
+		     void *ctx);
+
 /* ---- the cache: shared by dm-wow-{target,log,destage}.c ---- */
 
 /* Most data bytes in one log record. */

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-wow chain: recovery's decisions over the log written since a
+ * checkpoint, record by record.
+ *
+ * From the log head the checkpoint names, the next record is the one at
+ * the write pointer with seq one more than the last, of the segment's
+ * current life (a header at block 0 opens a new life: its seg_seq is its
+ * own seq), its data intact.  Where a segment's records end, the log goes
+ * on at block 0 of the segment the last record names (next_seg).  The
+ * first block that is not the next record ends the chain; then:
+ *
+ *  - a header of ours that is bad, or intact and the next seq but whose
+ *    data is not, is a torn tail: dropped (the write that tore was never
+ *    acknowledged);
+ *  - unless a later record of the same epoch says that seq was durable
+ *    (its durable_seq covers it): in the rest of the segment, at block 0
+ *    of the next one, or in the rest of the next one when its block 0 is
+ *    ours but bad.  Then a record acknowledged as durable is lost, and the
+ *    load is refused (-EUCLEAN) rather than silently losing it.
+ *
+ * The reads and what a record does to the cache are the caller's, through
+ * struct wow_chain_ops; so the decisions here are pure, and KUnit drives
+ * them with a log made of plain numbers (tests/chain_kunit.c).
+ *
+ * No locking: recovery runs before the device is live.
+ */
+#include "dm-wow.h"
+
+/* Is (@s, @off) a block of the log? */
+static bool in_log(const struct wow_chain *c, u32 s, u32 off)
+{
+	return s < c->nr_segments && off < c->blocks_per_seg;
+}
+
+/*
+ * Is the record at block @off of segment @s the next of the log?  1 if
+ * so (*@ri filled), 0 if not, or a negative errno.
+ */
+static int next_record(struct wow_chain *c, const struct wow_chain_ops *ops,
+		       void *ctx, u32 s, u32 off, bool probe,
+		       struct wow_record_info *ri)
+{
+	enum wow_rec_kind kind;
+	int r;
+
+	if (!in_log(c, s, off))
+		return 0;
+	r = ops->header(ctx, s, off, probe, &kind, ri);
+	if (r)
+		return r;
+	if (kind != WOW_REC_OK || ri->seq != c->expected ||
+	    ri->nr_data > c->blocks_per_seg - off - 1 ||
+	    (off ? ri->seg_seq != c->life : ri->seg_seq != ri->seq))
+		return 0;
+	return ops->data(ctx, s, off, ri);
+}
+
+/*
+ * Where the chain ended, block @off of segment @s: a record of ours that
+ * did not check (its header bad, or intact and the next of the log but
+ * its data not) is a torn tail.  1 if it was one, 0 if not, or an errno.
+ */
+static int torn(struct wow_chain *c, const struct wow_chain_ops *ops,
+		void *ctx, u32 s, u32 off)
+{
+	struct wow_record_info ri;
+	enum wow_rec_kind kind;
+	int r;
+
+	if (!in_log(c, s, off))
+		return 0;
+	r = ops->header(ctx, s, off, true, &kind, &ri);
+	if (r)
+		return r;
+	if (kind != WOW_REC_BAD &&
+	    (kind != WOW_REC_OK || ri.seq != c->expected))
+		return 0;
+	c->dropped++;
+	if (ops->torn)
+		ops->torn(ctx, s, off);
+	return 1;
+}
+
+/*
+ * Does a record say seq c->expected was durable?  Its durable_seq covers
+ * it and it is later; in the same epoch (a load starts a new one, whose
+ * durable_seq says nothing of an older epoch's seqs) unless @any_epoch.
+ */
+static bool vouches(const struct wow_chain *c, enum wow_rec_kind kind,
+		    const struct wow_record_info *ri, bool any_epoch)
+{
+	u64 e = c->expected;
+
+	return kind == WOW_REC_OK && ri->seq > e && ri->durable_seq >= e &&
+	       (any_epoch || wow_epoch(ri->seq) == wow_epoch(e));
+}
+
+/*
+ * The chain ended at seq c->expected, at block @off of segment @s (or at
+ * block 0 of @next): 0 for a torn tail, -EUCLEAN if a later record says
+ * the missing one was durable (c->vouched_by names it), or an errno.  A
+ * first header damaged into something not ours is not told from a torn
+ * one (the whole-log scan cannot either).
+ */
+static int vouched(struct wow_chain *c, const struct wow_chain_ops *ops,
+		   void *ctx, u32 s, u32 off, u32 next)
+{
+	struct wow_record_info ri;
+	enum wow_rec_kind kind;
+	u64 e = c->expected;
+	bool ours = false;
+	u32 i;
+	int r;
+
+	if (next < c->nr_segments) {
+		r = ops->header(ctx, next, 0, true, &kind, &ri);
+		if (r)
+			return r;
+		if (vouches(c, kind, &ri, false))
+			goto corrupt;
+		/*
+		 * The missing record may be that block itself: a header of
+		 * ours that is bad, or that is the next one but whose data
+		 * is not.  Then the rest of its life follows it there.
+		 */
+		ours = kind == WOW_REC_BAD ||
+		       (kind == WOW_REC_OK && ri.seq == e && ri.seg_seq == e);
+	}
+	for (i = 1; ours && i < c->blocks_per_seg; i++) {
+		r = ops->header(ctx, next, i, false, &kind, &ri);
+		if (r)
+			return r;
+		/* the life the missing record opened */
+		if (kind == WOW_REC_OK && ri.seg_seq == e &&
+		    vouches(c, kind, &ri, true))
+			goto corrupt;
+	}
+	for (i = off + 1; s < c->nr_segments && i < c->blocks_per_seg; i++) {
+		r = ops->header(ctx, s, i, false, &kind, &ri);
+		if (r)
+			return r;
+		if (kind == WOW_REC_OK && ri.seg_seq == c->life &&
+		    vouches(c, kind, &ri, false))
+			goto corrupt;
+	}
+	return 0;
+corrupt:
+	c->vouched_by = ri.seq;
+	return -EUCLEAN;
+}
+
+/*
+ * Replay the log along its chain from the head in @c (head_seg, head_wp,
+ * next_seg, next_seq, head_life), applying each record through @ops.
+ * On return c->expected is the seq after the last record applied,
+ * c->records how many were, c->dropped the torn records dropped.
+ * Returns 0, -EUCLEAN when a durable record is lost, or an error of @ops.
+ */
+int wow_chain_replay(struct wow_chain *c, const struct wow_chain_ops *ops,
+		     void *ctx)
+{
+	u32 s = c->head_seg, off = c->head_wp, next = c->next_seg;
+	struct wow_record_info ri;
+	int r;
+
+	c->expected = c->next_seq;
+	c->life = c->head_life;
+	c->records = 0;
+	c->dropped = 0;
+	c->vouched_by = 0;
+	for (;;) {
+		r = next_record(c, ops, ctx, s, off, !c->records, &ri);
+		if (!r) {
+			/* the chain leaves @s: block 0 of the next segment */
+			if (next >= c->nr_segments || next == s)
+				break;
+			r = next_record(c, ops, ctx, next, 0, true, &ri);
+			if (!r)
+				break;
+			if (r > 0) {
+				s = next;
+				off = 0;
+			}
+		}
+		if (r < 0)
+			return r;
+		if (!off)
+			c->life = ri.seq;
+		r = ops->apply(ctx, s, off, &ri);
+		if (r)
+			return r;
+		c->expected++;
+		c->records++;
+		off += 1 + ri.nr_data;
+		next = ri.next_seg;
+	}
+	r = torn(c, ops, ctx, s, off);
+	if (!r && next < c->nr_segments && next != s)
+		r = torn(c, ops, ctx, next, 0);
+	if (r < 0)
+		return r;
+	return vouched(c, ops, ctx, s, off, next);
+}
