@@ -3,7 +3,8 @@
  * dm-wow table line options: one small parser per option into struct
  * wow_args, cross-checks once all are read, and the TABLE status emitter
  * that round-trips them.  Nothing here touches a device, so KUnit drives it
- * with plain strings (tests/args_kunit.c).
+ * with plain strings (tests/args_kunit.c).  Locking: none (pure; the
+ * caller serialises changes to a live table's tunables under wc->lock).
  */
 #include <linux/ctype.h>
 #include <linux/kernel.h>

@@ -15,8 +15,11 @@
  *      for the clean copies it still holds and the tombstones it held that
  *      are still needed (struct wow_meta);
  *   3. once reads from it finished, it joins the free list.
+ * Steps 2 and 3 are the log's (wow_log_retire_seg, wow_log_free_seg): the
+ * segment's state is the log's alone.
  *
- * Locking: wc->lock guards the segments, the index and the victim; copies
+ * Locking: wc->lock guards the victim and the counts here, and what the log
+ * and the index own; copies
  * and metas are allocated and reads submitted outside it.  A copy belongs
  * to cleaning until queued to the log, and again once the log hands it
  * back on copies_done (written, left out, or failed).

@@ -10,7 +10,15 @@
  * flush, so nothing is destaged whose log record could still be lost.
  *
  * Cleaning (dm-wow-clean.c) frees the log's segments; destage only makes
- * their blocks clean.
+ * their blocks clean (through the log: wow_log_block_clean).  The destage
+ * worker also runs cleaning; the log and the target wake it with
+ * wow_kick() and never call into destage.
+ *
+ * Locking: wc->lock guards the run lists and counts, the origin flush
+ * state, and what the log, the index and the policy own; cache reads,
+ * origin writes and allocations happen outside it.  One destage worker
+ * runs at a time (wc->destage_work); completions only move runs between
+ * lists under the lock and kick it.
  */
 #include <linux/blkdev.h>
 #include <linux/jiffies.h>

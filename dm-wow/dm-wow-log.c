@@ -17,8 +17,33 @@
  *      drop the blocks the tombstones name, hand reclaimed segments back,
  *      then complete the bios.
  * A segment is reused only after a durable record carries tombstones for
- * every current copy it held (dm-wow-destage.c), so no stale record can be
- * replayed over newer data.
+ * every current copy it held, so no stale record can be replayed over
+ * newer data.
+ *
+ * A segment's life, every change made here (the state is the log's alone;
+ * cleaning asks through wow_log_retire_seg() and wow_log_free_seg()):
+ *
+ *            open_segment()              close_if_short(), full
+ *   FREE -----------------------> OPEN ---------------------------> CLOSED
+ *    ^   (head of the free list)                                   |  ^
+ *    |                                    wow_log_retire_seg():    |  |
+ *    |                                    cleaning's victim, every |  | record
+ *    |                                    block clean              |  | failed
+ *    |                                                             v  |
+ *    |  wow_log_free_seg():          finish_batch():           FREEING
+ *    +----------------------- DRAINING <------------------------+
+ *       no read pins it       (its tombstones are durable;    (its record
+ *                              nothing current in it goes      of tombstones
+ *                              straight here from CLOSED)      is queued)
+ *
+ * Recovery rebuilds FREE, OPEN (the log head) and CLOSED; FREEING and
+ * DRAINING exist only while the device runs.
+ *
+ * Locking: wc->lock guards the segments, the index, the policy, the
+ * pending lists and the batch; the commit worker (one at a time, on
+ * wc->wq) gathers and submits with the lock dropped around I/O.  Recovery
+ * and format run before the device is live and take the lock only where
+ * a worker could already run.  Functions marked "lock held" assert it.
  */
 #include <linux/blkdev.h>
 #include <linux/bsearch.h>

@@ -12,6 +12,10 @@
  * its log (the table it replaces is suspended by then, so the log is
  * final); resume starts destage; postsuspend stops destage, waits for it
  * and commits.
+ *
+ * Locking: wc->lock guards the fields the target owns (cleaner, the
+ * sequential-cutoff state) and every call into the other parts that says
+ * "lock held"; map takes it once per bio, to look up and pin.
  */
 #include <linux/blkdev.h>
 #include <linux/jiffies.h>
