@@ -14,8 +14,19 @@ FAKE_WOWVM = r'''#!/bin/bash
 while [ "$1" != --suite ]; do shift; done
 shift 2
 mkdir -p "$LOGS/results"
+echo "vm: run directory $LOGS" >&2
 for s in "$@"; do
 	n=$(basename "$s" .sh)
+	# the session ends here, once the passes before were taken in (a real
+	# run is minutes past them): the whole process group dies
+	if [ "$n" = "$KILL_AT" ]; then
+		for i in $(seq 100); do
+			ls "$WOW_CACHE"/check-debug/*/passed/b > /dev/null 2>&1 &&
+				break
+			sleep 0.1
+		done
+		kill -9 0
+	fi
 	echo "$n" >> "$RAN"
 	echo "crash-flush-points: 200 flush points checked (of 999), 0 failures" \
 		> "$LOGS/results/$n.out"
@@ -55,15 +66,17 @@ def make_repo(tmp_path):
     return r
 
 
-def run(r, tmp_path):
+def run(r, tmp_path, kill_at=""):
     ran = tmp_path / "ran"
     if ran.exists():
         ran.unlink()
     env = dict(os.environ, WOW_CACHE=str(tmp_path / "cache"),
                WOW_FP_SHARDS="2", LOGS=str(tmp_path / "logs"),
-               RAN=str(ran), FAILING=str(tmp_path / "failing"))
+               RAN=str(ran), FAILING=str(tmp_path / "failing"),
+               KILL_AT=kill_at)
     p = subprocess.run([str(r / "tests/vm/check-debug.sh")], cwd=r,
-                       env=env, capture_output=True, text=True)
+                       env=env, capture_output=True, text=True,
+                       start_new_session=True)
     names = ran.read_text().split() if ran.exists() else []
     return p.returncode, p.stdout, names
 
@@ -106,3 +119,19 @@ def test_shards_resume_and_rerun(tmp_path):
     (r / "dm-wow/x.c").write_text("int x2;\n")
     rc, out, ran = run(r, tmp_path)
     assert rc == 0 and len(ran) == 4
+
+
+def test_killed_run_keeps_what_passed(tmp_path):
+    """A session's end kills the run halfway: what passed before is kept
+    (with its flush-point count), and the next run does only the rest."""
+    r = make_repo(tmp_path)
+    rc, out, ran = run(r, tmp_path, kill_at="crash-flush-points-1of2")
+    assert rc != 0
+    assert ran == ["a", "b"]
+    rc, out, ran = run(r, tmp_path)
+    assert rc == 0
+    assert ran == ["crash-flush-points-1of2", "crash-flush-points-2of2"]
+    assert "PASS: vm/a (passed earlier at this tree" in out
+    assert "PASS: vm/b (passed earlier at this tree" in out
+    assert ("400 flush points checked without a failure on the debug "
+            "kernel, in the 2 of 2 shards") in out

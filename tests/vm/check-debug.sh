@@ -9,7 +9,8 @@
 # A whole run needs about three hours of both cores of a 2-core machine
 # (1,000 flush points at some 7 s each under KASAN, and the rest), more
 # than one working session.  So it resumes: a scenario (or shard) that
-# passed is kept under $WOW_CACHE/check-debug/<key>/ with its output, the
+# passed is kept, as soon as it passed (a run killed halfway keeps what
+# passed before), under $WOW_CACHE/check-debug/<key>/ with its output, the
 # key naming what results depend on (dm-wow/, tests/vm/ and userspace/
 # as committed, or with their changes) and the debug kernel, each pass
 # naming its scenario file's hash; a later run at the same key runs only
@@ -48,6 +49,11 @@ say "results kept in $dir"
 
 # a pass counts while the scenario file is the one that passed
 fhash() { sha256sum < "$1" | cut -c1-16; }
+keep() {	# NAME LOGDIR: NAME passed; keep it with its output
+	{ echo "$(date -u +%FT%TZ) $(cat "$dir/hash/$1")"
+	  cat "$2/results/$1.out" 2> /dev/null; } > "$dir/passed/$1.tmp" &&
+		mv "$dir/passed/$1.tmp" "$dir/passed/$1"
+}
 fresh() {	# NAME FILE: has NAME passed with FILE as it is?
 	echo "$(fhash "$2")" > "$dir/hash/$1"
 	[ -f "$dir/passed/$1" ] &&
@@ -84,14 +90,21 @@ rc=0
 if [ ${#todo[@]} -gt 0 ]; then
 	say "${#todo[@]} of ${#names[@]} to run ($(( ${#names[@]} - ${#todo[@]} )) passed earlier at this tree)"
 	"$here/wowvm.py" run --flavour debug --profile full --jobs "$JOBS" \
-		--suite vm-new "${todo[@]}" 2>&1 | tee "$out" |
-		grep -v -E '^(PASS|SKIP): vm-new/' | sed 's/^FAIL: vm-new\//FAIL: vm\//'
+		--suite vm-new "${todo[@]}" 2>&1 | tee "$out" | {
+		logs=
+		while IFS= read -r line; do
+			case $line in
+			"vm: run directory "*) logs=${line#vm: run directory } ;;
+			"PASS: vm-new/"*) keep "${line#PASS: vm-new/}" "$logs" ;;
+			esac
+			case $line in
+			"PASS: vm-new/"* | "SKIP: vm-new/"*) ;;
+			"FAIL: vm-new/"*) echo "FAIL: vm/${line#FAIL: vm-new/}" ;;
+			*) printf '%s\n' "$line" ;;
+			esac
+		done
+	}
 	rc=${PIPESTATUS[0]}
-	logs=$(sed -n 's/.*logs in \(\/[^ ]*\)$/\1/p' "$out" | tail -n 1)
-	for n in $(sed -n 's/^PASS: vm-new\/\([^ ]*\)$/\1/p' "$out"); do
-		{ echo "$(date -u +%FT%TZ) $(cat "$dir/hash/$n")"
-		  cat "$logs/results/$n.out" 2> /dev/null; } > "$dir/passed/$n"
-	done
 	grep -E '^SKIP: vm-new/' "$out" | sed 's/^SKIP: vm-new\//SKIP: vm\//'
 fi
 

@@ -1452,6 +1452,8 @@ def cmd_run(args):
     rd = RunDir(args.keep)
     results = os.path.join(rd.path, "results")
     os.makedirs(results)
+    # before any result: a reader can keep each one as it comes
+    log("run directory %s" % rd.path)
     groups = []
     for s in scens:
         if s.boots > 1:
