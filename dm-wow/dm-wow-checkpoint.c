@@ -273,13 +273,25 @@ int wow_ckpt_read_header(const struct wow_ckpt_area *a,
  * not check or an entry is malformed: what was handed over must then be
  * forgotten and the log scanned instead.  A callback's error stops it.
  */
+/* Start reading slot table blocks [@b, @b + @win) (of @nr) into @buf. */
+static void slot_read(const struct wow_ckpt_area *a, struct wow_aio *aio,
+		      void *buf, u64 b, u32 win, u64 nr)
+{
+	u32 n = min_t(u64, win, nr - b);
+
+	wow_aio_start(aio, a->bdev, area_sector(a, 1 + b), buf,
+		      n * a->block_size, REQ_OP_READ);
+}
+
 int wow_ckpt_read(const struct wow_ckpt_area *a,
 		  const struct wow_ckpt_info *ci,
 		  const struct wow_ckpt_ops *ops)
 {
 	u32 bs = a->block_size, per = wow_ckpt_slots_per_block(bs);
-	u32 *nr_tombs = NULL, i;
+	struct wow_aio aio[2] = { };
+	u32 *nr_tombs = NULL, i, cur;
 	__le32 *csums = NULL;
+	void *win[2] = { };
 	struct ckpt_io io;
 	u64 s, b, total = 0;
 	int r;
@@ -287,6 +299,7 @@ int wow_ckpt_read(const struct wow_ckpt_area *a,
 	r = io_init(&io, a, ci);
 	if (r)
 		return r;
+	win[0] = io.buf;
 	nr_tombs = kvmalloc_array(a->nr_segments, sizeof(*nr_tombs),
 				  GFP_KERNEL);
 	csums = kvmalloc_array(ci->slot_blocks, sizeof(*csums), GFP_KERNEL);
@@ -342,16 +355,30 @@ int wow_ckpt_read(const struct wow_ckpt_area *a,
 			r = ops->load_tomb(ops->ctx, s, &tr);
 		}
 
-	/* then the slot table, a window at a time */
-	for (b = 0; b < ci->slot_blocks && !r; b += io.win) {
+	/*
+	 * then the slot table, a window at a time, the next window's read in
+	 * flight while this one is taken in
+	 */
+	if (!r && ci->slot_blocks) {
+		win[1] = kvzalloc(io.win * bs, GFP_KERNEL);
+		if (!win[1])
+			r = -ENOMEM;
+		else
+			slot_read(a, &aio[0], win[0], 0, io.win,
+				  ci->slot_blocks);
+	}
+	for (b = 0, cur = 0; b < ci->slot_blocks && !r; b += io.win) {
 		u32 n = min_t(u64, io.win, ci->slot_blocks - b);
+		void *buf = win[cur];
 		u64 slot;
 
-		r = wow_sync_io(a->bdev, area_sector(a, 1 + b), io.buf,
-				n * bs, REQ_OP_READ);
+		r = wow_aio_wait(&aio[cur]);
+		if (!r && b + io.win < ci->slot_blocks)
+			slot_read(a, &aio[!cur], win[!cur], b + io.win, io.win,
+				  ci->slot_blocks);
 		for (i = 0; i < n && !r; i++)
 			if (le32_to_cpu(csums[b + i]) !=
-			    wow_ckpt_slot_block_csum(io.buf + i * bs, bs))
+			    wow_ckpt_slot_block_csum(buf + i * bs, bs))
 				r = -EUCLEAN;
 		for (slot = b * per;
 		     slot < min(a->nr_slots, (b + n) * per) && !r; slot++) {
@@ -360,15 +387,20 @@ int wow_ckpt_read(const struct wow_ckpt_area *a,
 			u32 k;
 
 			blk = div_u64_rem(slot - b * per, per, &k);
-			e = wow_ckpt_slot_get(io.buf + blk * bs, k);
+			e = wow_ckpt_slot_get(buf + blk * bs, k);
 			if (!wow_ckpt_slot_decode(e, &ob, &valid, &dirty))
 				r = -EUCLEAN;
 			else if (valid)
 				r = ops->load_slot(ops->ctx, slot, ob, dirty);
 		}
+		cur = !cur;
 		cond_resched();
 	}
+	/* a read still in flight when the load stopped early */
+	wow_aio_wait(&aio[0]);
+	wow_aio_wait(&aio[1]);
 out:
+	kvfree(win[1]);
 	kvfree(io.buf);
 	kvfree(nr_tombs);
 	kvfree(csums);

@@ -364,17 +364,29 @@ int wow_first_vouched(const u64 *suspects, u32 n, u64 seq, u64 durable_seq)
 	return a;
 }
 
+static void aio_endio(struct bio *bio)
+{
+	struct wow_aio *a = bio->bi_private;
+
+	a->error = blk_status_to_errno(bio->bi_status);
+	bio_put(bio);
+	complete(&a->done);
+}
+
 /*
- * Synchronous I/O of a kmalloc'ed or vmalloc'ed buffer, of any length: in
- * bios of up to BIO_MAX_VECS pages, all in flight at once (each chained to
- * the next, the last one waited for).
+ * Start I/O of a kmalloc'ed or vmalloc'ed buffer, of any length: in bios
+ * of up to BIO_MAX_VECS pages, all in flight at once (each chained to the
+ * next; the last one completes @a).  wow_aio_wait() waits for it and
+ * returns its error, or the error of starting it.
  */
-int wow_sync_io(struct block_device *bdev, sector_t sector, void *buf,
-		unsigned int len, blk_opf_t opf)
+void wow_aio_start(struct wow_aio *a, struct block_device *bdev,
+		   sector_t sector, void *buf, unsigned int len, blk_opf_t opf)
 {
 	struct bio *bio = NULL, *next;
-	int r = 0;
 
+	init_completion(&a->done);
+	a->error = 0;
+	a->submitted = false;
 	while (len) {
 		unsigned int nr = DIV_ROUND_UP(offset_in_page(buf) + len,
 					       PAGE_SIZE);
@@ -399,7 +411,7 @@ int wow_sync_io(struct block_device *bdev, sector_t sector, void *buf,
 		}
 		if (WARN_ON_ONCE(!next->bi_iter.bi_size)) {
 			bio_put(next);
-			r = -EIO;
+			a->error = -EIO;
 			break;
 		}
 		if (bio) {
@@ -408,11 +420,32 @@ int wow_sync_io(struct block_device *bdev, sector_t sector, void *buf,
 		}
 		bio = next;
 	}
-	if (bio) {
-		int w = submit_bio_wait(bio);
+	if (!bio)
+		return;
+	bio->bi_opf |= REQ_SYNC;
+	bio->bi_private = a;
+	bio->bi_end_io = aio_endio;
+	a->submitted = true;
+	submit_bio(bio);
+}
 
-		bio_put(bio);
-		r = r ?: w;
-	}
-	return r;
+int wow_aio_wait(struct wow_aio *a)
+{
+	int start_error = a->error;
+
+	if (!a->submitted)
+		return start_error;
+	wait_for_completion_io(&a->done);
+	a->submitted = false;
+	return start_error ?: a->error;
+}
+
+/* Synchronous I/O of a buffer (wow_aio_start, then wait). */
+int wow_sync_io(struct block_device *bdev, sector_t sector, void *buf,
+		unsigned int len, blk_opf_t opf)
+{
+	struct wow_aio a;
+
+	wow_aio_start(&a, bdev, sector, buf, len, opf);
+	return wow_aio_wait(&a);
 }

@@ -319,6 +319,16 @@ static inline u64 wow_epoch(u64 seq)
 
 u64 wow_next_epoch_seq(u64 seen);
 int wow_first_vouched(const u64 *suspects, u32 n, u64 seq, u64 durable_seq);
+/* I/O of a buffer in flight (wow_aio_start), waited for (wow_aio_wait). */
+struct wow_aio {
+	struct completion done;
+	int error;
+	bool submitted;
+};
+
+void wow_aio_start(struct wow_aio *a, struct block_device *bdev,
+		   sector_t sector, void *buf, unsigned int len, blk_opf_t opf);
+int wow_aio_wait(struct wow_aio *a);
 int wow_sync_io(struct block_device *bdev, sector_t sector, void *buf,
 		unsigned int len, blk_opf_t opf);
 
