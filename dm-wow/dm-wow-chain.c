@@ -20,15 +20,23 @@
  *    load is refused (-EUCLEAN) rather than silently losing it.
  *
  * The reads and what a record does to the cache are the caller's, through
- * struct wow_chain_ops; so the decisions here are pure, and KUnit drives
- * them with a log made of plain numbers (tests/chain_kunit.c).
+ * struct wow_chain_ops; so the decisions here are pure, KUnit drives them
+ * with a log made of plain numbers (tests/chain_kunit.c), and the
+ * userspace tools build this file too (wowctl check and dump decide as a
+ * load would).
  *
  * No locking: recovery runs before the device is live.
  */
-#include "dm-wow.h"
+#ifdef __KERNEL__
+#include <linux/errno.h>
+#else
+#include <errno.h>
+#endif
+
+#include "dm-wow-chain.h"
 
 /* Is (@s, @off) a block of the log? */
-static bool in_log(const struct wow_chain *c, u32 s, u32 off)
+static bool in_log(const struct wow_chain *c, __u32 s, __u32 off)
 {
 	return s < c->nr_segments && off < c->blocks_per_seg;
 }
@@ -38,7 +46,7 @@ static bool in_log(const struct wow_chain *c, u32 s, u32 off)
  * so (*@ri filled), 0 if not, or a negative errno.
  */
 static int next_record(struct wow_chain *c, const struct wow_chain_ops *ops,
-		       void *ctx, u32 s, u32 off, bool probe,
+		       void *ctx, __u32 s, __u32 off, bool probe,
 		       struct wow_record_info *ri)
 {
 	enum wow_rec_kind kind;
@@ -62,7 +70,7 @@ static int next_record(struct wow_chain *c, const struct wow_chain_ops *ops,
  * its data not) is a torn tail.  1 if it was one, 0 if not, or an errno.
  */
 static int torn(struct wow_chain *c, const struct wow_chain_ops *ops,
-		void *ctx, u32 s, u32 off)
+		void *ctx, __u32 s, __u32 off)
 {
 	struct wow_record_info ri;
 	enum wow_rec_kind kind;
@@ -90,7 +98,7 @@ static int torn(struct wow_chain *c, const struct wow_chain_ops *ops,
 static bool vouches(const struct wow_chain *c, enum wow_rec_kind kind,
 		    const struct wow_record_info *ri, bool any_epoch)
 {
-	u64 e = c->expected;
+	__u64 e = c->expected;
 
 	return kind == WOW_REC_OK && ri->seq > e && ri->durable_seq >= e &&
 	       (any_epoch || wow_epoch(ri->seq) == wow_epoch(e));
@@ -104,19 +112,21 @@ static bool vouches(const struct wow_chain *c, enum wow_rec_kind kind,
  * one (the whole-log scan cannot either).
  */
 static int vouched(struct wow_chain *c, const struct wow_chain_ops *ops,
-		   void *ctx, u32 s, u32 off, u32 next)
+		   void *ctx, __u32 s, __u32 off, __u32 next)
 {
 	struct wow_record_info ri;
 	enum wow_rec_kind kind;
-	u64 e = c->expected;
+	__u64 e = c->expected;
 	bool ours = false;
-	u32 i;
+	__u32 i;
 	int r;
 
 	if (next < c->nr_segments) {
 		r = ops->header(ctx, next, 0, true, &kind, &ri);
 		if (r)
 			return r;
+		c->vouched_seg = next;
+		c->vouched_off = 0;
 		if (vouches(c, kind, &ri, false))
 			goto corrupt;
 		/*
@@ -132,6 +142,8 @@ static int vouched(struct wow_chain *c, const struct wow_chain_ops *ops,
 		if (r)
 			return r;
 		/* the life the missing record opened */
+		c->vouched_seg = next;
+		c->vouched_off = i;
 		if (kind == WOW_REC_OK && ri.seg_seq == e &&
 		    vouches(c, kind, &ri, true))
 			goto corrupt;
@@ -140,6 +152,8 @@ static int vouched(struct wow_chain *c, const struct wow_chain_ops *ops,
 		r = ops->header(ctx, s, i, false, &kind, &ri);
 		if (r)
 			return r;
+		c->vouched_seg = s;
+		c->vouched_off = i;
 		if (kind == WOW_REC_OK && ri.seg_seq == c->life &&
 		    vouches(c, kind, &ri, false))
 			goto corrupt;
@@ -160,7 +174,7 @@ corrupt:
 int wow_chain_replay(struct wow_chain *c, const struct wow_chain_ops *ops,
 		     void *ctx)
 {
-	u32 s = c->head_seg, off = c->head_wp, next = c->next_seg;
+	__u32 s = c->head_seg, off = c->head_wp, next = c->next_seg;
 	struct wow_record_info ri;
 	int r;
 

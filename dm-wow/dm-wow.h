@@ -20,6 +20,7 @@
 #include <linux/workqueue.h>
 
 #include "dm-wow-format.h"
+#include "dm-wow-chain.h"
 #include "dm-wow-policy.h"
 
 #define DM_MSG_PREFIX "wow"
@@ -310,13 +311,6 @@ int wow_ckpt_read(const struct wow_ckpt_area *a,
 const char *wow_foreign_signature(const void *buf, unsigned int len);
 const char *wow_sb_geometry_mismatch(const struct wow_geometry *sb,
 				     const struct wow_geometry *table);
-#define WOW_EPOCH_SHIFT		32
-
-static inline u64 wow_epoch(u64 seq)
-{
-	return seq >> WOW_EPOCH_SHIFT;
-}
-
 u64 wow_next_epoch_seq(u64 seen);
 int wow_first_vouched(const u64 *suspects, u32 n, u64 seq, u64 durable_seq);
 /* I/O of a buffer in flight (wow_aio_start), waited for (wow_aio_wait). */
@@ -331,23 +325,6 @@ void wow_aio_start(struct wow_aio *a, struct block_device *bdev,
 int wow_aio_wait(struct wow_aio *a);
 int wow_sync_io(struct block_device *bdev, sector_t sector, void *buf,
 		unsigned int len, blk_opf_t opf);
-
-/* A log record header, decoded. */
-struct wow_record_info {
-	u64 seq;
-	u64 seg_seq;
-	u64 durable_seq;
-	u32 data_csum;
-	u32 nr_data;
-	u32 nr_tombs;
-	u32 next_seg;		/* WOW_NO_SEG: not known */
-};
-
-enum wow_rec_kind {
-	WOW_REC_OK,
-	WOW_REC_FOREIGN,	/* not a record of this cache: end of log */
-	WOW_REC_BAD,		/* ours, but checksum or counts are wrong */
-};
 
 static inline struct wow_tomb *wow_record_tombs(void *hdr)
 {
@@ -366,46 +343,6 @@ void wow_record_seal(void *hdr, u32 block_size, const u8 *uuid,
 enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
 				   const u8 *uuid,
 				   struct wow_record_info *ri);
-
-/* ---- dm-wow-chain.c: recovery's decisions along the log's chain ---- */
-
-/* The reads and effects of a replay, the caller's (dm-wow-log.c; KUnit). */
-struct wow_chain_ops {
-	/*
-	 * The header at block @off of segment @s: *@kind, and *@ri when
-	 * WOW_REC_OK.  @probe: the header alone is wanted now.  0 or an
-	 * errno (which ends the replay).
-	 */
-	int (*header)(void *ctx, u32 s, u32 off, bool probe,
-		      enum wow_rec_kind *kind, struct wow_record_info *ri);
-	/* 1: the data of the record at (@s, @off) checks, 0: not; or errno */
-	int (*data)(void *ctx, u32 s, u32 off, const struct wow_record_info *ri);
-	/* apply the next record, at (@s, @off): block 0 opens a new life */
-	int (*apply)(void *ctx, u32 s, u32 off,
-		     const struct wow_record_info *ri);
-	/* a torn record at (@s, @off) is dropped (optional) */
-	void (*torn)(void *ctx, u32 s, u32 off);
-};
-
-struct wow_chain {
-	/* in: the log's geometry and the head the checkpoint names */
-	u32 nr_segments;
-	u32 blocks_per_seg;
-	u32 head_seg;
-	u32 head_wp;
-	u32 next_seg;
-	u64 next_seq;
-	u64 head_life;			/* seq that opened head_seg's life */
-	/* out */
-	u64 expected;			/* seq after the last record applied */
-	u64 life;			/* of the segment the chain ended in */
-	u64 records;
-	u64 dropped;			/* torn records */
-	u64 vouched_by;			/* -EUCLEAN: the record that says so */
-};
-
-int wow_chain_replay(struct wow_chain *c, const struct wow_chain_ops *ops,
-		     void *ctx);
 
 /* ---- the cache: shared by dm-wow-{target,log,destage}.c ---- */
 

@@ -21,6 +21,7 @@
 
 #define __packed __attribute__((packed))
 #include "../dm-wow/dm-wow-format.h"
+#include "../dm-wow/dm-wow-chain.h"
 
 #include "wowcache.h"
 
@@ -1677,6 +1678,7 @@ struct replay {
 	uint64_t *ckpt_max;	/* per segment: newest seq of its
 				 * checkpointed life (0: none left) */
 	uint8_t *hdr;		/* a copy of the record being applied */
+	bool past_end;		/* a record named a block past the origin */
 };
 
 /* wow_ckpt_covers: a checkpointed copy's seq lies in its segment life */
@@ -1760,38 +1762,6 @@ static void replay_new_life(struct replay *rp, uint32_t s, uint64_t seq)
 }
 
 /*
- * replay_next: is the record at block @off of segment @s the next of the
- * log (seq v->replay_end; at block 0 a new life, else the segment's life
- * going on; its data intact)?  1 (its header in rp->hdr), 0, or -errno.
- */
-static int replay_next(struct replay *rp, uint32_t s, uint32_t off,
-		       struct rinfo *ri)
-{
-	const struct wowc *c = rp->sc.c;
-	struct wowc_view *v = rp->sc.v;
-	const uint8_t *p;
-	uint32_t csum = ~0U;
-
-	if (s >= c->nr_segments || off >= c->bps)
-		return 0;
-	p = blk(&rp->sc, s, off);
-	if (!p)
-		return rp->sc.io_err;
-	if (rec_check(c, p, ri) != REC_OK || ri->seq != v->replay_end ||
-	    ri->nr_data > c->bps - off - 1 ||
-	    (off ? ri->seg_seq != v->segs[s].seq : ri->seg_seq != ri->seq))
-		return 0;
-	memcpy(rp->hdr, p, c->bs);
-	if (ri->nr_data) {
-		p = blk(&rp->sc, s, off + 1);
-		if (!p)
-			return rp->sc.io_err;
-		csum = wowc_crc32c(~0U, p, (size_t)ri->nr_data * c->bs);
-	}
-	return csum == ri->data_csum;
-}
-
-/*
  * replay_record: the record's copies are the newest of their blocks,
  * dirty; then its tombstones and clean marks.  -EUCLEAN: an origin block
  * past the origin's end (the kernel's load fails).
@@ -1825,84 +1795,111 @@ static int replay_record(struct replay *rp, uint32_t s, uint32_t off,
 	}
 	seg->max_seq = ri->seq;
 	seg->wp = off + 1 + ri->nr_data;
-	v->replay_end++;
-	v->nr_replayed++;
 	return 0;
 }
 
 /*
- * replay_vouched: the chain stopped at seq e, at block @off of segment
- * @s (or block 0 of @next).  A torn tail, unless a later record of e's
- * epoch says e was durable: block 0 of @next, the rest of @next when its
- * block 0 is ours but bad, or further on in @s in the same life.  Then
- * the kernel refuses the load.  1 refused, 0, -errno.
+ * The chain's decisions are the module's own (dm-wow-chain.c, built here
+ * too); these callbacks read through the scan's buffer and apply to the
+ * view, as dm-wow-log.c's do to the cache.
  */
-static int replay_vouched(struct replay *rp, uint32_t s, uint32_t off,
-			  uint32_t next)
+static int chain_header(void *ctx, uint32_t s, uint32_t off, bool probe,
+			enum wow_rec_kind *kind, struct wow_record_info *wi)
 {
+	struct replay *rp = ctx;
+	const uint8_t *p = blk(&rp->sc, s, off);
+	struct rinfo ri;
+
+	(void)probe;
+	if (!p)
+		return rp->sc.io_err;
+	switch (rec_check(rp->sc.c, p, &ri)) {
+	case REC_OK:
+		*kind = WOW_REC_OK;
+		*wi = (struct wow_record_info){
+			.seq = ri.seq, .seg_seq = ri.seg_seq,
+			.durable_seq = ri.durable_seq,
+			.data_csum = ri.data_csum, .nr_data = ri.nr_data,
+			.nr_tombs = ri.nr_tombs, .next_seg = ri.next_seg,
+		};
+		break;
+	case REC_BAD:
+		*kind = WOW_REC_BAD;
+		break;
+	default:
+		*kind = WOW_REC_FOREIGN;
+	}
+	return 0;
+}
+
+/* The record's data checks; its header is kept for chain_apply. */
+static int chain_data(void *ctx, uint32_t s, uint32_t off,
+		      const struct wow_record_info *wi)
+{
+	struct replay *rp = ctx;
+	const struct wowc *c = rp->sc.c;
+	const uint8_t *p = blk(&rp->sc, s, off);
+	uint32_t csum = ~0U;
+
+	if (!p)
+		return rp->sc.io_err;
+	memcpy(rp->hdr, p, c->bs);
+	if (wi->nr_data) {
+		p = blk(&rp->sc, s, off + 1);
+		if (!p)
+			return rp->sc.io_err;
+		csum = wowc_crc32c(~0U, p, (size_t)wi->nr_data * c->bs);
+	}
+	return csum == wi->data_csum;
+}
+
+static int chain_apply(void *ctx, uint32_t s, uint32_t off,
+		       const struct wow_record_info *wi)
+{
+	struct replay *rp = ctx;
 	const struct wowc *c = rp->sc.c;
 	struct wowc_view *v = rp->sc.v;
-	uint64_t e = v->replay_end;
-	uint32_t ps = next, pb = 0, i;
-	const uint8_t *p;
-	struct rinfo ri;
-	bool ours = false;
-	int kind;
+	struct rinfo ri = {
+		.seq = wi->seq, .seg_seq = wi->seg_seq,
+		.durable_seq = wi->durable_seq, .data_csum = wi->data_csum,
+		.nr_data = wi->nr_data, .nr_tombs = wi->nr_tombs,
+		.next_seg = wi->next_seg,
+	};
+	int r;
 
-	if (next < c->nr_segments) {
-		p = blk(&rp->sc, next, 0);
-		if (!p)
-			return rp->sc.io_err;
-		kind = rec_check(c, p, &ri);
-		if (kind == REC_OK && ri.seq > e &&
-		    epoch(ri.seq) == epoch(e) && ri.durable_seq >= e)
-			goto corrupt;
-		/* block 0 ours but bad: the rest of its life follows it */
-		ours = kind == REC_BAD ||
-		       (kind == REC_OK && ri.seq == e && ri.seg_seq == e);
+	if (!off)
+		replay_new_life(rp, s, ri.seq);
+	r = replay_record(rp, s, off, &ri);
+	if (r == -EUCLEAN) {
+		v->refused = true;
+		rp->past_end = true;
+		problem(&v->probs, WOWC_SEV_ERROR,
+			"log record %" PRIu64 " (segment %u, block %u), replayed after checkpoint %" PRIu64 ", names an origin block past the origin's end: the kernel refuses to load this cache",
+			ri.seq, s, off, c->ckpt.generation);
 	}
-	for (i = 1; ours && i < c->bps; i++) {
-		p = blk(&rp->sc, next, i);
-		if (!p)
-			return rp->sc.io_err;
-		if (rec_check(c, p, &ri) == REC_OK && ri.seg_seq == e &&
-		    ri.seq > e && ri.durable_seq >= e) {
-			pb = i;
-			goto corrupt;
-		}
-	}
-	for (i = off + 1; s < c->nr_segments && i < c->bps; i++) {
-		p = blk(&rp->sc, s, i);
-		if (!p)
-			return rp->sc.io_err;
-		if (rec_check(c, p, &ri) == REC_OK &&
-		    ri.seg_seq == v->segs[s].seq && ri.seq > e &&
-		    epoch(ri.seq) == epoch(e) && ri.durable_seq >= e) {
-			ps = s;
-			pb = i;
-			goto corrupt;
-		}
-	}
-	return 0;
-corrupt:
-	v->refused = true;
-	problem(&v->probs, WOWC_SEV_ERROR,
-		"log record %" PRIu64 " was durable (record %" PRIu64 " at segment %u, block %u says so) but is corrupt or missing where the chain after checkpoint %" PRIu64 " goes on (segment %d, block %u): the kernel refuses to load this cache",
-		e, ri.seq, ps, pb, c->ckpt.generation,
-		s < c->nr_segments ? (int)s : -1, off);
-	return 1;
+	return r;
 }
 
+static const struct wow_chain_ops chain_ops = {
+	.header = chain_header,
+	.data = chain_data,
+	.apply = chain_apply,
+};
+
 /*
- * replay_log and replay_chain: after the checkpoint was loaded into @v.
- * 0, 1 when the kernel would refuse the load, or -errno.
+ * replay_log: after the checkpoint was loaded into @v, the log written
+ * since it, along its chain.  0, 1 when the kernel would refuse the load,
+ * or -errno.
  */
 static int replay_log(struct wowc *c, struct wowc_view *v)
 {
 	struct replay rp = { .sc = { .c = c, .v = v, .buf_seg = UINT32_MAX } };
-	uint32_t s = c->ckpt.head_seg, off = c->ckpt.head_wp;
-	uint32_t next = c->ckpt.next_seg, i;
-	struct rinfo ri;
+	struct wow_chain ch = {
+		.nr_segments = c->nr_segments, .blocks_per_seg = c->bps,
+		.head_seg = c->ckpt.head_seg, .head_wp = c->ckpt.head_wp,
+		.next_seg = c->ckpt.next_seg, .next_seq = c->ckpt.next_seq,
+	};
+	uint32_t i;
 	int r = -ENOMEM;
 
 	rp.sc.buf = xalloc((size_t)c->bps * c->bs);
@@ -1912,40 +1909,20 @@ static int replay_log(struct wowc *c, struct wowc_view *v)
 		goto out;
 	for (i = 0; i < c->nr_segments; i++)
 		rp.ckpt_max[i] = v->segs[i].seq ? v->segs[i].max_seq : 0;
-	v->replay_end = c->ckpt.next_seq;
-	for (;;) {
-		r = replay_next(&rp, s, off, &ri);
-		if (r < 0)
-			goto out;
-		if (!r) {
-			/* the chain leaves @s: block 0 of the next segment */
-			if (next >= c->nr_segments || next == s)
-				break;
-			r = replay_next(&rp, next, 0, &ri);
-			if (r < 0)
-				goto out;
-			if (!r)
-				break;
-			s = next;
-			off = 0;
-		}
-		if (!off)
-			replay_new_life(&rp, s, ri.seq);
-		r = replay_record(&rp, s, off, &ri);
-		if (r == -EUCLEAN) {
-			v->refused = true;
-			problem(&v->probs, WOWC_SEV_ERROR,
-				"log record %" PRIu64 " (segment %u, block %u), replayed after checkpoint %" PRIu64 ", names an origin block past the origin's end: the kernel refuses to load this cache",
-				ri.seq, s, off, c->ckpt.generation);
-			r = 1;
-			goto out;
-		}
-		if (r)
-			goto out;
-		off += 1 + ri.nr_data;
-		next = ri.next_seg;
+	if (ch.head_seg < c->nr_segments)
+		ch.head_life = v->segs[ch.head_seg].seq;
+	r = wow_chain_replay(&ch, &chain_ops, &rp);
+	v->replay_end = (uint64_t)ch.expected;
+	v->nr_replayed += ch.records;
+	if (r == -EUCLEAN && !rp.past_end) {
+		v->refused = true;
+		problem(&v->probs, WOWC_SEV_ERROR,
+			"log record %" PRIu64 " was durable (record %" PRIu64 " at segment %u, block %u says so) but is corrupt or missing where the chain after checkpoint %" PRIu64 " goes on: the kernel refuses to load this cache",
+			(uint64_t)ch.expected, (uint64_t)ch.vouched_by,
+			ch.vouched_seg, ch.vouched_off, c->ckpt.generation);
 	}
-	r = replay_vouched(&rp, s, off, next);
+	if (r == -EUCLEAN)
+		r = 1;
 out:
 	free(rp.sc.buf);
 	free(rp.hdr);

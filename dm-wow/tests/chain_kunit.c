@@ -238,6 +238,8 @@ static void wow_chain_vouched_loss_refused(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wow_chain_replay(&c, &f_ops, l), -EUCLEAN);
 	KUNIT_EXPECT_EQ(test, c.expected, 61ULL);
 	KUNIT_EXPECT_EQ(test, c.vouched_by, 62ULL);
+	KUNIT_EXPECT_EQ(test, c.vouched_seg, 1U);
+	KUNIT_EXPECT_EQ(test, c.vouched_off, 3U);
 
 	/* the same record saying 61 was not yet durable: torn */
 	l->b[1][3].durable = 60;
@@ -257,6 +259,8 @@ static void wow_chain_vouched_loss_refused(struct kunit *test)
 	rec(l, 2, 3, 62, 61, 61, 0, 3);
 	KUNIT_EXPECT_EQ(test, wow_chain_replay(&c, &f_ops, l), -EUCLEAN);
 	KUNIT_EXPECT_EQ(test, c.vouched_by, 62ULL);
+	KUNIT_EXPECT_EQ(test, c.vouched_seg, 2U);
+	KUNIT_EXPECT_EQ(test, c.vouched_off, 3U);
 }
 
 /* A later epoch (a load since) says nothing of this epoch's seqs. */
