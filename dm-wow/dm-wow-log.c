@@ -89,19 +89,12 @@ static bool oblock_dirty(void *ctx, u64 ob)
 static int policy_init(struct wow_cache *wc, const struct wow_policy_ops *ops)
 {
 	const struct wow_policy_src src = { .dirty = oblock_dirty, .ctx = wc };
-	int r;
 
-	r = wow_policy_init(&wc->policy, ops,
-			    wc->args.write_group_size / wc->args.block_size,
-			    DIV_ROUND_UP_SECTOR_T(wc->ti->len, 1 << wc->block_shift),
-			    &src);
-	/* lrw's write-order list: at most 2 bytes per cache block */
-	if (!r)
-		wow_policy_set_lrw_cap(&wc->policy,
-				       max_t(u64, WOW_LRW_MIN_NODES,
-					     (u64)wc->nr_slots * 2 /
-					     wow_policy_group_bytes(&wc->policy)));
-	return r;
+	return wow_policy_init(&wc->policy, ops,
+			       wc->args.write_group_size / wc->args.block_size,
+			       DIV_ROUND_UP_SECTOR_T(wc->ti->len,
+						     1 << wc->block_shift),
+			       &src);
 }
 
 /* The superblock the constructor found, or the one format will write. */

@@ -127,7 +127,6 @@ int wow_policy_init(struct wow_policy *p, const struct wow_policy_ops *ops,
 	INIT_LIST_HEAD(&p->spare);
 	p->blocks_per_group = blocks_per_group;
 	p->group_shift = ilog2(blocks_per_group);
-	p->lrw_cap = U64_MAX;
 	p->nr_gnos = max_t(u64, 1, (nr_oblocks + blocks_per_group - 1) >>
 				   p->group_shift);
 	r = gbits_init(&p->dirty, p->nr_gnos);
@@ -227,10 +226,6 @@ static struct wow_group *get_group(struct wow_policy *p, u64 gno)
 
 static void put_node(struct wow_policy *p, struct wow_group *g)
 {
-	if (g->lrw) {
-		g->lrw = false;
-		p->nr_lrw--;
-	}
 	rb_erase(&g->node, &p->groups);
 	list_del(&g->lru);
 	list_add(&g->lru, &p->spare);
@@ -291,27 +286,7 @@ static void put_group(struct wow_policy *p, u64 gno, struct wow_group *g)
 		put_node(p, g);
 }
 
-/*
- * lrw's list is full: its least recently written group leaves it.  The
- * group stays dirty on the map, untracked: older than every group on the
- * list, which is all lrw needs to know of it (lrw_pick).
- */
-static void lrw_evict(struct wow_policy *p)
-{
-	struct wow_group *g = list_first_entry(&p->lru, struct wow_group, lru);
-
-	list_del_init(&g->lru);
-	g->lrw = false;
-	p->nr_lrw--;
-	p->stats.lrw_evictions++;
-	put_node_if_unused(p, g);
-}
-
-/*
- * @gno has a dirty block: it is on the map; written, with lrw, it goes to
- * the tail of the list (dirty again without a write, it stays where it is,
- * or untracked).
- */
+/* @gno has a dirty block: it is on the map (and on lrw's list). */
 static int get_dirty_group(struct wow_policy *p, u64 gno, bool *hit,
 			   bool written)
 {
@@ -320,19 +295,13 @@ static int get_dirty_group(struct wow_policy *p, u64 gno, bool *hit,
 	if (WARN_ON_ONCE(gno >= p->nr_gnos))
 		return -EINVAL;
 	*hit = gbits_test(&p->dirty, gno);
-	if (p->ops->write_order && written) {
-		g = find_group(p, gno);
-		if ((!g || !g->lrw) && p->nr_lrw >= p->lrw_cap &&
-		    !list_empty(&p->lru))
-			lrw_evict(p);
+	if (p->ops->write_order && (!*hit || written)) {
 		g = get_group(p, gno);
 		if (!g)
 			return -ENOMEM;
-		list_move_tail(&g->lru, &p->lru);
-		if (!g->lrw) {
-			g->lrw = true;
-			p->nr_lrw++;
-		}
+		if (written || !g->lrw)
+			list_move_tail(&g->lru, &p->lru);
+		g->lrw = true;
 	}
 	if (!*hit) {
 		gbits_test_and_set(&p->dirty, gno);
@@ -504,8 +473,7 @@ void wow_policy_run_done(struct wow_policy *p, u64 start, u32 nr)
  * group whose recency bit is set has the bit cleared and is passed over
  * (WOW); a full turn with every bit cleared then finds a group.
  */
-static bool sweep(struct wow_policy *p, bool spare_recent, bool untracked,
-		  u64 *gnop)
+static bool sweep(struct wow_policy *p, bool spare_recent, u64 *gnop)
 {
 	u64 steps = 2 * p->nr_groups + 2;
 	u64 gno = gbits_next(&p->dirty, p->hand);
@@ -521,9 +489,7 @@ static bool sweep(struct wow_policy *p, bool spare_recent, bool untracked,
 			wrapped = true;
 		}
 		g = find_group(p, gno);
-		if (untracked && g && g->lrw) {
-			/* lrw: a group on the list waits its turn there */
-		} else if (next_eligible(p, gno, g, 0) < p->blocks_per_group) {
+		if (next_eligible(p, gno, g, 0) < p->blocks_per_group) {
 			if (!spare_recent || !gbits_test(&p->recent, gno)) {
 				/* a new sweep starts only when the hand moves on */
 				if (wrapped)
@@ -624,47 +590,31 @@ static void wow_note_write(struct wow_policy *p, u64 gno, bool hit,
  */
 static bool wow_pick(struct wow_policy *p, u64 *gno)
 {
-	return sweep(p, true, false, gno);
+	return sweep(p, true, gno);
 }
 
 static bool cscan_pick(struct wow_policy *p, u64 *gno)
 {
-	return sweep(p, false, false, gno);
+	return sweep(p, false, gno);
 }
 
-/*
- * Least recently written first.  Dirty groups off the list (evicted from
- * a full list, or dirty again without a write: a failed destage, a load)
- * are older than any on it, so they go first, in sweep order; then the
- * list from its head.
- */
 static bool lrw_pick(struct wow_policy *p, u64 *gno)
 {
 	struct wow_group *g, *tmp;
 
-	if (p->nr_groups > p->nr_lrw && sweep(p, false, true, gno))
-		return true;
 	list_for_each_entry_safe(g, tmp, &p->lru, lru) {
 		if (next_eligible(p, g->gno, g, 0) < p->blocks_per_group) {
 			p->hand = g->gno;
 			*gno = g->gno;
 			return true;
 		}
-		/* a group left behind, empty: off the map and the list */
-		put_group(p, g->gno, g);
+		if (!g->nr_busy) {
+			/* a group left behind: it is empty */
+			g->lrw = false;
+			put_group(p, g->gno, g);
+		}
 	}
 	return false;
-}
-
-/*
- * At most @cap groups on lrw's list (its memory bound); beyond, the least
- * recently written leave it (lrw_evict).
- */
-void wow_policy_set_lrw_cap(struct wow_policy *p, u64 cap)
-{
-	p->lrw_cap = max_t(u64, cap, 1);
-	while (p->nr_lrw > p->lrw_cap)
-		lrw_evict(p);
 }
 
 const struct wow_policy_ops wow_policy_wow_ops = {

@@ -11,14 +11,11 @@
  * is busy: a node per busy group holds their bitmap, so that a block is
  * never handed out twice at once, and a block re-dirtied while busy becomes
  * eligible again only when its destage is done.  lrw, a baseline, also
- * keeps a node per recently written group on its write-order list, at most
- * lrw_cap of them: the least recently written leave a full list and stay
- * dirty on the map, older than all on it.
+ * keeps a node per dirty group on its write-order list.
  *
  * Memory: 2 bits per origin group (2 MiB per TiB of origin at 128 KiB
  * groups), in chunks of 1 MiB; a node per busy group (bounded by the I/O
- * in flight); with lrw, at most lrw_cap more (dm-wow: 2 bytes per cache
- * block).
+ * in flight); with lrw, a node per dirty group.
  *
  * Policies differ only in which group they destage next (the ops table);
  * each run handed out is a range of contiguous eligible blocks inside one
@@ -36,7 +33,7 @@
 #include <linux/rbtree.h>
 #include <linux/types.h>
 
-/* A busy group, or with lrw one on the write-order list. */
+/* A busy group, or with lrw a dirty one. */
 struct wow_group {
 	struct rb_node node;		/* in wow_policy.groups, by gno */
 	struct list_head lru;		/* lrw order, or the spare list */
@@ -77,7 +74,6 @@ struct wow_policy_stats {
 	u64 run_blocks;			/* blocks in them */
 	u64 recency_skips;		/* wow: groups skipped by the hand */
 	u64 sweeps;			/* times the hand wrapped */
-	u64 lrw_evictions;		/* lrw: groups off a full list */
 };
 
 struct wow_policy {
@@ -95,8 +91,6 @@ struct wow_policy {
 	u64 nr_groups;			/* groups with dirty or busy blocks */
 	u64 nr_busy;			/* blocks being destaged */
 	u64 nr_recency;			/* groups with the recency bit set */
-	u64 nr_lrw;			/* lrw: groups on the list */
-	u64 lrw_cap;			/* lrw: at most this many */
 	u64 hand;			/* group number the hand stands at */
 	bool drain;			/* destage all: set no recency bits */
 	struct wow_policy_stats stats;
@@ -146,6 +140,5 @@ bool wow_policy_hold(struct wow_policy *p, u64 oblock);
 void wow_policy_run_done(struct wow_policy *p, u64 start, u32 nr);
 void wow_policy_set_drain(struct wow_policy *p, bool drain);
 void wow_policy_clear_stats(struct wow_policy *p);
-void wow_policy_set_lrw_cap(struct wow_policy *p, u64 cap);
 
 #endif /* DM_WOW_POLICY_H */

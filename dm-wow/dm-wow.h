@@ -357,8 +357,6 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
 #define WOW_MARKS_DUE_MS	1000U
 /* Recovery reads a segment in windows of this much (or the segment). */
 #define WOW_SCAN_WINDOW_BYTES	SZ_2M
-/* lrw keeps at least this many groups on its write-order list. */
-#define WOW_LRW_MIN_NODES	64U
 /* Free segments only reclaim's own records may use. */
 #define WOW_RESERVE_SEGMENTS	2U
 /* Destage at full rate after this long without foreground I/O. */

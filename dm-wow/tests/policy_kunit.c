@@ -279,43 +279,6 @@ static void wow_policy_lrw_oldest_write_first(struct kunit *test)
 	wow_policy_exit(p);
 }
 
-/*
- * A full lrw list: the least recently written group leaves it and stays
- * dirty, older than every group on the list, so it still goes first; a
- * group dirty again without a write (a failed destage, a load) takes no
- * node.  The list never holds more than its cap.
- */
-static void wow_policy_lrw_capped_list(struct kunit *test)
-{
-	struct wow_policy *p = new_policy(test, &wow_policy_lrw_ops);
-	static const u64 first[] = { 0, 16, 24, 32, 8 }, then[] = { 48, 40 };
-	static const u32 l[] = { 1, 1, 1, 1, 1 };
-
-	wow_policy_set_lrw_cap(p, 2);
-	write(p, 16, 1, false);
-	write(p, 0, 1, false);
-	write(p, 24, 1, false);		/* 16 leaves the list */
-	KUNIT_EXPECT_EQ(test, p->nr_lrw, 2ULL);
-	KUNIT_EXPECT_EQ(test, p->stats.lrw_evictions, 1ULL);
-	write(p, 32, 1, false);		/* 0 leaves it too */
-	write(p, 8, 1, false);		/* and 24 */
-	KUNIT_EXPECT_EQ(test, p->nr_lrw, 2ULL);
-	KUNIT_EXPECT_EQ(test, p->nr_groups, 5ULL);
-	/*
-	 * Off the list: 16, 0, 24 (older than 32 and 8), taken in sweep
-	 * order from the hand (0): 0, 16, 24; then the list: 32, 8.
-	 */
-	expect_runs(test, p, 64, first, l, 5);
-
-	/* dirty again without a write: no node, and first */
-	write(p, 40, 1, false);
-	set_dirty(fake_of(p), 48);
-	KUNIT_EXPECT_EQ(test, wow_policy_mark_dirty(p, 48), 0);
-	KUNIT_EXPECT_EQ(test, p->nr_lrw, 1ULL);
-	expect_runs(test, p, 64, then, l, 2);
-	wow_policy_exit(p);
-}
-
 static void wow_policy_busy_block_not_handed_twice(struct kunit *test)
 {
 	struct wow_policy *p = new_policy(test, &wow_policy_cscan_ops);
@@ -494,7 +457,6 @@ static struct kunit_case wow_policy_cases[] = {
 	KUNIT_CASE(wow_policy_sequential_does_not_set_recency),
 	KUNIT_CASE(wow_policy_drain_ignores_recency),
 	KUNIT_CASE(wow_policy_lrw_oldest_write_first),
-	KUNIT_CASE(wow_policy_lrw_capped_list),
 	KUNIT_CASE(wow_policy_busy_block_not_handed_twice),
 	KUNIT_CASE(wow_policy_claim_and_forget),
 	KUNIT_CASE(wow_policy_no_spare_fails_cleanly),
