@@ -6,7 +6,8 @@ Commands (run from anywhere; paths are relative to the current directory):
 
   wowvm.py run [options] SCENARIO.sh...
       Boot VMs and run the scenarios.  Scenarios with the same disk layout
-      share one boot and run one after another; scenarios that declare
+      share one boot and run one after another (up to GROUP_COST_CAP
+      seconds of their timeouts a boot); scenarios that declare
       boots>1 get boots of their own.  Prints exactly one line per scenario,
           PASS: vm/<name>,  FAIL: vm/<name> (<reason>)  or  SKIP: vm/<name> (<why>)
       followed, on failure, by an indented tail of the scenario's output and
@@ -136,6 +137,11 @@ BOOT_STALL_SCALE = 2        # most the timeout scale stretches BOOT_STALL
 BOOT_TRIES = 6              # boots of a group that stalled before it ran
 POWEROFF_GRACE = 60         # seconds after the last scenario ended
 KEEP_RUN_DIRS = 10
+# Most seconds of scenario timeouts one boot group holds: a group's results
+# are known only when its boot ends, so a run killed halfway (check-debug
+# spans sessions) keeps only the groups that ended; long scenarios (the
+# crash-flush-points shards) boot alone.
+GROUP_COST_CAP = 3600
 
 # Kernel problems in the console.  Lines the guest tagged as scenario output
 # (USER_TAG) are never scanned.
@@ -1366,6 +1372,24 @@ def group_cost(group):
                 else s.timeout) * max(s.boots, 1) for s in group)
 
 
+def plan_groups(scens, cap=GROUP_COST_CAP):
+    """Boot groups: scenarios with one disk layout share a boot while their
+    timeouts stay within @cap seconds; multi-boot scenarios boot alone."""
+    groups = []
+    for s in scens:
+        if s.boots > 1:
+            groups.append([s])
+            continue
+        for g in groups:
+            if g[0].boots == 1 and g[0].disk_key() == s.disk_key() and \
+                    group_cost(g + [s]) <= cap:
+                g.append(s)
+                break
+        else:
+            groups.append([s])
+    return groups
+
+
 def run_groups(kv, base, rd, groups, module, results, echo, jobs):
     """Run boot groups, @jobs VMs at a time; yield (scenario, Outcome)."""
     if jobs <= 1:
@@ -1454,17 +1478,7 @@ def cmd_run(args):
     os.makedirs(results)
     # before any result: a reader can keep each one as it comes
     log("run directory %s" % rd.path)
-    groups = []
-    for s in scens:
-        if s.boots > 1:
-            groups.append([s])
-            continue
-        for g in groups:
-            if g[0].boots == 1 and g[0].disk_key() == s.disk_key():
-                g.append(s)
-                break
-        else:
-            groups.append([s])
+    groups = plan_groups(scens)
     echo = "all" if args.console else "user" if args.verbose else None
     jobs = max(1, args.jobs)
     if jobs > 1 and echo:
