@@ -12,7 +12,8 @@
 # hidden from udev's by-uuid lookups and cannot be mounted.  Boot 1 writes
 # files through the mount and keeps the device busy until it is removed at
 # shutdown (wow-busy.service), so they are still dirty in the cache then;
-# boot 2 reads them back.
+# boot 2 reads them back.  Boot 3 has no cache disk: the unit fails, the
+# fstab mount times out, and nothing mounts the origin.
 #
 # Writes one line per case to /results/boot$WOW_BOOT.results, "PASS NAME" or
 # "FAIL NAME why", the cases' output to /results/boot$WOW_BOOT.log, then
@@ -242,6 +243,30 @@ c_data() {
 	echo "status: $(dmsetup status "$NAME")"
 }
 
+# boot 3, without the cache disk: the unit cannot start, and the file
+# system fstab names by UUID is mounted from nowhere, the origin least of all
+c_nocache() {
+	st=$(systemctl show -P ActiveState "$UNIT")
+	echo "$UNIT: $st ($(systemctl show -P Result "$UNIT"))"
+	systemctl --failed --no-pager || true
+	journalctl -b --no-pager -o short-monotonic -u "$UNIT" -u "$MOUNT_UNIT" || true
+	[ ! -e "$CLINK" ] || no "$CLINK exists: the cache disk is there"
+	[ "$st" != active ] || no "$UNIT is active without its cache"
+	! dmsetup info "$NAME" >/dev/null 2>&1 || no "$NAME exists"
+	findmnt "$MNT" && no "something is mounted on $MNT"
+	o=$(devno "$OLINK")
+	on=$(awk -v d="$o" '$3 == d { print $5 }' /proc/self/mountinfo)
+	[ -z "$on" ] || no "the origin ($o) is mounted on $on"
+	ls -l /dev/disk/by-uuid/ 2>&1 || true
+	[ ! -e "/dev/disk/by-uuid/$FS_UUID" ] ||
+		no "/dev/disk/by-uuid/$FS_UUID exists: $(ls -l "/dev/disk/by-uuid/$FS_UUID")"
+	ft=$(prop "$OLINK" ID_FS_TYPE)
+	[ "$ft" = dm_wow_origin ] || no "the origin's ID_FS_TYPE is '$ft'"
+	[ -z "$(prop "$OLINK" ID_FS_UUID)" ] || no "the origin has ID_FS_UUID"
+	r=$(systemctl show -P Result "$MOUNT_UNIT")
+	echo "$MOUNT_UNIT: $(systemctl show -P ActiveState "$MOUNT_UNIT") ($r)"
+}
+
 # ---- main -------------------------------------------------------------------
 
 say "check.sh boot $WOW_BOOT${BREAK:+ (broken: $BREAK)}"
@@ -252,18 +277,23 @@ say "check.sh boot $WOW_BOOT${BREAK:+ (broken: $BREAK)}"
 	systemctl --failed --no-pager || true
 	systemd-analyze 2>&1 || true
 } >>"$LOG" 2>&1
-check generator c_generator
-check order c_order
-check table c_table
-check mount c_mount
-check origin-hidden c_origin_hidden
-check origin-busy c_origin_busy
+case $WOW_BOOT in
+1 | 2)
+	check generator c_generator
+	check order c_order
+	check table c_table
+	check mount c_mount
+	check origin-hidden c_origin_hidden
+	check origin-busy c_origin_busy
+	;;
+esac
 case $WOW_BOOT in
 1)
 	check write c_write
 	check origin-stale c_origin_stale
 	;;
 2) check data c_data ;;
+3) check no-cache c_nocache ;;
 esac
 journalctl -b --no-pager -o short-monotonic >"/results/boot$WOW_BOOT.journal" 2>&1 || true
 echo done >"/results/boot$WOW_BOOT.done"
