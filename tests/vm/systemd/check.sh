@@ -4,10 +4,11 @@
 # The guest half of `make test-vm-systemd` (tests/vm/systemd-vm.py): runs
 # as wow-check.service, after local-fs.target, in a VM whose PID 1 is
 # systemd and whose /etc/wowtab lists
-#   slow /dev/disk/by-id/virtio-origin /dev/disk/by-id/virtio-cache -
-# and whose /etc/fstab mounts UUID=$FS_UUID (the origin's ext4, made on the
-# host) on /mnt/wow.  Every boot checks that systemd ran the generator and
-# started dm-wow@slow.service before local-fs-pre.target, that the table is
+#   slow /dev/disk/by-id/virtio-origin /dev/disk/by-id/virtio-cache OPTIONS
+# (OPTIONS slow destage down: see systemd-vm.py) and whose /etc/fstab
+# mounts UUID=$FS_UUID (the origin's ext4, made on the host) on /mnt/wow.
+# Every boot checks that systemd ran the generator and started
+# dm-wow@slow.service before local-fs-pre.target, that the table is
 # right, that the fstab mount is on /dev/mapper/slow and that the origin is
 # hidden from udev's by-uuid lookups and cannot be mounted.  Boot 1 writes
 # files through the mount and keeps the device busy until it is removed at
@@ -21,7 +22,7 @@
 set -eu
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
-. /etc/wowtest.conf	# WOW_BOOT, FS_UUID, TOKEN, BREAK
+. /etc/wowtest.conf	# WOW_BOOT, FS_UUID, TOKEN, BREAK, TABLE_OPTIONS
 
 NAME=slow
 MNT=/mnt/wow
@@ -119,8 +120,8 @@ c_table() {
 	o=$(devno "$OLINK") c=$(devno "$CLINK")
 	want=$(($(blockdev --getsz "$OLINK") / 8 * 8))
 	[ "$1 $2 $3" = "0 $want wow" ] || no "table '$t': want 0 $want wow"
-	[ "$4 $5 $6" = "$o $c 0" ] ||
-		no "table '$t': want origin $o, cache $c, no options"
+	[ "${t#0 * wow }" = "$o $c $TABLE_OPTIONS" ] ||
+		no "table '$t': want origin $o, cache $c, options $TABLE_OPTIONS"
 	dmsetup info -c -o name,major,minor,open,attr "$NAME"
 }
 
@@ -159,13 +160,13 @@ c_origin_hidden() {
 		no "no /dev/disk/by-uuid/$FS_UUID"
 	[ "$l" = "$dm" ] || no "/dev/disk/by-uuid/$FS_UUID leads to $l, not $dm"
 	# which devices the udev database gives the UUID
-	for d in /sys/class/block/*; do
-		[ "$(prop "/dev/${d##*/}" ID_FS_UUID)" != "$FS_UUID" ] ||
-			echo "udev: /dev/${d##*/} has ID_FS_UUID=$FS_UUID"
-	done >/tmp/uuid-owners
-	cat /tmp/uuid-owners
-	[ "$(cat /tmp/uuid-owners)" = "udev: $dm has ID_FS_UUID=$FS_UUID" ] ||
-		no "the udev database has ID_FS_UUID=$FS_UUID on: $(cat /tmp/uuid-owners | tr '\n' ' ')"
+	owners=$(udevadm info --export-db | awk -v u="$FS_UUID" '
+		/^P: / { dev = "" }
+		/^N: / { dev = "/dev/" substr($0, 4) }
+		$0 == "E: ID_FS_UUID=" u { print dev }')
+	echo "udev database: ID_FS_UUID=$FS_UUID on: $owners"
+	[ "$owners" = "$dm" ] ||
+		no "the udev database has ID_FS_UUID=$FS_UUID on: $(echo $owners)"
 	b=$(blkid -U "$FS_UUID") || no "blkid -U $FS_UUID finds nothing"
 	echo "blkid -U $FS_UUID: $b"
 	[ "$(readlink -f "$b")" = "$dm" ] || no "blkid -U $FS_UUID gives $b, not $dm"
@@ -203,13 +204,16 @@ c_origin_busy() {
 # boot 1: keep the device busy (an idle dm-wow destages everything within
 # a second) until its ExecStop, then write through the mount
 c_write() {
+	# more than the gap between wow-busy's stop and dm-wow's suspend at
+	# shutdown (about a second) can destage once the device is idle; made
+	# in tmpfs first, as urandom is slow, then copied in a few seconds
+	head -c 134217728 /dev/urandom >/run/wowtest-data
 	systemctl start wow-busy.service || no "cannot start wow-busy.service"
 	sleep 2
 	systemctl is-active wow-busy.service || no "wow-busy.service is not running"
 	echo "$TOKEN" >"$MNT/token"
-	# more than the gap between wow-busy's stop and dm-wow's suspend at
-	# shutdown (about a second) can destage once the device is idle
-	head -c 134217728 /dev/urandom >"$MNT/data"
+	cp /run/wowtest-data "$MNT/data"
+	rm /run/wowtest-data
 	(cd "$MNT" && sha256sum data >data.sha256)
 	sync -f "$MNT/token" "$MNT/data" "$MNT/data.sha256" || no "sync failed"
 	sync
@@ -279,21 +283,21 @@ say "check.sh boot $WOW_BOOT${BREAK:+ (broken: $BREAK)}"
 } >>"$LOG" 2>&1
 case $WOW_BOOT in
 1 | 2)
-	check generator c_generator
-	check order c_order
-	check table c_table
-	check mount c_mount
-	check origin-hidden c_origin_hidden
-	check origin-busy c_origin_busy
+	check generator-made-unit c_generator
+	check assembled-before-local-fs c_order
+	check table-from-wowtab c_table
+	check fstab-uuid-mounts-dm-device c_mount
+	check origin-hidden-from-udev c_origin_hidden
+	check origin-not-mountable c_origin_busy
 	;;
 esac
 case $WOW_BOOT in
 1)
-	check write c_write
-	check origin-stale c_origin_stale
+	check writes-stay-dirty c_write
+	check origin-alone-is-stale c_origin_stale
 	;;
-2) check data c_data ;;
-3) check no-cache c_nocache ;;
+2) check data-read-back c_data ;;
+3) check no-cache-origin-not-mounted c_nocache ;;
 esac
 journalctl -b --no-pager -o short-monotonic >"/results/boot$WOW_BOOT.journal" 2>&1 || true
 echo done >"/results/boot$WOW_BOOT.done"
