@@ -55,7 +55,10 @@ check() {
 	printf '=== %s\n%s\n' "$c" "$out" >>"$LOG"
 }
 
-# in a check: `no "why"` prints the reason and fails
+# in a check: `no "why"` prints the reason and fails.  A check runs in a
+# command substitution, where set -e still holds (dash): a command that
+# fails there ends the check as failed, without a reason, so commands that
+# only show something end in `|| true`.
 no() { echo "why: $*"; return 1; }
 
 prop() {	# prop DEV KEY: the udev property's value
@@ -106,6 +109,20 @@ c_order() {
 		no "local-fs-pre.target, $MOUNT_UNIT or local-fs.target never became active"
 	[ "$w" -le "$pre" ] ||
 		no "$UNIT became active after local-fs-pre.target ($w > $pre)"
+	# bound to the by-id .device units, and started once both were there
+	start=$(systemctl show -P InactiveExitTimestampMonotonic "$UNIT")
+	for l in "$OLINK" "$CLINK"; do
+		d=$(systemd-escape --path --suffix=device "$l")
+		bb=$(systemctl show -P BoundBy "$d")
+		dt=$(ts "$d")
+		echo "$d: active since $dt, BoundBy=$bb; $UNIT started at $start"
+		case " $bb " in
+		*" $UNIT "*) ;;
+		*) no "$UNIT does not bind to $d (BoundBy=$bb)" ;;
+		esac
+		[ "$dt" -gt 0 ] && [ "$dt" -le "$start" ] ||
+			no "$d became active at $dt, $UNIT started at $start"
+	done
 	[ "$pre" -le "$m" ] && [ "$m" -le "$lf" ] ||
 		no "mount order: local-fs-pre $pre, mount $m, local-fs $lf"
 }
@@ -123,6 +140,21 @@ c_table() {
 	[ "${t#0 * wow }" = "$o $c $TABLE_OPTIONS" ] ||
 		no "table '$t': want origin $o, cache $c, options $TABLE_OPTIONS"
 	dmsetup info -c -o name,major,minor,open,attr "$NAME"
+}
+
+# the cache device as udev's rules and wow-probe see it: in boot 2 as
+# coldplug found it; in boot 1 it was blank then (dm-wow formatted it at the
+# first load, which makes no uevent), so after a change event
+c_cache_tagged() {
+	if [ "$WOW_BOOT" = 1 ]; then
+		udevadm trigger --action=change --settle "$CLINK" ||
+			no "udevadm trigger change $CLINK"
+	fi
+	udevadm info --query=property --name="$CLINK" |
+		grep -e '^ID_FS' -e '^WOW_' || true
+	ft=$(prop "$CLINK" ID_FS_TYPE)
+	[ "$ft" = dm_wow_cache ] || no "the cache's ID_FS_TYPE is '$ft'"
+	[ "$(prop "$CLINK" WOW_CACHE_SB)" = valid ] || no "no WOW_CACHE_SB=valid"
 }
 
 c_mount() {
@@ -147,9 +179,10 @@ c_mount() {
 
 c_origin_hidden() {
 	udevadm info --query=property --name="$OLINK" |
-		grep -e '^DEVNAME' -e '^ID_FS' -e '^WOW_' -e '^DEVLINKS' -e '^UDISKS'
-	ls -l /dev/disk/by-uuid/
-	lsblk -o NAME,MAJ:MIN,FSTYPE,UUID,MOUNTPOINTS
+		grep -e '^DEVNAME' -e '^ID_FS' -e '^WOW_' -e '^DEVLINKS' -e '^UDISKS' ||
+		true
+	ls -l /dev/disk/by-uuid/ || true
+	lsblk -o NAME,MAJ:MIN,FSTYPE,UUID,MOUNTPOINTS || true
 	ft=$(prop "$OLINK" ID_FS_TYPE)
 	[ "$ft" = dm_wow_origin ] || no "the origin's ID_FS_TYPE is '$ft'"
 	[ "$(prop "$OLINK" WOW_ORIGIN_OF)" = "$NAME" ] || no "no WOW_ORIGIN_OF=$NAME"
@@ -286,6 +319,7 @@ case $WOW_BOOT in
 	check generator-made-unit c_generator
 	check assembled-before-local-fs c_order
 	check table-from-wowtab c_table
+	check cache-tagged-by-udev c_cache_tagged
 	check fstab-uuid-mounts-dm-device c_mount
 	check origin-hidden-from-udev c_origin_hidden
 	check origin-not-mountable c_origin_busy
