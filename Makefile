@@ -22,7 +22,7 @@ export PREFIX DESTDIR
 .PHONY: all module userspace clean setup check demo kunit vmtest shell \
 	checkpatch bench bench-quick check-debug debug-kernel soak \
 	test-userspace test-bench-tools test-kunit test-vm test-style \
-	test-vm-debug test-vm612 check-large install uninstall \
+	test-vm-debug test-vm612 test-vm-systemd check-large install uninstall \
 	install-module install-userspace uninstall-module uninstall-userspace \
 	version
 
@@ -113,6 +113,13 @@ test-kunit:
 
 test-vm: all
 	@tests/vm/wowvm.py run tests/scenarios/*.sh
+
+# Boot-time assembly with systemd as PID 1: /etc/wowtab, the generator, the
+# udev rules and an fstab mount by UUID over two boots
+# (tests/vm/systemd-vm.py; BREAK=before|rules breaks the install on purpose,
+# and then it must fail).
+test-vm-systemd: all
+	@tests/vm/systemd-vm.py $(if $(BREAK),--break $(BREAK))
 
 # The scenarios too large for make check (a 1 TiB cache: 8 GiB VM, minutes).
 check-large: setup all

@@ -16,7 +16,7 @@ mkdir -p "$LOGDIR"
 
 suites=("$@")
 if [ ${#suites[@]} -eq 0 ]; then
-	suites=(style userspace bench-tools kunit vm vm612)
+	suites=(style userspace bench-tools kunit vm vm612 vm-systemd)
 fi
 
 pass=0 fail=0 skip=0

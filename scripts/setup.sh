@@ -10,8 +10,9 @@ PKGS=(
 	qemu-system-x86 busybox-static dmsetup libdevmapper-dev pkg-config fio
 	blktrace kmod cpio xz-utils
 	# make install (the module through DKMS); the boot-assembly scenario's
-	# udev and systemd-escape
-	dkms udev systemd
+	# udev and systemd-escape; test-vm-systemd boots the host's / with
+	# systemd as PID 1 (and makes and reads its ext4 with e2fsprogs)
+	dkms udev systemd e2fsprogs util-linux
 	# UML / KUnit build
 	build-essential flex bison bc libelf-dev libssl-dev python3
 	# bench
