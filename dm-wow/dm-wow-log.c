@@ -86,9 +86,13 @@ static bool oblock_dirty(void *ctx, u64 ob)
 	       (wow_slot_at(&wc->index, slot)->flags & WOW_SLOT_DIRTY);
 }
 
+static bool oblock_older(void *ctx, u64 *pos, u64 *ob);
+
 static int policy_init(struct wow_cache *wc, const struct wow_policy_ops *ops)
 {
-	const struct wow_policy_src src = { .dirty = oblock_dirty, .ctx = wc };
+	const struct wow_policy_src src = {
+		.dirty = oblock_dirty, .older = oblock_older, .ctx = wc,
+	};
 
 	return wow_policy_init(&wc->policy, ops,
 			       wc->args.write_group_size / wc->args.block_size,
@@ -127,8 +131,11 @@ int wow_log_alloc(struct wow_cache *wc)
 	if (!wc->segs)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&wc->free_segs);
+	INIT_LIST_HEAD(&wc->seg_order);
+	wc->lrw_cursor = WOW_NO_SLOT;
 	for (i = 0; i < wc->nr_segments; i++) {
 		INIT_LIST_HEAD(&wc->segs[i].list);
+		INIT_LIST_HEAD(&wc->segs[i].order);
 		atomic_set(&wc->segs[i].pins, 0);
 	}
 	wc->open_seg = WOW_NO_SEG;
@@ -205,8 +212,136 @@ void wow_log_free(struct wow_cache *wc)
 	bioset_exit(&wc->log_bs);
 }
 
+/* ---- write order: lrw's source ---- */
+
+/*
+ * The log is its own record of write order: a block written (or written
+ * again) gets a slot at the head, so the dirty blocks in the order they
+ * were last written are the dirty slots of the segments in seq order
+ * (wc->seg_order), each from block 0 to its write pointer.  lrw walks
+ * that; wc->lrw_cursor keeps its place: every slot before it is clean or
+ * dead, and stays so (only the head gets new dirty slots).
+ */
+
+/* The slot after @slot in write order, or WOW_NO_SLOT (lock held). */
+static u32 order_next(struct wow_cache *wc, u32 slot)
+{
+	struct wow_segment *seg = &wc->segs[wow_slot_seg(wc, slot)];
+
+	lockdep_assert_held(&wc->lock);
+	if (slot % wc->blocks_per_seg + 1 < seg->wp)
+		return slot + 1;
+	if (list_is_last(&seg->order, &wc->seg_order))
+		return WOW_NO_SLOT;
+	seg = list_next_entry(seg, order);
+	return slot_of(wc, seg - wc->segs, 0);
+}
+
+/* The first slot in write order (lock held). */
+static u32 order_first(struct wow_cache *wc)
+{
+	struct wow_segment *seg;
+
+	lockdep_assert_held(&wc->lock);
+	seg = list_first_entry_or_null(&wc->seg_order, struct wow_segment,
+				       order);
+	return seg ? slot_of(wc, seg - wc->segs, 0) : WOW_NO_SLOT;
+}
+
+static bool slot_dirty(struct wow_cache *wc, u32 slot)
+{
+	u16 f = wow_slot_at(&wc->index, slot)->flags;
+
+	return (f & (WOW_SLOT_VALID | WOW_SLOT_DIRTY)) ==
+	       (WOW_SLOT_VALID | WOW_SLOT_DIRTY);
+}
+
+/*
+ * lrw's source (struct wow_policy_src.older): the next dirty block not
+ * held by a destage or copy, in write order after *@pos
+ * (WOW_POLICY_OLDEST: from the cursor).  Lock held or recovering.
+ */
+static bool oblock_older(void *ctx, u64 *pos, u64 *ob)
+{
+	struct wow_cache *wc = ctx;
+	u32 slot;
+
+	if (*pos == WOW_POLICY_OLDEST) {
+		if (wc->lrw_cursor == WOW_NO_SLOT)
+			wc->lrw_cursor = order_first(wc);
+		/* move past what went clean or dead */
+		while (wc->lrw_cursor != WOW_NO_SLOT &&
+		       !slot_dirty(wc, wc->lrw_cursor)) {
+			slot = order_next(wc, wc->lrw_cursor);
+			if (slot == WOW_NO_SLOT)
+				break;	/* the head: more may come here */
+			wc->lrw_cursor = slot;
+		}
+		slot = wc->lrw_cursor;
+	} else {
+		slot = order_next(wc, *pos);
+	}
+	for (; slot != WOW_NO_SLOT; slot = order_next(wc, slot)) {
+		if (!slot_dirty(wc, slot) ||
+		    (wow_slot_at(&wc->index, slot)->flags & WOW_SLOT_DESTAGING))
+			continue;
+		*pos = slot;
+		*ob = from_oblock(wow_slot_oblock(wow_slot_at(&wc->index,
+							      slot)));
+		return true;
+	}
+	return false;
+}
+
+/* Segment @s leaves the write order (it is free again). */
+static void order_del(struct wow_cache *wc, u32 s)
+{
+	struct wow_segment *seg = &wc->segs[s];
+
+	if (list_empty(&seg->order))
+		return;
+	if (wc->lrw_cursor != WOW_NO_SLOT &&
+	    wow_slot_seg(wc, wc->lrw_cursor) == s)
+		wc->lrw_cursor = list_is_last(&seg->order, &wc->seg_order) ?
+			WOW_NO_SLOT :
+			slot_of(wc, list_next_entry(seg, order) - wc->segs, 0);
+	list_del_init(&seg->order);
+}
+
+static int cmp_seg_seq(const void *a, const void *b, const void *priv)
+{
+	const struct wow_segment *segs = priv;
+	u64 x = segs[*(const u32 *)a].seq, y = segs[*(const u32 *)b].seq;
+
+	return x < y ? -1 : x > y;
+}
+
+/* After a load: the segments with a life, in seq order. */
+static int order_rebuild(struct wow_cache *wc)
+{
+	u32 *ids, n = 0, s;
+
+	ids = kvmalloc_array(max(wc->nr_segments, 1U), sizeof(*ids),
+			     GFP_KERNEL);
+	if (!ids)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&wc->seg_order);
+	wc->lrw_cursor = WOW_NO_SLOT;
+	for (s = 0; s < wc->nr_segments; s++) {
+		INIT_LIST_HEAD(&wc->segs[s].order);
+		if (wc->segs[s].state != WOW_SEG_FREE)
+			ids[n++] = s;
+	}
+	sort_r(ids, n, sizeof(*ids), cmp_seg_seq, NULL, wc->segs);
+	for (s = 0; s < n; s++)
+		list_add_tail(&wc->segs[ids[s]].order, &wc->seg_order);
+	kvfree(ids);
+	return 0;
+}
+
 static void free_seg_add(struct wow_cache *wc, u32 s)
 {
+	order_del(wc, s);
 	wc->segs[s].state = WOW_SEG_FREE;
 	list_add_tail(&wc->segs[s].list, &wc->free_segs);
 	wc->nr_free_segs++;
@@ -961,7 +1096,7 @@ static int finish_batch(struct wow_cache *wc)
 	struct wow_meta *m;
 	struct list_head metas;
 	struct bio *bio;
-	u32 slot, i, groups = 0;
+	u32 slot, i;
 
 	INIT_LIST_HEAD(&metas);
 	if (b->status) {
@@ -972,10 +1107,7 @@ static int finish_batch(struct wow_cache *wc)
 		return 0;
 	}
 
-	bio_list_for_each(bio, &b->writes)
-		groups += DIV_ROUND_UP(wow_bio_blocks(wc, bio),
-				       wc->policy.blocks_per_group) + 1;
-	if (wow_policy_refill(wc, groups) || reserve_tombs(wc, b->seg, b->nr_tombs))
+	if (reserve_tombs(wc, b->seg, b->nr_tombs))
 		return -ENOMEM;
 	list_splice_init(&b->metas, &metas);
 
@@ -1079,6 +1211,7 @@ static bool open_segment(struct wow_cache *wc, bool reserve, u64 seq)
 	wc->nr_free_segs--;
 	wc->open_seg = seg - wc->segs;
 	seg->state = WOW_SEG_OPEN;
+	list_add_tail(&seg->order, &wc->seg_order);
 	seg->prev_seq = seg_disk_seq(wc, seg);
 	seg->seq = seq;
 	seg->max_seq = 0;
@@ -2218,8 +2351,11 @@ static int reset_log(struct wow_cache *wc)
 		seg->nr_tombs = 0;
 		seg->state = WOW_SEG_FREE;
 		INIT_LIST_HEAD(&seg->list);
+		INIT_LIST_HEAD(&seg->order);
 	}
 	INIT_LIST_HEAD(&wc->free_segs);
+	INIT_LIST_HEAD(&wc->seg_order);
+	wc->lrw_cursor = WOW_NO_SLOT;
 	wc->nr_free_segs = 0;
 	wc->valid_blocks = 0;
 	wc->dirty_blocks = 0;
@@ -2962,6 +3098,9 @@ int wow_log_recover(struct wow_cache *wc)
 		else
 			seg->state = WOW_SEG_CLOSED;
 	}
+	r = order_rebuild(wc);
+	if (r)
+		goto out;
 
 	wc->completed_seq = newest;
 	wc->durable_seq = newest;

@@ -2,8 +2,8 @@
 /*
  * dm-wow destage policies: the write group bookkeeping they share, and the
  * three orders: wow (CSCAN over groups, sparing recently re-written groups
- * once), cscan (the same sweep without recency bits) and lrw (least recently
- * written group first).  See dm-wow-policy.h.
+ * once), cscan (the same sweep without recency bits) and lrw (the group of
+ * the least recently written dirty block first).  See dm-wow-policy.h.
  *
  * Locking: none; the caller serialises every call (dm-wow: wc->lock).
  */
@@ -99,7 +99,7 @@ static void gbits_zero(struct wow_gbits *b)
 				GBITS_CHUNK));
 }
 
-/* ---- group nodes: busy groups, and lrw's dirty ones ---- */
+/* ---- group nodes: busy groups ---- */
 
 size_t wow_policy_group_bytes(const struct wow_policy *p)
 {
@@ -123,7 +123,6 @@ int wow_policy_init(struct wow_policy *p, const struct wow_policy_ops *ops,
 	p->ops = ops;
 	p->src = *src;
 	p->groups = RB_ROOT;
-	INIT_LIST_HEAD(&p->lru);
 	INIT_LIST_HEAD(&p->spare);
 	p->blocks_per_group = blocks_per_group;
 	p->group_shift = ilog2(blocks_per_group);
@@ -144,7 +143,6 @@ void wow_policy_exit(struct wow_policy *p)
 	rbtree_postorder_for_each_entry_safe(g, tmp, &p->groups, node)
 		kfree(g);
 	p->groups = RB_ROOT;
-	INIT_LIST_HEAD(&p->lru);
 	list_for_each_entry_safe(g, tmp, &p->spare, lru)
 		kfree(g);
 	INIT_LIST_HEAD(&p->spare);
@@ -232,10 +230,10 @@ static void put_node(struct wow_policy *p, struct wow_group *g)
 	p->nr_spare++;
 }
 
-/* A node is kept while its group is busy or on lrw's list. */
+/* A node is kept while its group is busy. */
 static void put_node_if_unused(struct wow_policy *p, struct wow_group *g)
 {
-	if (g && !g->nr_busy && !g->lrw)
+	if (g && !g->nr_busy)
 		put_node(p, g);
 }
 
@@ -286,23 +284,12 @@ static void put_group(struct wow_policy *p, u64 gno, struct wow_group *g)
 		put_node(p, g);
 }
 
-/* @gno has a dirty block: it is on the map (and on lrw's list). */
-static int get_dirty_group(struct wow_policy *p, u64 gno, bool *hit,
-			   bool written)
+/* @gno has a dirty block: it is on the map. */
+static int get_dirty_group(struct wow_policy *p, u64 gno, bool *hit)
 {
-	struct wow_group *g;
-
 	if (WARN_ON_ONCE(gno >= p->nr_gnos))
 		return -EINVAL;
 	*hit = gbits_test(&p->dirty, gno);
-	if (p->ops->write_order && (!*hit || written)) {
-		g = get_group(p, gno);
-		if (!g)
-			return -ENOMEM;
-		if (written || !g->lrw)
-			list_move_tail(&g->lru, &p->lru);
-		g->lrw = true;
-	}
 	if (!*hit) {
 		gbits_test_and_set(&p->dirty, gno);
 		p->nr_groups++;
@@ -313,8 +300,8 @@ static int get_dirty_group(struct wow_policy *p, u64 gno, bool *hit,
 /*
  * Blocks [@oblock, @oblock + @nr) were written and are dirty (the source
  * says so already).  One call per write request: the policy sees one
- * write per group it touches.  Fails only when lrw's caller did not
- * refill enough spare nodes.
+ * write per group it touches.  Takes no node: fails only on a block past
+ * the origin.
  */
 int wow_policy_note_write(struct wow_policy *p, u64 oblock, u32 nr,
 			  bool sequential)
@@ -326,7 +313,7 @@ int wow_policy_note_write(struct wow_policy *p, u64 oblock, u32 nr,
 		bool hit;
 		int r;
 
-		r = get_dirty_group(p, gno, &hit, true);
+		r = get_dirty_group(p, gno, &hit);
 		if (r)
 			return r;
 		if (p->ops->note_write)
@@ -342,7 +329,7 @@ int wow_policy_mark_dirty(struct wow_policy *p, u64 oblock)
 {
 	bool hit;
 
-	return get_dirty_group(p, oblock >> p->group_shift, &hit, false);
+	return get_dirty_group(p, oblock >> p->group_shift, &hit);
 }
 
 /* @oblock's dirty copy is gone (discarded; the source no longer has it). */
@@ -598,21 +585,26 @@ static bool cscan_pick(struct wow_policy *p, u64 *gno)
 	return sweep(p, false, gno);
 }
 
+/*
+ * The group of the least recently written dirty block that no destage or
+ * copy holds.  The source (the log) gives the blocks in write order and
+ * leaves out those it knows are held; a block rewritten while its old
+ * copy is held is busy here until that destage ends, so a few more may be
+ * asked for, as many as blocks are busy.
+ */
 static bool lrw_pick(struct wow_policy *p, u64 *gno)
 {
-	struct wow_group *g, *tmp;
+	u64 pos = WOW_POLICY_OLDEST, ob, tries = p->nr_busy + 1;
 
-	list_for_each_entry_safe(g, tmp, &p->lru, lru) {
-		if (next_eligible(p, g->gno, g, 0) < p->blocks_per_group) {
-			p->hand = g->gno;
-			*gno = g->gno;
-			return true;
-		}
-		if (!g->nr_busy) {
-			/* a group left behind: it is empty */
-			g->lrw = false;
-			put_group(p, g->gno, g);
-		}
+	while (tries-- && p->src.older(p->src.ctx, &pos, &ob)) {
+		u64 g = ob >> p->group_shift;
+
+		if (g >= p->nr_gnos || !gbits_test(&p->dirty, g) ||
+		    block_busy(find_group(p, g), ob & (p->blocks_per_group - 1)))
+			continue;
+		p->hand = g;
+		*gno = g;
+		return true;
 	}
 	return false;
 }
@@ -631,5 +623,4 @@ const struct wow_policy_ops wow_policy_cscan_ops = {
 const struct wow_policy_ops wow_policy_lrw_ops = {
 	.name = "lrw",
 	.pick = lrw_pick,
-	.write_order = true,
 };

@@ -10,12 +10,13 @@
  * recency bit.  A block whose destage write (or cleaning copy) is in flight
  * is busy: a node per busy group holds their bitmap, so that a block is
  * never handed out twice at once, and a block re-dirtied while busy becomes
- * eligible again only when its destage is done.  lrw, a baseline, also
- * keeps a node per dirty group on its write-order list.
+ * eligible again only when its destage is done.  lrw, a baseline, asks the
+ * source for the dirty blocks in the order they were written
+ * (wow_policy_src.older: the log's own order) and keeps nothing of its own.
  *
  * Memory: 2 bits per origin group (2 MiB per TiB of origin at 128 KiB
  * groups), in chunks of 1 MiB; a node per busy group (bounded by the I/O
- * in flight); with lrw, a node per dirty group.
+ * in flight), whatever the policy.
  *
  * Policies differ only in which group they destage next (the ops table);
  * each run handed out is a range of contiguous eligible blocks inside one
@@ -33,13 +34,12 @@
 #include <linux/rbtree.h>
 #include <linux/types.h>
 
-/* A busy group, or with lrw a dirty one. */
+/* A busy group. */
 struct wow_group {
 	struct rb_node node;		/* in wow_policy.groups, by gno */
-	struct list_head lru;		/* lrw order, or the spare list */
+	struct list_head lru;		/* on the spare list */
 	u64 gno;
 	u32 nr_busy;			/* bits set in busy */
-	bool lrw;			/* on wow_policy.lru */
 	unsigned long busy[];		/* blocks being destaged */
 };
 
@@ -52,9 +52,19 @@ struct wow_gbits {
 
 struct wow_policy;
 
+/* *pos for wow_policy_src.older: from the least recently written. */
+#define WOW_POLICY_OLDEST	U64_MAX
+
 struct wow_policy_src {
 	/* is the current cached copy of @oblock dirty? */
 	bool (*dirty)(void *ctx, u64 oblock);
+	/*
+	 * lrw: the next dirty block in the order the blocks were last
+	 * written, after *@pos (WOW_POLICY_OLDEST: the least recently
+	 * written), leaving out blocks a destage or copy holds: its origin
+	 * block in *@oblock, its place in *@pos.  false: no more.
+	 */
+	bool (*older)(void *ctx, u64 *pos, u64 *oblock);
 	void *ctx;
 };
 
@@ -65,8 +75,6 @@ struct wow_policy_ops {
 			   bool sequential);
 	/* the next group to destage from (false: none); may move the hand */
 	bool (*pick)(struct wow_policy *p, u64 *gno);
-	/* keeps a node per dirty group on the lru list */
-	bool write_order;
 };
 
 struct wow_policy_stats {
@@ -81,8 +89,7 @@ struct wow_policy {
 	struct wow_policy_src src;
 	struct wow_gbits dirty;		/* groups with dirty or busy blocks */
 	struct wow_gbits recent;	/* wow: re-written since the hand passed */
-	struct rb_root groups;		/* busy groups; lrw: dirty ones too */
-	struct list_head lru;
+	struct rb_root groups;		/* busy groups */
 	struct list_head spare;
 	u32 nr_spare;
 	u32 blocks_per_group;

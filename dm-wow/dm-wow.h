@@ -477,6 +477,7 @@ struct wow_segment {
 	enum wow_seg_state state;
 	atomic_t pins;		/* reads in flight from this segment */
 	struct list_head list;	/* free list */
+	struct list_head order;	/* wc->seg_order, while it has a life */
 	/* tombstones whose newest copy lives here */
 	struct wow_tomb_range *tombs;
 	u32 nr_tombs;
@@ -610,6 +611,9 @@ struct wow_cache {
 	struct wow_segment *segs;
 	struct list_head free_segs;
 	u32 nr_free_segs;
+	/* segments with a life on disk, oldest first (seq order) */
+	struct list_head seg_order;
+	u32 lrw_cursor;			/* first slot in that order not clean */
 	u32 open_seg;			/* WOW_NO_SEG when none */
 	bool open_reserved;		/* open_seg came from the reserve */
 	/* the index and the policy change only through their own functions */

@@ -9,6 +9,7 @@
 #include "../dm-wow-policy.h"
 
 #define BPG 8		/* blocks per group in these tests */
+#define MAX_WRITES 256
 #define NR_OB 1024	/* origin blocks, unless a test says */
 #define MAX_DIRTY 128
 
@@ -21,6 +22,8 @@ struct fake {
 	struct wow_policy p;
 	u64 dirty[MAX_DIRTY];
 	u32 nr;
+	u64 order[MAX_WRITES];		/* blocks as written, oldest first */
+	u32 nr_order;
 };
 
 static int find_dirty(struct fake *f, u64 ob)
@@ -44,6 +47,28 @@ static void set_dirty(struct fake *f, u64 ob)
 		f->dirty[f->nr++] = ob;
 }
 
+/* lrw's source: the log's order, where a later write of a block wins. */
+static bool fake_older(void *ctx, u64 *pos, u64 *ob)
+{
+	struct fake *f = ctx;
+	u32 i, j;
+
+	for (i = *pos == WOW_POLICY_OLDEST ? 0 : *pos + 1; i < f->nr_order;
+	     i++) {
+		if (!fake_dirty(f, f->order[i]))
+			continue;
+		for (j = i + 1; j < f->nr_order; j++)
+			if (f->order[j] == f->order[i])
+				break;
+		if (j < f->nr_order)
+			continue;	/* written again later */
+		*pos = i;
+		*ob = f->order[i];
+		return true;
+	}
+	return false;
+}
+
 static void set_clean(struct fake *f, u64 ob)
 {
 	int i = find_dirty(f, ob);
@@ -57,7 +82,7 @@ static struct fake *new_fake(struct kunit *test,
 			     int spares)
 {
 	struct fake *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
-	struct wow_policy_src src = { .dirty = fake_dirty };
+	struct wow_policy_src src = { .dirty = fake_dirty, .older = fake_older };
 	int i;
 
 	KUNIT_ASSERT_NOT_NULL(test, f);
@@ -90,8 +115,13 @@ static int write(struct wow_policy *p, u64 ob, u32 nr, bool sequential)
 {
 	u32 i;
 
-	for (i = 0; i < nr; i++)
-		set_dirty(fake_of(p), ob + i);
+	struct fake *f = fake_of(p);
+
+	for (i = 0; i < nr; i++) {
+		set_dirty(f, ob + i);
+		if (f->nr_order < MAX_WRITES)
+			f->order[f->nr_order++] = ob + i;
+	}
 	return wow_policy_note_write(p, ob, nr, sequential);
 }
 
@@ -279,6 +309,38 @@ static void wow_policy_lrw_oldest_write_first(struct kunit *test)
 	wow_policy_exit(p);
 }
 
+/*
+ * lrw passes over what is busy: the oldest block's group while its
+ * destage is in flight, and a block written again while its old copy is
+ * being destaged (the source knows nothing of that).
+ */
+static void wow_policy_lrw_skips_busy(struct kunit *test)
+{
+	struct wow_policy *p = new_policy(test, &wow_policy_lrw_ops);
+	u64 start;
+
+	write(p, 16, 1, false);
+	write(p, 0, 1, false);
+	write(p, 8, 1, false);
+	KUNIT_ASSERT_EQ(test, wow_policy_next_run(p, &start, 64), 1U);
+	KUNIT_EXPECT_EQ(test, start, 16ULL);
+	write(p, 16, 1, false);		/* again, while busy: now newest */
+	KUNIT_ASSERT_EQ(test, wow_policy_next_run(p, &start, 64), 1U);
+	KUNIT_EXPECT_EQ(test, start, 0ULL);
+	KUNIT_ASSERT_EQ(test, wow_policy_next_run(p, &start, 64), 1U);
+	KUNIT_EXPECT_EQ(test, start, 8ULL);
+	/* 16's new copy waits for the old one's destage */
+	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 0U);
+	wow_policy_run_done(p, 16, 1);	/* the old copy: not current */
+	destaged(p, 0, 1, true);
+	destaged(p, 8, 1, true);
+	KUNIT_ASSERT_EQ(test, wow_policy_next_run(p, &start, 64), 1U);
+	KUNIT_EXPECT_EQ(test, start, 16ULL);
+	destaged(p, 16, 1, true);
+	KUNIT_EXPECT_EQ(test, p->nr_groups, 0ULL);
+	wow_policy_exit(p);
+}
+
 static void wow_policy_busy_block_not_handed_twice(struct kunit *test)
 {
 	struct wow_policy *p = new_policy(test, &wow_policy_cscan_ops);
@@ -332,7 +394,7 @@ static void wow_policy_claim_and_forget(struct kunit *test)
 	wow_policy_exit(p);
 }
 
-/* Nodes only where needed: lrw per dirty group, any policy per busy one. */
+/* Nodes only where needed: per busy group, whatever the policy. */
 static void wow_policy_no_spare_fails_cleanly(struct kunit *test)
 {
 	struct fake *f = new_fake(test, &wow_policy_lrw_ops, NR_OB, 0);
@@ -340,8 +402,10 @@ static void wow_policy_no_spare_fails_cleanly(struct kunit *test)
 	u64 start;
 
 	KUNIT_EXPECT_EQ(test, wow_policy_spares_wanted(p, 3), 3U);
-	KUNIT_EXPECT_EQ(test, write(p, 0, 1, false), -ENOMEM);
-	KUNIT_EXPECT_EQ(test, p->nr_groups, 0ULL);
+	/* lrw's order is the source's: a write takes no node */
+	KUNIT_EXPECT_EQ(test, write(p, 0, 1, false), 0);
+	KUNIT_EXPECT_EQ(test, p->nr_groups, 1ULL);
+	KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 0U);
 	wow_policy_exit(p);
 
 	f = new_fake(test, &wow_policy_wow_ops, NR_OB, 0);
@@ -457,6 +521,7 @@ static struct kunit_case wow_policy_cases[] = {
 	KUNIT_CASE(wow_policy_sequential_does_not_set_recency),
 	KUNIT_CASE(wow_policy_drain_ignores_recency),
 	KUNIT_CASE(wow_policy_lrw_oldest_write_first),
+	KUNIT_CASE(wow_policy_lrw_skips_busy),
 	KUNIT_CASE(wow_policy_busy_block_not_handed_twice),
 	KUNIT_CASE(wow_policy_claim_and_forget),
 	KUNIT_CASE(wow_policy_no_spare_fails_cleanly),
