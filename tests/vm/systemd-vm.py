@@ -49,7 +49,6 @@ console-boot2.log, results/boot*.{results,log,journal}).
 import argparse
 import os
 import re
-import select
 import shutil
 import subprocess
 import sys
@@ -283,35 +282,18 @@ def boot(kv, initrd, disks, results, logpath, echo, append_more=""):
     cmd = qemu_command(kv, initrd, disks, results, append_more)
     scale = float(os.environ.get("WOW_TIMEOUT_SCALE") or 1)
     t0 = time.time()
-    status = None
     with open(logpath, "wb") as logf:
         logf.write(("# " + " ".join(cmd) + "\n").encode())
         con = wowvm.Console(logf, "all" if echo else None)
-        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT,
-                             start_new_session=True)
-        fd = p.stdout.fileno()
-        try:
-            while True:
-                r, _, _ = select.select([fd], [], [], 1.0)
-                if r:
-                    data = os.read(fd, 65536)
-                    if not data:
-                        break
-                    con.feed(data)
-                now = time.time()
-                if now - t0 > BOOT_TIMEOUT * scale:
-                    status = "timeout after %ds" % (now - t0)
-                elif now - con.last_output > STALL * scale:
-                    status = "no console output for %ds" % STALL
-                if status:
-                    break
-        finally:
-            if status or p.poll() is None:
-                wowvm.kill(p)
-        rc = p.wait()
-        con.flush()
+
+        def watch(now):
+            if now - t0 > BOOT_TIMEOUT * scale:
+                return "timeout after %ds" % (now - t0)
+            if now - con.last_output > STALL * scale:
+                return "no console output for %ds" % STALL
+            return None
+
+        status, rc = wowvm.run_qemu(cmd, con, watch)
         if not status:
             status = "poweroff" if rc == 0 else "qemu exit %d" % rc
         logf.write(("\n# systemd-vm: %s after %.1fs\n" %

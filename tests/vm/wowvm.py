@@ -1087,6 +1087,40 @@ def make_initrd(kv, base, run_dir, tag, plan, scenarios, module,
     return initrd
 
 
+def run_qemu(cmd, con, watch):
+    """Run QEMU with its console fed to @con until it exits or @watch(now),
+    called every second, returns a status; return (status or None, the
+    exit code).  A QEMU stopped by @watch is killed after its last output
+    is read."""
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         start_new_session=True)
+    status = None
+    fd = p.stdout.fileno()
+    try:
+        while True:
+            r, _, _ = select.select([fd], [], [], 1.0)
+            if r:
+                data = os.read(fd, 65536)
+                if not data:
+                    break
+                con.feed(data)
+            status = watch(time.time())
+            if status:
+                break
+    except BaseException:
+        kill(p)
+        raise
+    if status:
+        kill(p)
+        rest = p.stdout.read()
+        if rest:
+            con.feed(rest)
+    rc = p.wait()
+    con.flush()
+    return status, rc
+
+
 def boot(kv, base, rd, tag, plan, scenarios, disks, results, module,
          echo=None, extra_files=()):
     """Boot once, running plan; watch the console; return BootResult."""
@@ -1108,51 +1142,33 @@ def boot(kv, base, rd, tag, plan, scenarios, disks, results, module,
     with open(logpath, "wb") as logf:
         logf.write(("# " + " ".join(cmd) + "\n").encode())
         con = Console(logf, echo)
-        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             start_new_session=True)
-        status, timed_out = None, ""
-        fd = p.stdout.fileno()
-        try:
-            while True:
-                r, _, _ = select.select([fd], [], [], 1.0)
-                if r:
-                    data = os.read(fd, 65536)
-                    if not data:
-                        break
-                    con.feed(data)
-                now = time.time()
-                cur = con.current
-                if cur and cur not in con.ended:
-                    if now - con.last_event > timeouts.get(cur, 120 * sc):
-                        status, timed_out = "timeout", cur
-                elif not con.started and not con.ready and \
-                        now - t0 > boot_timeout:
-                    status = "boot-timeout"
-                elif not con.started and not con.ready and \
-                        now - con.last_output > \
-                        BOOT_STALL * min(sc, BOOT_STALL_SCALE):
-                    # seen under TCG: an early boot that never goes on
-                    # (after "Running RCU-tasks wait API self tests")
-                    status = "boot-stall"
-                elif con.started and now - con.last_event > grace:
-                    # between scenarios or after the last one
-                    status = "stuck-after-" + cur
-                if now - t0 > total:
-                    status = status or "timeout"
-                    timed_out = timed_out or cur or ""
-                if status:
-                    break
-        except KeyboardInterrupt:
-            kill(p)
-            raise
-        if status:
-            kill(p)
-            rest = p.stdout.read()
-            if rest:
-                con.feed(rest)
-        rc = p.wait()
-        con.flush()
+        timed_out = ""
+
+        def watch(now):
+            nonlocal timed_out
+            status = None
+            cur = con.current
+            if cur and cur not in con.ended:
+                if now - con.last_event > timeouts.get(cur, 120 * sc):
+                    status, timed_out = "timeout", cur
+            elif not con.started and not con.ready and \
+                    now - t0 > boot_timeout:
+                status = "boot-timeout"
+            elif not con.started and not con.ready and \
+                    now - con.last_output > \
+                    BOOT_STALL * min(sc, BOOT_STALL_SCALE):
+                # seen under TCG: an early boot that never goes on
+                # (after "Running RCU-tasks wait API self tests")
+                status = "boot-stall"
+            elif con.started and now - con.last_event > grace:
+                # between scenarios or after the last one
+                status = "stuck-after-" + cur
+            if now - t0 > total:
+                status = status or "timeout"
+                timed_out = timed_out or cur or ""
+            return status
+
+        status, rc = run_qemu(cmd, con, watch)
         if not status:
             panic = any("Kernel panic" in t for _, t in con.lines[-200:])
             status = "panic" if panic else \
