@@ -25,7 +25,9 @@
  *
  *            open_segment()              close_if_short(), full
  *   FREE -----------------------> OPEN ---------------------------> CLOSED
- *    ^   (head of the free list)                                   |  ^
+ *    ^   (head of the free list;                                   |  ^
+ *    |    not on the last checkpoint's                             |  |
+ *    |    replay chain: seg_on_chain)                              |  |
  *    |                                    wow_log_retire_seg():    |  |
  *    |                                    cleaning's victim, every |  | record
  *    |                                    block clean              |  | failed
@@ -1193,7 +1195,29 @@ static void close_if_short(struct wow_cache *wc, u32 need)
 	wc->open_seg = WOW_NO_SEG;
 }
 
-/* Open a free segment for the record with seq @seq (lock held). */
+/*
+ * Are records of segment @s on the chain a load from the last checkpoint
+ * replays?  Its life was the log head then, or has a record at or after
+ * the checkpoint's next_seq.  A new life there before a newer checkpoint
+ * would break the chain where the replay must go on: the records after
+ * it would be lost, or a later one vouching for the missing one would
+ * make the load refuse the cache (lock held).
+ */
+static bool seg_on_chain(struct wow_cache *wc, u32 s)
+{
+	struct wow_segment *seg = &wc->segs[s];
+
+	lockdep_assert_held(&wc->lock);
+	return wc->ckpt_seq &&
+	       (s == wc->ckpt_head ||
+		max(seg->seq, seg->max_seq) >= wc->ckpt_seq);
+}
+
+/*
+ * Open a free segment for the record with seq @seq (lock held).  Not one
+ * on the replay's chain: then a checkpoint is due first
+ * (periodic_checkpoint).
+ */
 static bool open_segment(struct wow_cache *wc, bool reserve, u64 seq)
 {
 	struct wow_segment *seg;
@@ -1204,6 +1228,10 @@ static bool open_segment(struct wow_cache *wc, bool reserve, u64 seq)
 	if (!wc->nr_free_segs ||
 	    (!reserve && wc->nr_free_segs <= WOW_RESERVE_SEGMENTS))
 		return false;
+	if (seg_on_chain(wc, next_free_seg(wc))) {
+		wc->ckpt_wanted = true;
+		return false;
+	}
 	seg = list_first_entry(&wc->free_segs, struct wow_segment, list);
 	list_del_init(&seg->list);
 	/* taken from the reserve: only reclaim's records may fill it */
@@ -1649,7 +1677,17 @@ void wow_log_commit_work(struct work_struct *ws)
 		return;
 	}
 	/* no record in flight: the log head is where the next one goes */
-	periodic_checkpoint(wc);
+	if (periodic_checkpoint(wc) == -ENOMEM) {
+		spin_lock_irq(&wc->lock);
+		go = wc->ckpt_wanted;
+		spin_unlock_irq(&wc->lock);
+		if (go) {
+			/* a segment waits for it: no memory yet, retry */
+			schedule_timeout_uninterruptible(msecs_to_jiffies(10));
+			queue_work(wc->wq, &wc->commit_work);
+			return;
+		}
+	}
 
 	bio_list_init(&flushes);
 	bio_list_init(&direct);
@@ -1670,8 +1708,16 @@ void wow_log_commit_work(struct work_struct *ws)
 
 		end_bios(&flushes, r ? BLK_STS_IOERR : BLK_STS_OK);
 	}
-	if (go)
+	if (go) {
 		submit_batch(wc);
+		return;
+	}
+	/* the segment to open is on the replay's chain: checkpoint, go on */
+	spin_lock_irq(&wc->lock);
+	go = wc->ckpt_wanted && wc->state == WOW_STATE_OK && !wc->stopped;
+	spin_unlock_irq(&wc->lock);
+	if (go)
+		queue_work(wc->wq, &wc->commit_work);
 }
 
 /* ---- format and recovery ---- */
@@ -2512,6 +2558,9 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 	spin_lock_irq(&wc->lock);
 	if (wc->durable_seq < ci.completed_seq)
 		wc->durable_seq = ci.completed_seq;
+	wc->ckpt_seq = ci.next_seq;
+	wc->ckpt_head = ci.head_seg;
+	wc->ckpt_wanted = false;
 	spin_unlock_irq(&wc->lock);
 	if (say)
 		DMINFO(MSG_CKPT_WRITTEN, wow_name(wc), ci.generation,
@@ -2529,13 +2578,22 @@ static int retire_checkpoint(struct wow_cache *wc)
 {
 	struct wow_ckpt_info ci = { .generation = ++wc->ckpt_gen };
 	struct wow_ckpt_area a;
+	int r;
 
 	if (wc->sb.version < 2)
 		return 0;
 	ckpt_area(wc, &a);
 	DMWARN("%s: too many tombstones for a checkpoint; the next load scans the log",
 	       wow_name(wc));
-	return wow_ckpt_write_header(&a, &ci);
+	r = wow_ckpt_write_header(&a, &ci);
+	if (!r) {
+		/* the scan needs no chain: any segment may be reopened */
+		spin_lock_irq(&wc->lock);
+		wc->ckpt_seq = 0;
+		wc->ckpt_wanted = false;
+		spin_unlock_irq(&wc->lock);
+	}
+	return r;
 }
 
 /* At a clean shutdown (postsuspend, after the last commit). */
@@ -2559,7 +2617,7 @@ static int periodic_checkpoint(struct wow_cache *wc)
 {
 	u64 interval = READ_ONCE(checkpoint_interval) ?:
 		       max_t(u64, wc->nr_slots / 64, 16);
-	bool due;
+	bool due, wanted;
 	int r;
 
 	spin_lock_irq(&wc->lock);
@@ -2569,11 +2627,19 @@ static int periodic_checkpoint(struct wow_cache *wc)
 	 * the replay could not follow the log there
 	 */
 	due = (wc->ckpt_log_blocks >= interval ||
-	       wc->chain_next != next_free_seg(wc)) && !wc->stopped;
+	       wc->chain_next != next_free_seg(wc) || wc->ckpt_wanted) &&
+	      !wc->stopped;
+	wanted = wc->ckpt_wanted;
 	spin_unlock_irq(&wc->lock);
 	if (!due)
 		return 0;
 	r = write_checkpoint(wc, false);
+	/*
+	 * a segment on the replay's chain waits to be reopened: with no room
+	 * for a checkpoint, the one on disk must go (the load scans)
+	 */
+	if (r == -ENOSPC && wanted)
+		r = retire_checkpoint(wc);
 	if (r) {
 		DMWARN_LIMIT("%s: checkpoint failed: %d", wow_name(wc), r);
 		if (r != -ENOSPC && r != -ENOMEM)

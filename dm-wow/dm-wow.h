@@ -631,6 +631,14 @@ struct wow_cache {
 	u64 ckpt_gen;
 	u64 ckpt_log_blocks;
 	u32 chain_next;			/* next_seg of the last record */
+	/*
+	 * The checkpoint a load would start from: its next_seq (0: none,
+	 * a load scans the log) and its log head.  Segments whose records
+	 * a replay from it walks are not reopened until a newer one.
+	 */
+	u64 ckpt_seq;
+	u32 ckpt_head;
+	bool ckpt_wanted;		/* the next segment to open waits */
 	bool ckpt_live;			/* the last load read one */
 	bool origin_unflushed;		/* bypass writes since origin flush */
 	struct bio_list pending_writes;
