@@ -111,8 +111,10 @@ test-bench-tools:
 test-kunit:
 	@tests/kunit/run.sh
 
+# Two VMs at a time (a TCG guest keeps about one host core busy), longest
+# boot group first; WOW_VM_JOBS=N to change it.
 test-vm: all
-	@tests/vm/wowvm.py run tests/scenarios/*.sh
+	@tests/vm/wowvm.py run --jobs $${WOW_VM_JOBS:-2} tests/scenarios/*.sh
 
 # Boot-time assembly with systemd as PID 1: /etc/wowtab, the generator, the
 # udev rules and an fstab mount by UUID over two boots
