@@ -14,18 +14,18 @@ cd "$(dirname "$0")/.."
 LOGDIR=${WOW_CHECK_LOGDIR:-$(mktemp -d /tmp/dm-wow-check.XXXXXX)}
 mkdir -p "$LOGDIR"
 
+# A word A+B runs suites A and B at once (each boots one VM at a time, so
+# together they keep the two cores busy), their output printed as each
+# ends.
 suites=("$@")
 if [ ${#suites[@]} -eq 0 ]; then
-	suites=(style userspace bench-tools kunit vm vm612 vm-systemd)
+	suites=(style userspace bench-tools kunit vm vm612+vm-systemd)
 fi
 
 pass=0 fail=0 skip=0
-for s in "${suites[@]}"; do
-	echo "=== suite: $s"
-	log="$LOGDIR/$s.log"
-	start=$(date +%s)
-	make --no-print-directory "test-$s" 2>&1 | tee "$log"
-	rc=${PIPESTATUS[0]}
+# count SUITE RC START: add up the suite's log, print its summary line
+count() {
+	local s=$1 rc=$2 start=$3 log="$LOGDIR/$1.log" p f k
 	p=$(grep -c '^PASS: ' "$log")
 	f=$(grep -c '^FAIL: ' "$log")
 	k=$(grep -c '^SKIP: ' "$log")
@@ -39,6 +39,29 @@ for s in "${suites[@]}"; do
 	fi
 	echo "=== suite $s: $p passed, $f failed, $k skipped ($(( $(date +%s) - start ))s)"
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + k))
+}
+
+for word in "${suites[@]}"; do
+	start=$(date +%s)
+	if [ "${word#*+}" = "$word" ]; then
+		echo "=== suite: $word"
+		make --no-print-directory "test-$word" 2>&1 | tee "$LOGDIR/$word.log"
+		count "$word" "${PIPESTATUS[0]}" "$start"
+		continue
+	fi
+	IFS=+ read -r -a group <<< "$word"
+	pids=()
+	for s in "${group[@]}"; do
+		make --no-print-directory "test-$s" > "$LOGDIR/$s.log" 2>&1 &
+		pids+=($!)
+	done
+	for i in "${!group[@]}"; do
+		wait "${pids[$i]}"
+		rc=$?
+		echo "=== suite: ${group[$i]} (at once with: ${word//+/, })"
+		cat "$LOGDIR/${group[$i]}.log"
+		count "${group[$i]}" "$rc" "$start"
+	done
 done
 
 echo "logs: $LOGDIR"
