@@ -3,6 +3,7 @@ debug kernel prints (KASAN, KFENCE, lockdep, kmemleak, ...) fail the scenario
 they are charged to; harmless boot lines do not."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -224,3 +225,33 @@ def test_concurrent_guest_tool_builds(tmp_path):
     os.unlink(exe)
     wowvm.build_guest_tool(str(tmp_path), "t", str(src), exe)
     assert other.exists()
+
+
+def test_lines_from_threads_stay_whole():
+    """Boot threads log to stderr while results go to stdout, into one
+    pipe: every line must come out whole (a PASS glued to a log line is
+    not counted by make check)."""
+    prog = """
+import sys, threading
+sys.path.insert(0, %r)
+import wowvm
+def logs(k):
+    for i in range(3000):
+        wowvm.log("boot g%%d.1: qemu poweroff after %%ds" %% (k, i))
+ts = [threading.Thread(target=logs, args=(k,)) for k in range(4)]
+for t in ts:
+    t.start()
+for i in range(3000):
+    wowvm.emit("PASS: vm/scenario-%%d" %% i)
+for t in ts:
+    t.join()
+""" % os.path.join(REPO, "tests", "vm")
+    out = subprocess.run([sys.executable, "-c", prog], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, check=True).stdout
+    lines = out.decode().splitlines()
+    bad = [line for line in lines
+           if not re.fullmatch(r"vm: boot g\d\.1: qemu poweroff after \d+s|"
+                               r"PASS: vm/scenario-\d+", line)]
+    assert not bad[:5]
+    assert sum(line.startswith("PASS: ") for line in lines) == 3000
+    assert len(lines) == 15000

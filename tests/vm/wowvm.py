@@ -169,12 +169,29 @@ MARK_READY_RE = re.compile(r"=== wowvm: ready")
 USER_TAG = "@@| "
 
 
+# Boot threads log while the main thread reports results, both into what
+# is often one pipe (2>&1): each line, or a result with its tail, is one
+# write under this lock, so no line lands inside another (a result glued
+# to a log line is not counted).
+OUT_LOCK = threading.Lock()
+
+
+def emit(lines, stream=None):
+    """Write @lines (one string or a list) whole, each ending in a newline."""
+    if isinstance(lines, str):
+        lines = [lines]
+    stream = stream or sys.stdout
+    with OUT_LOCK:
+        stream.write("".join(line + "\n" for line in lines))
+        stream.flush()
+
+
 def log(msg):
-    print("vm: " + msg, file=sys.stderr, flush=True)
+    emit("vm: " + msg, sys.stderr)
 
 
 def die(msg):
-    print("wowvm: " + msg, file=sys.stderr, flush=True)
+    emit("wowvm: " + msg, sys.stderr)
     sys.exit(2)
 
 
@@ -1207,25 +1224,24 @@ SUITE = "vm"                # result lines' prefix (run --suite)
 
 def report(s, oc, results):
     if oc.ok and oc.skipped:
-        print("SKIP: %s/%s (%s)" % (SUITE, s.name, oc.reason), flush=True)
+        emit("SKIP: %s/%s (%s)" % (SUITE, s.name, oc.reason))
         return
     if oc.ok:
-        print("PASS: %s/%s" % (SUITE, s.name), flush=True)
+        emit("PASS: %s/%s" % (SUITE, s.name))
         return
     reason = re.sub(r"\s+", " ", oc.reason).strip()
     if len(reason) > 200:
         reason = reason[:197] + "..."
-    print("FAIL: %s/%s (%s)" % (SUITE, s.name, reason))
+    lines = ["FAIL: %s/%s (%s)" % (SUITE, s.name, reason)]
     out = os.path.join(results, s.name + ".out")
     if os.path.exists(out):
-        print("    --- output (tail of %s):" % out)
-        for line in tail_file(out):
-            print("    | " + line)
+        lines.append("    --- output (tail of %s):" % out)
+        lines += ["    | " + line for line in tail_file(out)]
     if oc.console:
-        print("    --- console%s:" % (" (" + oc.log + ")" if oc.log else ""))
-        for line in oc.console:
-            print("    | " + line)
-    sys.stdout.flush()
+        lines.append("    --- console%s:" % (" (" + oc.log + ")"
+                                            if oc.log else ""))
+        lines += ["    | " + line for line in oc.console]
+    emit(lines)
 
 
 def judge(s, br, results, boot_no):
