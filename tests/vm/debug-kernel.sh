@@ -124,7 +124,7 @@ build_kernel() {
 	local prev
 	if [ ! -f "$dir/obj/.config" ]; then
 		prev=$(ls -dt "$top/$pkgver"-*/ 2>/dev/null | grep -v "^$dir/\$" |
-			while read -r d; do [ -f "$d/done" ] && echo "$d" && break; done)
+			while read -r d; do [ -f "$d/done" ] && echo "$d" && break; done) || prev=""
 		if [ -n "$prev" ]; then
 			say "starting from the objects of ${prev%/}"
 			cp -a "${prev%/}/obj/." "$dir/obj/"
