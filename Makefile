@@ -134,8 +134,8 @@ test-vm612: userspace
 test-vm-debug: userspace
 	@tests/vm/check-debug.sh
 
-bench:
+bench: setup
 	@scripts/bench.py --full
 
-bench-quick:
+bench-quick: setup
 	@scripts/bench.py --quick
