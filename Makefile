@@ -73,8 +73,9 @@ kunit: setup test-kunit
 
 # Every VM scenario on the debug kernel (KASAN, lockdep, KFENCE, kmemleak, ...;
 # tests/vm/debug.config), built once into $(WOW_CACHE)/debug-kernel, with
-# WOW_PROFILE=full.  Not part of `make check`: the cold kernel build alone
-# takes longer than the whole check.  Same summary line as `make check`.
+# WOW_PROFILE=full.  Not part of `make check`: with 1,000 flush points it
+# needs hours of both cores (Documentation/reliability.md, "Debug kernel").
+# Same summary line as `make check`.
 check-debug: setup
 	@$(MAKE) --no-print-directory all KV=$$(scripts/kver.sh) KDIR=/lib/modules/$$(scripts/kver.sh)/build
 	@scripts/check.sh vm-debug
