@@ -6,12 +6,15 @@
 # wowpat load writes and reads back 4 KiB blocks through the wow device
 # (destage running all the time: watermarks 0/1), between write errors and
 # errors on every read and write.  Required: the load never sees an error
-# or a wrong block (the cache holds every written block), the state stays
+# or a wrong block (the cache holds every written block: 1 GiB, more than
+# the full profile's load writes, some 56,000 blocks; on a 256 MiB cache the
+# log turned over, cleaning dropped clean copies, and reads of those blocks
+# went to the failing origin and failed, as they must), the state stays
 # ok, origin_errors counts the failures, the data stays dirty while the
 # origin fails; once the fault clears, `cleaner on` drains to the origin
 # and the origin alone holds every acknowledged block.
 #
-# vm: origin=2G cache=256M timeout=600
+# vm: origin=2G cache=1G timeout=600
 . "${WOW_LIB:-/wow/lib.sh}"
 . /wow/guest/hostile.sh
 

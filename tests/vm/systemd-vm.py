@@ -114,17 +114,10 @@ def die(msg):
 
 
 def stage1_modules(kv):
-    out = []
-    for m in STAGE1_MODULES:
-        r = subprocess.run(["modprobe", "-S", kv, "--show-depends", m],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            die("modprobe --show-depends %s: %s" % (m, r.stderr.strip()))
-        for line in r.stdout.splitlines():
-            mm = re.match(r"insmod (/\S+)", line)
-            if mm and mm.group(1) not in out:
-                out.append(mm.group(1))
-    return out
+    try:
+        return wowvm.module_paths(kv, STAGE1_MODULES, ())
+    except RuntimeError as e:
+        die(str(e))
 
 
 def read(path):

@@ -348,13 +348,20 @@ def ldd_libs(path):
     return libs
 
 
-def module_paths(kv):
+def module_paths(kv, mods=None, optional=None):
+    """The .ko files, dependencies first, that load @mods (default MODULES
+    and OPTIONAL_MODULES) on kernel @kv; a module of @optional (default
+    OPTIONAL_MODULES) that the kernel lacks is left out."""
+    if mods is None:
+        mods = MODULES + OPTIONAL_MODULES
+    if optional is None:
+        optional = OPTIONAL_MODULES
     paths = []
-    for mod in MODULES + OPTIONAL_MODULES:
+    for mod in mods:
         out = subprocess.run(["modprobe"] + modroot_args(kv) +
                              ["-S", kv, "--show-depends", mod],
                              capture_output=True, text=True)
-        if out.returncode != 0 and mod in OPTIONAL_MODULES:
+        if out.returncode != 0 and mod in optional:
             continue
         if out.returncode != 0:
             raise RuntimeError("modprobe --show-depends %s: %s" %
