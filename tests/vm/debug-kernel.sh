@@ -123,8 +123,10 @@ build_kernel() {
 	# its objects, so that make redoes only what the change touches
 	local prev
 	if [ ! -f "$dir/obj/.config" ]; then
-		prev=$(ls -dt "$top/$pkgver"-*/ 2>/dev/null | grep -v "^$dir/\$" |
-			while read -r d; do [ -f "$d/done" ] && echo "$d" && break; done) || prev=""
+		prev=""
+		for d in $(ls -dt "$top/$pkgver"-*/ 2>/dev/null); do
+			[ "$d" != "$dir/" ] && [ -f "$d/done" ] && { prev=$d; break; }
+		done
 		if [ -n "$prev" ]; then
 			say "starting from the objects of ${prev%/}"
 			cp -a "${prev%/}/obj/." "$dir/obj/"

@@ -348,14 +348,10 @@ def ldd_libs(path):
     return libs
 
 
-def module_paths(kv, mods=None, optional=None):
-    """The .ko files, dependencies first, that load @mods (default MODULES
-    and OPTIONAL_MODULES) on kernel @kv; a module of @optional (default
-    OPTIONAL_MODULES) that the kernel lacks is left out."""
-    if mods is None:
-        mods = MODULES + OPTIONAL_MODULES
-    if optional is None:
-        optional = OPTIONAL_MODULES
+def module_paths(kv, mods=MODULES + OPTIONAL_MODULES,
+                 optional=OPTIONAL_MODULES):
+    """The .ko files, dependencies first, that load @mods on kernel @kv; a
+    module of @optional that the kernel lacks is left out."""
     paths = []
     for mod in mods:
         out = subprocess.run(["modprobe"] + modroot_args(kv) +
