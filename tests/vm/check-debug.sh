@@ -10,7 +10,8 @@
 # (at 6272578: the five shards 31 minutes each, two at a time, then the
 # rest; 40 of the 53 done after 2 h 27 min).  So it resumes: a scenario
 # (or shard) that passed is kept, as soon as it passed (a run killed
-# halfway keeps what passed before), under $WOW_CACHE/check-debug/<key>/ with its output, the
+# halfway keeps what passed before), under $WOW_CACHE/check-debug/<key>/
+# with its output, the
 # key naming what results depend on (dm-wow/, tests/vm/ and userspace/
 # as committed, or with their changes) and the debug kernel, each pass
 # naming its scenario file's hash; a later run at the same key runs only
