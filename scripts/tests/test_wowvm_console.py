@@ -255,3 +255,94 @@ for t in ts:
     assert not bad[:5]
     assert sum(line.startswith("PASS: ") for line in lines) == 3000
     assert len(lines) == 15000
+
+
+EARLY_OOPS = [
+    "[    7.911971] sched_clock: Marking stable (7959201474, -47349718)",
+    "[    7.917540] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI",
+    "[    7.917889] RIP: 0010:sched_clock_cpu+0x9/0x190",
+    "[    7.922634] Kernel panic - not syncing: Fatal exception in interrupt",
+]
+
+
+def boot_console(lines):
+    c = wowvm.Console()
+    c.feed(("\n".join(lines) + "\n").encode())
+    c.flush()
+    return c
+
+
+class FakeRunDir:
+    def new_disks(self, tag, sizes):
+        return [tag]
+
+    def drop_disks(self, disks):
+        pass
+
+
+def run_fake_group(tmp_path, monkeypatch, consoles, boots=1):
+    """run_group over scripted boots: each boot's console is the next of
+    @consoles; a boot that reaches the scenario writes its rc 0."""
+    s = wowvm.Scenario(name="s1", path="s1.sh", origin=1, cache=1, extra=(),
+                       timeout=10, boots=boots)
+    tags = []
+
+    def fake_boot(kv, base, rd, tag, plan, pending, disks, results, module,
+                  echo):
+        tags.append(tag)
+        con = boot_console(consoles.pop(0))
+        if "s1" in con.started:
+            name = "s1.reboot" if plan["WOW_BOOT"] < boots else "s1.rc"
+            (tmp_path / name).write_text("0\n")
+        return wowvm.BootResult(console=con, status="poweroff")
+
+    monkeypatch.setattr(wowvm, "boot", fake_boot)
+    monkeypatch.setattr(wowvm, "log", lambda *a: None)
+    out = list(wowvm.run_group("6.1.0-x", None, FakeRunDir(), 1, [s], None,
+                               str(tmp_path)))
+    return out, tags
+
+
+RAN = ["[    9.0] Run /init as init process",
+       "[   13.0] === wowvm: ready (boot 1, dm-wow loaded)",
+       "[   14.0] === scenario: s1", "[   15.0] === end: s1 rc=0"]
+
+
+def test_oops_before_init_boots_again(tmp_path, monkeypatch):
+    """A guest kernel that fails before /init (6.12 under TCG: "Oops: int3"
+    while patching a static key) ran nothing of ours: the group boots
+    again and its result is the later boot's."""
+    c = boot_console(EARLY_OOPS)
+    assert c.pre_init_problem and "Oops: int3" in c.pre_init_problem
+    out, tags = run_fake_group(tmp_path, monkeypatch, [EARLY_OOPS, RAN])
+    assert [oc.ok for _, oc in out] == [True], out
+    assert tags == ["g1.1", "g1.2"]
+
+
+def test_oops_before_init_in_a_later_boot(tmp_path, monkeypatch):
+    """In a multi-boot scenario the boot that failed before /init is booted
+    again on the same disks."""
+    ran2 = [t.replace("boot 1", "boot 2") for t in RAN]
+    out, tags = run_fake_group(tmp_path, monkeypatch,
+                               [RAN, EARLY_OOPS, ran2], boots=2)
+    assert [oc.ok for _, oc in out] == [True], out
+    assert tags == ["g1.1", "g1.1.boot2", "g1.1.boot2.retry1"]
+
+
+def test_oops_before_init_is_tried_a_bounded_number_of_times(
+        tmp_path, monkeypatch):
+    out, tags = run_fake_group(tmp_path, monkeypatch,
+                               [EARLY_OOPS] * wowvm.EARLY_OOPS_TRIES)
+    assert len(tags) == wowvm.EARLY_OOPS_TRIES
+    assert [oc.ok for _, oc in out] == [False]
+    assert "kernel problem at boot: " in out[0][1].reason
+    assert "Oops: int3" in out[0][1].reason
+
+
+def test_oops_after_init_is_not_retried(tmp_path, monkeypatch):
+    """A problem once /init runs (our module loads there) fails at once."""
+    late = RAN[:1] + EARLY_OOPS[1:]
+    c = boot_console(late)
+    assert c.pre_init_problem is None
+    out, tags = run_fake_group(tmp_path, monkeypatch, [late])
+    assert len(tags) == 1 and not out[0][1].ok

@@ -135,6 +135,7 @@ BOOT_TIMEOUT = 240          # seconds from QEMU start to the first marker
 BOOT_STALL = 60             # seconds without console output before it
 BOOT_STALL_SCALE = 2        # most the timeout scale stretches BOOT_STALL
 BOOT_TRIES = 6              # boots of a group that stalled before it ran
+EARLY_OOPS_TRIES = 3        # boots of a group whose kernel failed pre-/init
 POWEROFF_GRACE = 60         # seconds after the last scenario ended
 KEEP_RUN_DIRS = 10
 # Most seconds of scenario timeouts one boot group holds: a group's results
@@ -166,6 +167,9 @@ MARK_START_RE = re.compile(r"=== scenario: (\S+)")
 MARK_END_RE = re.compile(r"=== end: (\S+) rc=(\d+)")
 MARK_REBOOT_RE = re.compile(r"=== reboot: (\S+)")
 MARK_READY_RE = re.compile(r"=== wowvm: ready")
+# the kernel's own line as it hands over to the initramfs: a problem before
+# it happened while no module and none of our code could run
+INIT_RE = re.compile(r"\] Run /init as init process")
 USER_TAG = "@@| "
 
 
@@ -667,6 +671,8 @@ class Console:
         self.ended = {}             # name -> rc
         self.reboots = set()
         self.ready = False
+        self.in_init = False        # the kernel has started /init
+        self.pre_init_problem = None  # a problem before that, if any
         self.problems = {}          # name or None (boot) -> [line index]
         self.lines = []             # (scenario, text)
         self.last_event = time.time()
@@ -712,7 +718,11 @@ class Console:
         elif MARK_READY_RE.search(text):
             self.ready = True
             self.last_event = time.time()
+        elif INIT_RE.search(text):
+            self.in_init = True
         elif PROBLEM_RE.search(text) and not NOT_PROBLEM_RE.search(text):
+            if not self.in_init and self.pre_init_problem is None:
+                self.pre_init_problem = text
             self.problems.setdefault(self.current, []).append(
                 len(self.lines))
             if self.echo == "user":
@@ -1325,6 +1335,23 @@ def run_group(kv, base, rd, gi, group, module, results, echo=None):
     pending = list(group)
     attempt = 0
     stalls = 0
+    oopses = 0
+
+    def early_oops(br, btag):
+        """True when the guest kernel failed before it ran /init and may
+        boot again. Seen under TCG with 6.12: "Oops: int3" in
+        sched_clock_cpu while the boot patched a static key. No module and
+        none of our code had run, so the boot tried nothing of ours."""
+        nonlocal oopses
+        early = br.console.pre_init_problem
+        if not early or oopses + 1 >= EARLY_OOPS_TRIES:
+            return False
+        oopses += 1
+        log("boot %s: the kernel failed before /init (%s); booting again "
+            "(%d of %d)" % (btag, early.strip(), oopses + 1,
+                            EARLY_OOPS_TRIES))
+        return True
+
     while pending:
         attempt += 1
         s0 = pending[0]
@@ -1333,6 +1360,7 @@ def run_group(kv, base, rd, gi, group, module, results, echo=None):
         disks = rd.new_disks(tag, sizes)
         multi = len(pending) == 1 and pending[0].boots > 1
         boot_no = 1
+        retry = 0
         log("boot %s: %s (origin=%s cache=%s%s)" % (
             tag, " ".join(s.name for s in pending), fmt_size(s0.origin),
             fmt_size(s0.cache), "".join(" +" + fmt_size(x)
@@ -1343,12 +1371,18 @@ def run_group(kv, base, rd, gi, group, module, results, echo=None):
                     "WOW_ECHO": "1" if echo else ""}
             plan.update(PLAN_EXTRA)
             btag = tag if boot_no == 1 else "%s.boot%d" % (tag, boot_no)
+            if retry:
+                btag += ".retry%d" % retry
             br = boot(kv, base, rd, btag, plan, pending, disks, results,
                       module, echo)
             log("boot %s: qemu %s after %.0fs" % (btag, br.status,
                                                  br.elapsed))
             if not multi:
                 break
+            if early_oops(br, btag):
+                # the disks are as the last boot left them: boot it again
+                retry += 1
+                continue
             s = pending[0]
             oc = judge(s, br, results, boot_no)
             if oc is not None:
@@ -1385,6 +1419,9 @@ def run_group(kv, base, rd, gi, group, module, results, echo=None):
             log("boot %s: the kernel stalled before the scenarios began "
                 "(qemu %s); booting again (%d of %d)" % (
                     tag, br.status, stalls + 1, BOOT_TRIES))
+            continue
+        if rest and not started and early_oops(br, tag):
+            rd.drop_disks(disks)
             continue
         if rest and not started:
             prob = br.console.first_problem(None)
