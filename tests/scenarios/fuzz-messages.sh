@@ -9,9 +9,11 @@
 # dmsetup does not take "-1" for an option).  A message of the must-refuse
 # class must fail with a kernel message and leave the table line and every tunable in the status
 # as they were; any message must leave a sane status; at the end the load's
-# data verifies and the device is removable.  quick: 200, full: 3000.
+# data verifies and the device is removable.  quick: 200, full: 3000
+# (over 40 minutes on the debug kernel: timeout_full also makes it one of
+# the first boots make check-debug starts).
 #
-# vm: origin=2G cache=256M timeout=900
+# vm: origin=2G cache=256M timeout=900 timeout_full=5400
 . "${WOW_LIB:-/wow/lib.sh}"
 . /wow/guest/hostile.sh
 
