@@ -10,13 +10,13 @@
 # first MiB of both devices byte-identical, or (only for the valid class)
 # be accepted with a sane status (state ok or cleaning, the block size
 # asked for, free <= cache blocks, nothing dirty), re-create from its own
-# `dmsetup table` line, and be removable.  quick: 200 cases, full: 3000.
+# `dmsetup table` line, and be removable.  quick: 200 cases, full: 600.
 #
-# vm: origin=2G cache=256M timeout=900
+# vm: origin=2G cache=256M timeout=900 timeout_full=5400
 . "${WOW_LIB:-/wow/lib.sh}"
 . /wow/guest/hostile.sh
 
-if [ "$PROFILE" = full ]; then N=3000; else N=200; fi
+if [ "$PROFILE" = full ]; then N=600; else N=200; fi
 SEED=${WOW_FUZZ_SEED:-20261123}
 wow_reset_disks
 LEN=$(size_sectors "$ORIGIN")
