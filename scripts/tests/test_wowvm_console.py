@@ -280,9 +280,11 @@ class FakeRunDir:
         pass
 
 
-def run_fake_group(tmp_path, monkeypatch, consoles, boots=1):
+def run_fake_group(tmp_path, monkeypatch, consoles, boots=1, statuses=()):
     """run_group over scripted boots: each boot's console is the next of
-    @consoles; a boot that reaches the scenario writes its rc 0."""
+    @consoles (and its qemu status the next of @statuses, else poweroff);
+    a boot that reaches the scenario writes its rc 0."""
+    statuses = list(statuses)
     s = wowvm.Scenario(name="s1", path="s1.sh", origin=1, cache=1, extra=(),
                        timeout=10, boots=boots)
     tags = []
@@ -294,7 +296,8 @@ def run_fake_group(tmp_path, monkeypatch, consoles, boots=1):
         if "s1" in con.started:
             name = "s1.reboot" if plan["WOW_BOOT"] < boots else "s1.rc"
             (tmp_path / name).write_text("0\n")
-        return wowvm.BootResult(console=con, status="poweroff")
+        return wowvm.BootResult(console=con, status=statuses.pop(0)
+                                if statuses else "poweroff")
 
     monkeypatch.setattr(wowvm, "boot", fake_boot)
     monkeypatch.setattr(wowvm, "log", lambda *a: None)
@@ -332,8 +335,8 @@ def test_oops_before_init_in_a_later_boot(tmp_path, monkeypatch):
 def test_oops_before_init_is_tried_a_bounded_number_of_times(
         tmp_path, monkeypatch):
     out, tags = run_fake_group(tmp_path, monkeypatch,
-                               [EARLY_OOPS] * wowvm.EARLY_OOPS_TRIES)
-    assert len(tags) == wowvm.EARLY_OOPS_TRIES
+                               [EARLY_OOPS] * wowvm.BOOT_TRIES)
+    assert len(tags) == wowvm.BOOT_TRIES
     assert [oc.ok for _, oc in out] == [False]
     assert "kernel problem at boot: " in out[0][1].reason
     assert "Oops: int3" in out[0][1].reason
@@ -345,4 +348,19 @@ def test_oops_after_init_is_not_retried(tmp_path, monkeypatch):
     c = boot_console(late)
     assert c.pre_init_problem is None
     out, tags = run_fake_group(tmp_path, monkeypatch, [late])
+    assert len(tags) == 1 and not out[0][1].ok
+
+
+def test_stall_before_the_scenarios_boots_again(tmp_path, monkeypatch):
+    """A boot that went quiet before any scenario began, with no problem
+    reported (seen under TCG), boots again like one that failed before
+    /init; the same quiet boot with a problem after /init does not."""
+    quiet = ["[    1.0] Running RCU-tasks wait API self tests"]
+    out, tags = run_fake_group(tmp_path, monkeypatch, [quiet, RAN],
+                               statuses=["boot-stall"])
+    assert [oc.ok for _, oc in out] == [True], out
+    assert tags == ["g1.1", "g1.2"]
+    late = RAN[:1] + EARLY_OOPS[1:]
+    out, tags = run_fake_group(tmp_path, monkeypatch, [late],
+                               statuses=["boot-stall"])
     assert len(tags) == 1 and not out[0][1].ok

@@ -11,9 +11,9 @@
 # rest; 40 of the 53 done after 2 h 27 min).  So it resumes: a scenario
 # (or shard) that passed is kept, as soon as it passed (a run killed
 # halfway keeps what passed before), under $WOW_CACHE/check-debug/<key>/
-# with its output, the
-# key naming what results depend on (dm-wow/, tests/vm/ and userspace/
-# as committed, or with their changes) and the debug kernel, each pass
+# with its output, the key naming what results depend on (dm-wow/,
+# tests/vm/ and userspace/ as committed, or with their changes) and the
+# debug kernel, each pass
 # naming its scenario file's hash; a later run at the same key runs only
 # what has not passed yet with its file as it is, and prints every
 # result, earlier ones marked so.  WOW_CHECK_DEBUG_FRESH=1 starts over.

@@ -134,8 +134,8 @@ DEFAULT_HEADER = {"origin": 2 << 30, "cache": 256 << 20, "extra": (),
 BOOT_TIMEOUT = 240          # seconds from QEMU start to the first marker
 BOOT_STALL = 60             # seconds without console output before it
 BOOT_STALL_SCALE = 2        # most the timeout scale stretches BOOT_STALL
-BOOT_TRIES = 6              # boots of a group that stalled before it ran
-EARLY_OOPS_TRIES = 3        # boots of a group whose kernel failed pre-/init
+BOOT_TRIES = 6              # boots of a group whose kernel failed before
+                            # any of its scenarios began (run_group)
 POWEROFF_GRACE = 60         # seconds after the last scenario ended
 KEEP_RUN_DIRS = 10
 # Most seconds of scenario timeouts one boot group holds: a group's results
@@ -1334,22 +1334,30 @@ def run_group(kv, base, rd, gi, group, module, results, echo=None):
     """Run a group of scenarios; yield (scenario, Outcome)."""
     pending = list(group)
     attempt = 0
-    stalls = 0
-    oopses = 0
+    failed_early = 0
 
-    def early_oops(br, btag):
-        """True when the guest kernel failed before it ran /init and may
-        boot again. Seen under TCG with 6.12: "Oops: int3" in
-        sched_clock_cpu while the boot patched a static key. No module and
-        none of our code had run, so the boot tried nothing of ours."""
-        nonlocal oopses
-        early = br.console.pre_init_problem
-        if not early or oopses + 1 >= EARLY_OOPS_TRIES:
+    def boot_again(br, btag):
+        """True when the guest kernel failed before any scenario began, in
+        a way that tried nothing of ours, and the group may boot again (at
+        most BOOT_TRIES boots): it stalled with no problem reported (seen
+        under TCG: an early boot that never goes on, after "Running
+        RCU-tasks wait API self tests"), or it reported a problem before
+        /init, before any module loaded (seen with 6.12 under TCG: "Oops:
+        int3" in sched_clock_cpu while the boot patched a static key)."""
+        nonlocal failed_early
+        con = br.console
+        if con.started or failed_early + 1 >= BOOT_TRIES:
             return False
-        oopses += 1
-        log("boot %s: the kernel failed before /init (%s); booting again "
-            "(%d of %d)" % (btag, early.strip(), oopses + 1,
-                            EARLY_OOPS_TRIES))
+        if con.pre_init_problem:
+            why = "failed before /init (%s)" % con.pre_init_problem.strip()
+        elif br.status in ("boot-stall", "boot-timeout") and \
+                not con.first_problem(None):
+            why = "stalled before the scenarios began (qemu %s)" % br.status
+        else:
+            return False
+        failed_early += 1
+        log("boot %s: the kernel %s; booting again (%d of %d)" % (
+            btag, why, failed_early + 1, BOOT_TRIES))
         return True
 
     while pending:
@@ -1379,7 +1387,7 @@ def run_group(kv, base, rd, gi, group, module, results, echo=None):
                                                  br.elapsed))
             if not multi:
                 break
-            if early_oops(br, btag):
+            if boot_again(br, btag):
                 # the disks are as the last boot left them: boot it again
                 retry += 1
                 continue
@@ -1411,16 +1419,7 @@ def run_group(kv, base, rd, gi, group, module, results, echo=None):
                 yield s, with_log(oc, br)
             else:
                 rest.append(s)
-        if rest and not started and br.status in (
-                "boot-stall", "boot-timeout") and stalls + 1 < BOOT_TRIES \
-                and not br.console.first_problem(None):
-            stalls += 1
-            rd.drop_disks(disks)
-            log("boot %s: the kernel stalled before the scenarios began "
-                "(qemu %s); booting again (%d of %d)" % (
-                    tag, br.status, stalls + 1, BOOT_TRIES))
-            continue
-        if rest and not started and early_oops(br, tag):
+        if rest and boot_again(br, tag):
             rd.drop_disks(disks)
             continue
         if rest and not started:
