@@ -13,10 +13,9 @@
 # halfway keeps what passed before), under $WOW_CACHE/check-debug/<key>/
 # with its output, the key naming what results depend on (dm-wow/,
 # tests/vm/ and userspace/ as committed, or with their changes) and the
-# debug kernel, each pass
-# naming its scenario file's hash; a later run at the same key runs only
-# what has not passed yet with its file as it is, and prints every
-# result, earlier ones marked so.  WOW_CHECK_DEBUG_FRESH=1 starts over.
+# debug kernel, each pass naming its scenario file's hash; a later run at
+# the same key runs only what has not passed yet with its file as it is,
+# and prints every result, earlier ones marked so.  WOW_CHECK_DEBUG_FRESH=1 starts over.
 #
 # Result lines: PASS/FAIL/SKIP: vm/<scenario>, as wowvm.py prints them,
 # then the flush points checked over all shards.
