@@ -135,8 +135,9 @@ test-vm612: userspace
 test-vm-debug: userspace
 	@tests/vm/check-debug.sh
 
+# make bench RESUME=results/bench/<time>: go on with a run cut short
 bench: setup
-	@scripts/bench.py --full
+	@scripts/bench.py $(if $(RESUME),--resume $(RESUME),--full)
 
 bench-quick: setup
 	@scripts/bench.py --quick

@@ -5,6 +5,8 @@ dm-cache (smq) and bcache over the same emulated disks, in a QEMU VM.
 
   scripts/bench.py --quick          make bench-quick (about 27 minutes)
   scripts/bench.py --full           make bench (about 2 h 35 min)
+  scripts/bench.py --resume DIR     go on with a run a session's end cut
+                                    short (the runs with no result)
   scripts/bench.py --report DIR     analyse a finished run dir again
   scripts/bench.py --publish DIR    write Documentation/benchmarks.md and
                                     Documentation/bench/*.png from a run
@@ -421,19 +423,29 @@ def saturated_iops(out, run, outcomes):
     return report.sustained(fig)[0]
 
 
-def run_stages(out, profile, runs, args, meta):
+def run_stages(out, profile, runs, args, meta, done=None, first_boot=1,
+               stage=""):
     """Run the plan: the runs that need no other's figures first, then the
     rate-limited ones at half the saturated rate their closed runs
     measured (systems.resolve_rate; meta's runs get the rates, and
-    meta["rate_basis"] says how each was set)."""
-    first = [r for r in runs if not r.rate_of]
-    later = [r for r in runs if r.rate_of]
-    outcomes, problems, last = {}, [], 0
+    meta["rate_basis"] says how each was set).  ``done`` ({run id:
+    outcome}) are runs an earlier session finished (--resume): they are
+    not run again, and their figures set the rates.  Boots are numbered
+    from ``first_boot``; ``stage`` names this session's HDD stats apart.
+    meta.json gets the outcomes after each stage."""
+    done = dict(done or {})
+    first = [r for r in runs if not r.rate_of and r.id not in done]
+    later = [r for r in runs if r.rate_of and r.id not in done]
+    outcomes, last = dict(done), first_boot - 1
+    problems = list(meta.get("kernel_problems") or [])
     if first:
-        outcomes, problems, last = run_vm(out, profile, first, args)
+        o, p1, last = run_vm(out, profile, first, args, first_boot, stage)
+        outcomes.update(o)
+        problems += p1
+        save_outcomes(out, meta, outcomes, problems)
     if later:
-        by_id = {r.id: r for r in first}
-        resolved, basis, sat = [], {}, {}
+        by_id = {r.id: r for r in runs if not r.rate_of}
+        resolved, basis, sat = [], dict(meta.get("rate_basis") or {}), {}
         for r in later:
             if r.rate_of not in sat:
                 sat[r.rate_of] = saturated_iops(out, by_id.get(r.rate_of),
@@ -446,12 +458,159 @@ def run_stages(out, profile, runs, args, meta):
         meta["rate_basis"] = basis
         new = {r.id: r._asdict() for r in resolved}
         meta["runs"] = [new.get(x["id"], x) for x in meta["runs"]]
-        with open(os.path.join(out, "meta.json"), "w") as f:
-            json.dump(meta, f, indent=1)
-        o2, p2, last = run_vm(out, profile, resolved, args, last + 1, "-2")
+        save_outcomes(out, meta, outcomes, problems)
+        o2, p2, last = run_vm(out, profile, resolved, args, last + 1,
+                              stage + "-2")
         outcomes.update(o2)
         problems += p2
+        save_outcomes(out, meta, outcomes, problems)
     return outcomes, problems
+
+
+def save_outcomes(out, meta, outcomes, problems):
+    """meta.json with the outcomes and kernel problems so far (a later
+    --resume keeps them)."""
+    meta["outcomes"] = dict(outcomes)
+    meta["kernel_problems"] = list(problems)
+    tmp = os.path.join(out, "meta.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(meta, f, indent=1)
+    os.replace(tmp, os.path.join(out, "meta.json"))
+
+
+# --------------------------------------------------------------------------
+# Resuming a run an earlier session left unfinished
+
+# what a run's figures depend on besides the host: the module, the guest's
+# tools and harness, the fio jobs and the scripts the guest runs
+RESUME_DEPS = ("dm-wow", "userspace", "tests/vm", "scripts/bench-guest",
+               "scripts/wowbench/systems.py")
+
+
+def dep_trees():
+    """{path: git object id} of RESUME_DEPS as committed at HEAD, or None
+    for one with uncommitted changes (a resume cannot vouch for those)."""
+    def git(*a):
+        r = subprocess.run(["git", "-C", REPO] + list(a), capture_output=True,
+                           text=True)
+        return r.stdout.strip() if r.returncode == 0 else None
+    trees = {}
+    for d in RESUME_DEPS:
+        changed = git("status", "--porcelain", "--untracked-files=no", d)
+        trees[d] = git("rev-parse", "HEAD:" + d) if changed == "" else None
+    return trees
+
+
+def boots_in(out):
+    """The boots of run dir ``out`` so far: [(number, console log)]."""
+    found = []
+    vmdir = os.path.join(out, "vm")
+    for name in os.listdir(vmdir) if os.path.isdir(vmdir) else ():
+        m = re.fullmatch(r"console-b(\d+)\.log", name)
+        if m:
+            found.append((int(m.group(1)), os.path.join(vmdir, name)))
+    return sorted(found)
+
+
+def last_write(out):
+    """The newest modification time among run dir ``out``'s files."""
+    t = os.path.getmtime(os.path.join(out, "meta.json"))
+    for root, _, files in os.walk(out):
+        for name in files:
+            try:
+                t = max(t, os.path.getmtime(os.path.join(root, name)))
+            except OSError:
+                pass
+    return t
+
+
+def finished_before(out, meta, runs):
+    """({run id: outcome}, [kernel problems]) of the runs of ``runs`` that
+    finished in the sessions before: an outcome meta.json kept, or else
+    one judged as run_vm judges it, from the .rc file and the console of
+    the last boot the run started in.  A run that failed, or has no
+    result (the session ended while it ran), runs again."""
+    import wowvm
+    results = os.path.join(out, "runs")
+    kept = meta.get("outcomes") or {}
+    cons = {}
+    for _, path in boots_in(out):
+        con = wowvm.Console()
+        with open(path, "rb") as f:
+            con.feed(f.read())
+        con.flush()
+        for name in con.started:
+            cons[name] = (con, path)        # the last boot wins
+    done, problems = {}, []
+    for r in runs:
+        oc = kept.get(r.id)
+        if oc == "" or (oc and warned_only(oc, results, r.id)):
+            done[r.id] = oc
+            continue
+        if r.id not in cons:
+            continue
+        con, path = cons[r.id]
+        s = wowvm.Scenario(name=r.id, path="", origin=0, cache=0, extra=(),
+                           timeout=r.timeout_s, boots=1)
+        br = wowvm.BootResult(console=con, status="ended with the session",
+                              log=path)
+        j = wowvm.judge(s, br, results, 0)
+        if j is not None and j.ok:
+            done[r.id] = ""
+        elif j is not None and warned_only(j.reason, results, r.id):
+            done[r.id] = j.reason
+            problems.append({"run": r.id, "boot": os.path.basename(path),
+                             "reason": j.reason, "console": j.console[:40]})
+    return done, problems
+
+
+def resume(out, args):
+    """Go on with the unfinished run dir ``out``: the runs that have no
+    result yet, with the plan, profile and options it started with, if the
+    module, the guest's scripts and the jobs are those it started with."""
+    try:
+        with open(os.path.join(out, "meta.json")) as f:
+            meta = json.load(f)
+    except (OSError, ValueError) as e:
+        die("%s is not a bench run directory: %s" % (out, e))
+    before = meta.get("dep_trees")
+    now = dep_trees()
+    if not before:
+        die("%s does not record what its runs depend on (it predates "
+            "--resume): start a new run" % out)
+    differ = [d for d in RESUME_DEPS if now.get(d) is None or
+              now.get(d) != before.get(d)]
+    if differ:
+        die("cannot resume %s: %s changed since it started (or has "
+            "uncommitted changes); its runs would not compare: start a new "
+            "run" % (out, ", ".join(differ)))
+    profile = meta["profile"]
+    runs = [systems.Run(**r) for r in meta["runs"]]
+    args.wow_opts = meta.get("wow_opts", "")
+    done, problems = finished_before(out, meta, runs)
+    sessions = meta.setdefault("sessions", [])
+    if not sessions:
+        sessions.append({"started": meta.get("started")})
+    if not sessions[-1].get("finished"):
+        # it ended with no word: when it last wrote anything
+        end = last_write(out)
+        sessions[-1]["finished"] = datetime.datetime.fromtimestamp(
+            end).astimezone().isoformat(timespec="seconds") + " (last write)"
+        try:
+            began = datetime.datetime.fromisoformat(
+                sessions[-1]["started"]).timestamp()
+            sessions[-1]["elapsed_s"] = round(max(0, end - began), 1)
+        except (TypeError, ValueError):
+            sessions[-1]["elapsed_s"] = None
+    sessions.append({"started": datetime.datetime.now().astimezone()
+                     .isoformat(timespec="seconds")})
+    boots = boots_in(out)
+    first_boot = (boots[-1][0] + 1) if boots else 1
+    log("resuming %s: %d of %d runs finished before, %d to run, from boot "
+        "b%d" % (out, len(done), len(runs), len(runs) - len(done),
+                 first_boot))
+    meta["kernel_problems"] = (meta.get("kernel_problems") or []) + problems
+    return meta, profile, runs, done, first_boot, "-r%d" % (len(sessions) - 1)
 
 
 def warned_only(reason, results, rid):
@@ -525,6 +684,9 @@ def main(argv=None):
     g.add_argument("--full", action="store_true", help="the full sweep")
     g.add_argument("--report", metavar="DIR",
                    help="analyse the run dir DIR again (no VM)")
+    g.add_argument("--resume", metavar="DIR",
+                   help="go on with run dir DIR, which a session's end (or "
+                   "a kill) left unfinished: run what has no result yet")
     g.add_argument("--publish", metavar="DIR",
                    help="write Documentation/benchmarks.md and "
                    "Documentation/bench/*.png from run dir DIR")
@@ -588,6 +750,8 @@ def main(argv=None):
             print(open(os.path.join(d, "report.md")).read())
         return 0
 
+    if args.resume:
+        return resume_main(os.path.abspath(args.resume), args, report)
     if not re.fullmatch(r"[a-z0-9_ ]*", args.wow_opts):
         die("--wow-opts: table option words only (letters, digits, _)")
     pname = "quick" if args.quick else "full"
@@ -649,19 +813,52 @@ def main(argv=None):
         "host": host_info(),
         "git": git_describe(),
         "module": module,
+        "dep_trees": dep_trees(),
         "runs": [r._asdict() for r in runs],
     }
+    meta["sessions"] = [{"started": meta["started"]}]
     with open(os.path.join(out, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
     log("%s: %d runs (about %d min), output in %s" % (
         pname, len(runs), est // 60 + 1, out))
+    return finish(out, profile, runs, args, meta, report)
+
+
+def resume_main(out, args, report):
+    """--resume DIR."""
+    missing = check_tools(True)
+    if missing:
+        die("missing: %s (run scripts/setup.sh)" % " ".join(missing))
+    meta, profile, runs, done, first_boot, stage = resume(out, args)
+    left = [r for r in runs if r.id not in done]
+    if args.dry_run:
+        for r in left:
+            print(r.id, r.measurement, r.system, r.workload, r.cache_mb)
+        print("%d runs left, roughly %d min" % (
+            len(left), int(estimate_s(left, profile)) // 60 + 1))
+        return 0
+    for r in left:
+        _clear_run(os.path.join(out, "runs"), r.id)
+    meta["module"] = ensure_module(not args.no_build)
+    return finish(out, profile, runs, args, meta, report, done, first_boot,
+                  stage)
+
+
+def finish(out, profile, runs, args, meta, report, done=None, first_boot=1,
+           stage=""):
+    """Run what is left of the plan in run dir ``out``, then write its
+    report; the exit status."""
     t0 = time.time()
-    outcomes, problems = run_stages(out, profile, runs, args, meta)
+    outcomes, problems = run_stages(out, profile, runs, args, meta, done,
+                                    first_boot, stage)
     meta["outcomes"] = outcomes
     meta["kernel_problems"] = problems
-    meta["elapsed_s"] = round(time.time() - t0, 1)
-    meta["finished"] = datetime.datetime.now().astimezone().isoformat(
-        timespec="seconds")
+    now = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+    sessions = meta.setdefault("sessions", [{"started": meta["started"]}])
+    sessions[-1].update(finished=now, elapsed_s=round(time.time() - t0, 1))
+    meta["elapsed_s"] = round(sum(x.get("elapsed_s") or 0
+                                  for x in sessions), 1)
+    meta["finished"] = now
     with open(os.path.join(out, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
     res = report.collect(out)
@@ -670,7 +867,7 @@ def main(argv=None):
         print(f.read())
     failed = [k for k, v in outcomes.items() if v]
     log("done in %.0f s: %d runs, %d failed; %s" % (
-        time.time() - t0, len(runs), len(failed), out))
+        time.time() - t0, len(runs) - len(done or ()), len(failed), out))
     return 1 if failed else 0
 
 

@@ -1,6 +1,7 @@
 """bench.py's VM side without booting: the generated guest files, the NBD
 drive in wowvm.qemu_command, the dry-run plan."""
 
+import json
 import os
 import subprocess
 import sys
@@ -179,3 +180,126 @@ def test_rate_runs_wait_for_the_saturated_runs(tmp_path, monkeypatch):
     assert byid["r-uniform-16m-wow"]["runtime_s"] == \
         systems.closed_runtime_cap(16, prof, "wow", 80)
     assert set(outcomes) == {r.id for r in runs}
+
+
+def _console(path, sections, problems=()):
+    """A console log: each (name, rc or None) a scenario's section, ended
+    if rc is not None; a kernel problem line inside the sections named in
+    ``problems``."""
+    lines = ["# qemu ...", "[    1.0] Run /init as init process",
+             "=== wowvm: ready"]
+    for name, rc in sections:
+        lines.append("=== scenario: %s" % name)
+        if name in problems:
+            lines.append("[   66.5] BUG: kernel NULL pointer dereference")
+        if rc is not None:
+            lines.append("=== end: %s rc=%d" % (name, rc))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _interrupted_run(tmp_path, monkeypatch):
+    """A quick run dir the session's end cut short in its first boot."""
+    prof = dict(systems.PROFILES["quick"])
+    runs = systems.plan(prof, systems=["wow", "writecache", "ssd"],
+                        measurements=["closed", "rate"])
+    closed = [r for r in runs if not r.rate_of]
+    assert len(closed) >= 4
+    trees = {d: "t-" + d for d in bench.RESUME_DEPS}
+    monkeypatch.setattr(bench, "dep_trees", lambda: dict(trees))
+    meta = {"profile": prof, "runs": [r._asdict() for r in runs],
+            "started": "2026-11-25T06:00:00+00:00", "dep_trees": trees,
+            "sessions": [{"started": "2026-11-25T06:00:00+00:00"}]}
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    res = tmp_path / "runs"
+    res.mkdir()
+    (tmp_path / "vm").mkdir()
+    ok, bug, failed, cut = (r.id for r in closed[:4])
+    for rid, rc in ((ok, 0), (bug, 0), (failed, 1)):
+        (res / (rid + ".rc")).write_text("%d\n" % rc)
+        (res / rid).mkdir()
+        (res / rid / "fio.json").write_text("{}")
+    _console(tmp_path / "vm" / "console-b1.log",
+             [(ok, 0), (bug, 0), (failed, 1), (cut, None)], problems=[bug])
+    return prof, runs, (ok, bug, failed, cut)
+
+
+def test_resume_runs_what_has_no_result(tmp_path, monkeypatch):
+    """--resume judges the runs the cut-short boot finished as run_vm
+    would (rc and console), runs again the rest (a failure, a kernel
+    problem while it ran, no result, never started) with their output
+    moved aside, numbers its boots on, and the rate-limited runs get their
+    rates from the closed runs of either session."""
+    prof, runs, (ok, bug, failed, cut) = _interrupted_run(tmp_path,
+                                                          monkeypatch)
+    calls = []
+
+    def fake_run_vm(out, profile, rs, args, first_boot=1, stage=""):
+        calls.append(([r.id for r in rs], first_boot, stage))
+        return {r.id: "" for r in rs}, [], first_boot
+    monkeypatch.setattr(bench, "run_vm", fake_run_vm)
+    monkeypatch.setattr(bench, "check_tools", lambda need_vm: [])
+    monkeypatch.setattr(bench, "ensure_module", lambda build=True: {})
+    monkeypatch.setattr(bench, "saturated_iops",
+                        lambda out, run, oc: 100.0
+                        if run and oc.get(run.id) == "" else None)
+    from wowbench import report
+    monkeypatch.setattr(report, "collect", lambda out: {})
+    monkeypatch.setattr(report, "write_outputs",
+                        lambda out, res: open(os.path.join(out, "report.md"),
+                                              "w").close())
+    assert bench.main(["--resume", str(tmp_path)]) == 0
+    (first, b1, s1), (second, b2, s2) = calls
+    closed = [r.id for r in runs if not r.rate_of]
+    assert ok not in first
+    assert set(first) == set(closed) - {ok}
+    assert bug in first and failed in first and cut in first
+    assert (b1, s1) == (2, "-r1") and (b2, s2) == (3, "-r1-2")
+    assert set(second) == {r.id for r in runs if r.rate_of}
+    res = tmp_path / "runs"
+    assert (res / (ok + ".rc")).exists()
+    assert not (res / (failed + ".rc")).exists()
+    assert (res / (failed + ".rc.crashed")).exists()
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert all(v == "" for v in meta["outcomes"].values())
+    assert set(meta["outcomes"]) == {r.id for r in runs}
+    assert len(meta["sessions"]) == 2
+    assert "last write" in meta["sessions"][0]["finished"]
+    assert meta["sessions"][1]["elapsed_s"] is not None
+    rates = {r["id"]: r["rate_iops"] for r in meta["runs"] if r["rate_of"]}
+    assert rates and set(rates.values()) == {50}     # half of 100
+
+
+def test_resume_refuses_what_changed(tmp_path, monkeypatch):
+    """A run dir whose module, guest scripts or jobs have changed since
+    (or have uncommitted changes) is not resumed, nor one that predates
+    --resume."""
+    _interrupted_run(tmp_path, monkeypatch)
+    changed = {d: "t-" + d for d in bench.RESUME_DEPS}
+    changed["dm-wow"] = "another"
+    monkeypatch.setattr(bench, "dep_trees", lambda: dict(changed))
+    with pytest.raises(SystemExit):
+        bench.main(["--resume", str(tmp_path), "--dry-run"])
+    changed["dm-wow"] = None
+    with pytest.raises(SystemExit):
+        bench.main(["--resume", str(tmp_path), "--dry-run"])
+    meta = tmp_path / "meta.json"
+    m = json.loads(meta.read_text())
+    del m["dep_trees"]
+    meta.write_text(json.dumps(m))
+    monkeypatch.setattr(bench, "dep_trees",
+                        lambda: {d: "t-" + d for d in bench.RESUME_DEPS})
+    with pytest.raises(SystemExit):
+        bench.main(["--resume", str(tmp_path), "--dry-run"])
+
+
+def test_resume_dry_run_lists_what_is_left(tmp_path, monkeypatch, capsys):
+    prof, runs, (ok, bug, failed, cut) = _interrupted_run(tmp_path,
+                                                          monkeypatch)
+    monkeypatch.setattr(bench, "check_tools", lambda need_vm: [])
+    assert bench.main(["--resume", str(tmp_path), "--dry-run"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1].startswith("%d runs left" % (len(runs) - 1))
+    listed = {line.split()[0] for line in out[:-1]}
+    assert ok not in listed and {bug, failed, cut} <= listed
+    # nothing was moved
+    assert (tmp_path / "runs" / (failed + ".rc")).exists()

@@ -1764,6 +1764,14 @@ def markdown(res, plots=(), plot_prefix="plots/", heading="#"):
             host.get("host_kernel", "?"), (git.get("commit") or "?")[:12],
             " (dm-wow/ modified)" if git.get("dirty") else "",
             p.get("timescale", 0)))
+    sessions = meta.get("sessions") or []
+    if len(sessions) > 1:
+        parts.append("* run in %d sessions (`scripts/bench.py --resume`, the "
+                     "same module, guest scripts and jobs): %s\n" % (
+                         len(sessions), "; ".join(
+                             "%s to %s" % (x.get("started", "?"),
+                                           x.get("finished", "?"))
+                             for x in sessions)))
     if meta.get("wow_opts"):
         parts.append("* closed-loop dm-wow runs with extra table options "
                      "`%s`\n" % meta["wow_opts"])
@@ -2046,7 +2054,14 @@ subset of either profile (the CPU, flush and rate-limited runs go with
 the uniform workload).  `--hdd-trace` logs every request the live HDD
 serves (`hdd-trace.txt` in the run dir: start on the disk's clock, kind,
 sector, sectors, modelled seconds), to see how busy the disk was and in
-what order it was written.
+what order it was written.  A run a session's end (or a kill) cut short
+goes on with `scripts/bench.py --resume results/bench/<time>` (add
+`--dry-run` to list what is left): the runs with a result are kept
+(judged from their exit status and the console, as a finished boot
+judges them), the rest run in new boots, and the report names the
+sessions; it refuses when dm-wow/, userspace/, tests/vm/,
+scripts/bench-guest/ or the jobs (scripts/wowbench/systems.py) differ
+from the run's start, since its runs would no longer compare.
 
 ## What is measured
 
