@@ -118,7 +118,7 @@ test-vm: all
 	@tests/vm/wowvm.py run --jobs $${WOW_VM_JOBS:-2} tests/scenarios/*.sh
 
 # Boot-time assembly with systemd as PID 1: /etc/wowtab, the generator, the
-# udev rules and an fstab mount by UUID over two boots
+# udev rules and an fstab mount by UUID over three boots
 # (tests/vm/systemd-vm.py; BREAK=before|rules breaks the install on purpose,
 # and then it must fail).
 test-vm-systemd: all
