@@ -67,3 +67,18 @@ def test_check_debug_shards_boot_apart(monkeypatch):
         if len(grp) > 1:
             assert wowvm.group_cost(grp) <= wowvm.GROUP_COST_CAP
     assert sum(len(g) for g in groups) == len(scens)
+
+
+def test_first_scenarios_start_first():
+    """--first (WOW_VM_FIRST): the named scenarios' boots start before the
+    others, even shorter ones, and do not share a boot with the rest;
+    each part is longest first."""
+    scens = [scen("a", timeout=900), scen("b", timeout=100),
+             scen("c", timeout=500), scen("d", timeout=300, origin=1 << 30)]
+    g = wowvm.plan_run(scens, ["b", "d"])
+    assert names(g) == [["d"], ["b"], ["a", "c"]]
+    g = wowvm.plan_run(scens)
+    assert names(g) == [["a", "b", "c"], ["d"]]
+    g = wowvm.plan_run([scen("x", timeout=100), scen("y", timeout=200,
+                                                       origin=1 << 30)])
+    assert names(g) == [["y"], ["x"]]

@@ -1461,14 +1461,28 @@ def plan_groups(scens, cap=GROUP_COST_CAP):
     return groups
 
 
+def plan_run(scens, first=()):
+    """Boot groups in the order they start: those of the scenarios named in
+    @first (grouped among themselves) before the rest, each part longest
+    first, so the long poles start at once.  check-debug names the
+    scenarios a run at this code has not yet passed, so that a run a
+    session's end cuts short has run those."""
+    first = set(first)
+    head = plan_groups([s for s in scens if s.name in first])
+    tail = plan_groups([s for s in scens if s.name not in first])
+    return (sorted(head, key=lambda g: -group_cost(g)) +
+            sorted(tail, key=lambda g: -group_cost(g)))
+
+
 def run_groups(kv, base, rd, groups, module, results, echo, jobs):
-    """Run boot groups, @jobs VMs at a time; yield (scenario, Outcome)."""
+    """Run boot groups, @jobs VMs at a time, in the order given (plan_run);
+    yield (scenario, Outcome)."""
     if jobs <= 1:
         for gi, g in enumerate(groups, 1):
             yield from run_group(kv, base, rd, gi, g, module, results, echo)
         return
-    # longest first, so the long poles start at once; report as they end
-    todo = sorted(enumerate(groups, 1), key=lambda x: -group_cost(x[1]))
+    # in plan_run's order; report as they end
+    todo = list(enumerate(groups, 1))
     done = []
     cond = threading.Condition()
 
@@ -1549,7 +1563,7 @@ def cmd_run(args):
     os.makedirs(results)
     # before any result: a reader can keep each one as it comes
     log("run directory %s" % rd.path)
-    groups = plan_groups(scens)
+    groups = plan_run(scens, args.first.split())
     echo = "all" if args.console else "user" if args.verbose else None
     jobs = max(1, args.jobs)
     if jobs > 1 and echo:
@@ -1701,6 +1715,11 @@ def main():
                    default=int(os.environ.get("WOW_VM_JOBS") or 1),
                    help="boot up to N VMs at once, longest boot groups "
                    "first (default 1, or $WOW_VM_JOBS)")
+    p.add_argument("--first", metavar="NAMES",
+                   default=os.environ.get("WOW_VM_FIRST", ""),
+                   help="start the boots of these scenarios (names, "
+                   "space-separated) before the others (default "
+                   "$WOW_VM_FIRST)")
     p.add_argument("--suite", default="vm", metavar="NAME",
                    help="result lines read PASS: NAME/<scenario> (default "
                    "vm; make check's second kernel: vm612)")
