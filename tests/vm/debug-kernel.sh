@@ -14,10 +14,12 @@
 #   status  say whether it is built
 #
 # Layout ($WOW_CACHE/debug-kernel/):
-#   src-<pkgver>/              the extracted tree (shared by every config;
+#   src-<pkgver>[-p<hash>]/    the extracted tree, patched (debug-patches/;
+#                              shared by every config;
 #                              built with O=, so it stays clean)
 #   <pkgver>-<cfghash>/        one build, keyed by the linux-source-6.1
-#                              version and a hash of debug.config + recipe
+#                              version and a hash of debug.config, the
+#                              recipe and the patches
 #     obj/                     kbuild output (O=)
 #     vmlinuz                  bzImage
 #     root/lib/modules/<kv>/   modules_install (stripped) + depmod
@@ -40,6 +42,9 @@ JOBS=${WOW_DEBUG_JOBS:-2}
 PKG=linux-source-6.1
 TARBALL=/usr/src/linux-source-6.1.tar.xz
 FRAGMENT=$here/debug.config
+# patches applied to the extracted source (tests/vm/debug-patches/*.patch,
+# -p1, in name order): workarounds for the kernel under TCG, none dm-wow's
+PATCHES=$(ls "$here"/debug-patches/*.patch 2>/dev/null || true)
 # Bump when the recipe below changes in a way that changes the build.
 RECIPE=wow-debug-kernel-1
 
@@ -49,9 +54,11 @@ die() { say "$*"; exit 1; }
 pkgver=$(dpkg-query -W -f='${Version}' "$PKG" 2>/dev/null) && [ -n "$pkgver" ] ||
 	die "$PKG is not installed; run scripts/setup.sh"
 [ -r "$TARBALL" ] || die "$TARBALL is missing; reinstall $PKG"
-cfghash=$( { echo "$RECIPE"; cat "$FRAGMENT"; } | sha256sum | cut -c1-12)
+cfghash=$( { echo "$RECIPE"; cat "$FRAGMENT"; [ -z "$PATCHES" ] || cat $PATCHES; } |
+	sha256sum | cut -c1-12)
 top=$WOW_CACHE/debug-kernel
 src=$top/src-$pkgver
+[ -z "$PATCHES" ] || src=$src-p$(cat $PATCHES | sha256sum | cut -c1-8)
 dir=$top/$pkgver-$cfghash
 if [ -n "${WOW_KERNEL_DIR:-}" ]; then
 	# a kernel dir named by the caller (wowvm.py --kernel-dir): use it as
@@ -89,6 +96,12 @@ extract() {
 	tar -C "$tmp" -xJf "$TARBALL" || { rm -rf "$tmp"; die "extracting failed"; }
 	t=$(find "$tmp" -mindepth 1 -maxdepth 1 -type d | head -n 1)
 	[ -f "$t/Makefile" ] || { rm -rf "$tmp"; die "no kernel tree in $TARBALL"; }
+	local p
+	for p in $PATCHES; do
+		say "applying $(basename "$p")"
+		patch -d "$t" -p1 --quiet --forward < "$p" ||
+			{ rm -rf "$tmp"; die "$p does not apply to $PKG $pkgver"; }
+	done
 	mv "$t" "$src" && rmdir "$tmp"
 }
 
