@@ -190,6 +190,14 @@ case $WOW_BOOT in
 		fail "cannot save the origin's pattern"
 	wow_create off "$ORIGIN" "$CACHE"
 	D=$(dm_node off)
+	# a reader keeps the device from looking idle: an idle dm-wow destages
+	# everything within a second, and on the debug kernel the gaps between
+	# these writes are that long, so every batch was clean (or written to
+	# the origin) at the cut and no record was left to corrupt
+	fio --name=busy --filename="$D" --readonly --rw=read --bs=4k --size=4k \
+		--direct=1 --time_based --runtime=1d --rate_iops=20 \
+		--output=/dev/null &
+	BUSY=$!
 	fio_run "$D" $F --iodepth=16 --verify=crc32c --do_verify=0
 	wow_message off commit
 	for i in 0 1 2 3 4 5 6 7 8 9; do
@@ -199,6 +207,7 @@ case $WOW_BOOT in
 		wow_message off commit
 	done
 	echo "at the cut: $(wow_status off)"
+	kill $BUSY
 	[ -z "$FAILED" ] || fail "${FAILED#; }"
 	wow_power_cut
 	;;
@@ -273,9 +282,15 @@ case $WOW_BOOT in
 	fio_verify_only "$ORIGIN" $F --iodepth=16
 	bad=0 new=0 old=0
 	for i in 0 1 2 3 4 5 6 7 8 9; do
-		[ "$(dd if="$ORIGIN" bs=64k skip=$((i * 4)) count=2 iflag=direct \
-			2> /dev/null | md5sum)" = "$(md5sum < "$KEEP.b$i")" ] &&
+		# a batch that reads back whole: its blocks in the corrupt record
+		# hold their new data (destaged before the cut, though the clean
+		# marks saying so were not durable yet: seen on the debug kernel)
+		if [ "$(dd if="$ORIGIN" bs=64k skip=$((i * 4)) count=2 iflag=direct \
+			2> /dev/null | md5sum)" = "$(md5sum < "$KEEP.b$i")" ]; then
+			new=$((new + $(echo "$LOST" |
+				awk -v lo=$((i * 64)) '$1 >= lo && $1 < lo + 32' | wc -l)))
 			continue
+		fi
 		for j in $(seq 0 31); do
 			ob=$((i * 64 + j))
 			got=$(md5_blk "$ORIGIN" $ob)
