@@ -11,9 +11,8 @@
 # as they were; any message must leave a sane status; at the end the load's
 # data verifies and the device is removable.  quick: 200, full (make
 # check-debug only): 600.  On the debug kernel a process costs a good part
-# of a second, so a case runs 8 (a case took about 3.5 s with the 22 it
-# used to run); timeout_full also makes it one of the first boots
-# check-debug starts.
+# of a second, so a case runs 6 to 9 (it ran 22, and took about 3.5 s);
+# timeout_full also makes it one of the first boots check-debug starts.
 #
 # vm: origin=2G cache=256M timeout=900 timeout_full=5400
 . "${WOW_LIB:-/wow/lib.sh}"
@@ -50,10 +49,13 @@ cs() {
 # where a case's time goes (the message, or the checks around it), and
 # the slowest cases: on the debug kernel a case took 5 to 10 s with three
 # VMs on two cores, and the reason was not known
-slow() {	# SECONDS*100 MESSAGE*100: note a slow case
-	[ "$1" -ge 300 ] && [ $nslow -lt 10 ] || return 0
+case_done() {	# a case ends: add up its times (c0, c1, c2), note it if slow
+	cs
+	_all=$((CS - c0)) _msg=$((c2 - c1))
+	t_msg=$((t_msg + _msg)) t_all=$((t_all + _all))
+	[ $_all -ge 300 ] && [ $nslow -lt 10 ] || return 0
 	nslow=$((nslow + 1))
-	echo "slow case $cases: $(($1 / 100)).$(($1 % 100 / 10)) s (the message $(($2 / 100)).$(($2 % 100 / 10)) s): [$cls] $(echo "$msg" | cut -c1-60)"
+	echo "slow case $cases: $((_all / 100)).$((_all % 100 / 10)) s (the message $((_msg / 100)).$((_msg % 100 / 10)) s): [$cls] $(echo "$msg" | cut -c1-60)"
 }
 cases=0 refused=0 accepted=0 FAILED="" t_msg=0 t_all=0 nslow=0
 while read -r cls msg; do
@@ -64,8 +66,8 @@ while read -r cls msg; do
 	before=$TUN
 	before_t=$(dmsetup table fm)
 	dmesg_clear
-	# shellcheck disable=SC2086
 	cs; c1=$CS
+	# shellcheck disable=SC2086
 	bounded 30 /tmp/fm.out dmsetup message fm 0 -- $msg
 	rc=$?
 	cs; c2=$CS
@@ -88,18 +90,14 @@ while read -r cls msg; do
 			fuzz_nok "refused message changed the device: $msg: '$before $before_t' -> '$TUN $after_t'"
 		[ $((cases % 10)) -ne 1 ] ||
 			echo "refused [$cls] $(echo "$msg" | cut -c1-60) -> $(echo "$kmsg" | grep wow | head -n 1 | cut -c1-100)"
-		cs
-		t_msg=$((t_msg + c2 - c1)) t_all=$((t_all + CS - c0))
-		slow $((CS - c0)) $((c2 - c1))
+		case_done
 		continue
 	fi
 	accepted=$((accepted + 1))
 	[ "$cls" = A ] || fuzz_nok "accepted a message that must be refused: $msg"
 	[ "$(dmsetup table fm)" = "$before_t" ] ||
 		fuzz_nok "message changed the table line: $msg"
-	cs
-	t_msg=$((t_msg + c2 - c1)) t_all=$((t_all + CS - c0))
-	slow $((CS - c0)) $((c2 - c1))
+	case_done
 done < /tmp/fm.cases
 echo "time: $((t_all / 100)) s in $cases cases, $((t_msg / 100)) s of it in the messages"
 kill -TERM $LOAD

@@ -14,9 +14,9 @@
 #   status  say whether it is built
 #
 # Layout ($WOW_CACHE/debug-kernel/):
-#   src-<pkgver>[-p<hash>]/    the extracted tree, patched (debug-patches/;
-#                              shared by every config;
-#                              built with O=, so it stays clean)
+#   src-<pkgver>[-p<hash>]/    the extracted tree with debug-patches/
+#                              applied (shared by every config; built
+#                              with O=, so it stays clean)
 #   <pkgver>-<cfghash>/        one build, keyed by the linux-source-6.1
 #                              version and a hash of debug.config, the
 #                              recipe and the patches
