@@ -6,11 +6,10 @@
 # crash-flush-points as $WOW_FP_SHARDS boots (default 5) of 1000/N points
 # each, every boot with its own recording.
 #
-# A whole run needs two to three hours of both cores of a 2-core machine
-# (at 6272578: the five shards 31 minutes each, two at a time, then the
-# rest; 40 of the 53 done after 2 h 27 min; since then every boot is 75 s
-# shorter and none stalls, but no whole run has been timed; WOW_VM_FIRST
-# names scenarios to start first).  So it resumes: a scenario
+# A whole run needs about three hours of both cores of a 2-core machine
+# (at 3579c9b, WOW_VM_JOBS=3: about 3 h, the five shards about 35
+# minutes each, three at a time with fuzz-messages, then the rest;
+# WOW_VM_FIRST names scenarios to start first).  So it resumes: a scenario
 # (or shard) that passed is kept, as soon as it passed (a run killed
 # halfway keeps what passed before), under $WOW_CACHE/check-debug/<key>/
 # with its output, the key naming what results depend on (dm-wow/,
