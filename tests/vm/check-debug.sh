@@ -7,7 +7,7 @@
 # each, every boot with its own recording.
 #
 # A whole run needs about three hours of both cores of a 2-core machine
-# (at 3579c9b, WOW_VM_JOBS=3: about 3 h, the five shards about 35
+# (at 3579c9b, WOW_VM_JOBS=3: 2 h 52 min, the five shards about 35
 # minutes each, three at a time with fuzz-messages, then the rest;
 # WOW_VM_FIRST names scenarios to start first).  So it resumes: a scenario
 # (or shard) that passed is kept, as soon as it passed (a run killed
