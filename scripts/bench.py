@@ -4,7 +4,7 @@
 dm-cache (smq) and bcache over the same emulated disks, in a QEMU VM.
 
   scripts/bench.py --quick          make bench-quick (about 27 minutes)
-  scripts/bench.py --full           make bench (about 2 h 35 min)
+  scripts/bench.py --full           make bench (about 100 min)
   scripts/bench.py --resume DIR     go on with a run a session's end cut
                                     short (the runs with no result)
   scripts/bench.py --report DIR     analyse a finished run dir again
