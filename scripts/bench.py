@@ -63,8 +63,8 @@ What the profiles cover (scripts/wowbench/systems.py PROFILES):
   --full   destage: uniform, zipf, SPC-1-like and sequential at dirty sets
            of 8, 32 and 64 MiB, every system.  closed: every system on
            every workload at 16 MiB; uniform random writes at 8, 16 and 32
-           MiB (and 128 MiB for wow and dm-writecache); the hot set at 4,
-           8, 16, 32 and 64 MiB (8x to 0.5x the cache) and the SPC-1-like
+           MiB (and 128 MiB for wow and dm-writecache); the hot set at 6,
+           12, 24, 48 and 96 MiB (8x to 0.5x the cache) and the SPC-1-like
            mix at 8, 16 and 32 MiB for wow, cscan, lrw and dm-writecache.
            rate: as --quick, a 60 s window.  cpu: three rounds; flush:
            two.

@@ -767,7 +767,7 @@ def test_policies_and_sweeps_of_the_hot_set_and_spc1(tmp_path):
     res = _make_rundir(tmp_path, prof, runs)
     pol = res["summary"]["policies"]
     assert sorted(pol) == ["hot", "spc1", "uniform"]
-    assert sorted(pol["hot"], key=int) == ["4", "8", "16", "32", "64"]
+    assert sorted(pol["hot"], key=int) == ["6", "12", "16", "24", "48", "96"]
     for w, mb in (("hot", "16"), ("spc1", "8"), ("uniform", "8")):
         x = pol[w][mb]
         assert x["wow_x_cscan"] == pytest.approx(1800 / 1700.0)
@@ -775,35 +775,36 @@ def test_policies_and_sweeps_of_the_hot_set_and_spc1(tmp_path):
         assert x["wow_x_lrw_window"] == pytest.approx(2.0)
     md = report.markdown(res)
     part = md.split("# wow against cscan and lrw")[1]
-    assert "| hot set (90% to 32 MiB), 16 MiB | 1800 | 1700 | 900 | " \
+    assert "| hot set (90% to 48 MiB), 16 MiB | 1800 | 1700 | 900 | " \
         "1.06 | 2.00 | 1.06 | 2.00 | 10% |" in part
     # the grids: every uniform size, one size of each other workload
     grids = md.split("# Closed-loop throughput")[1].split("# wow against")[0]
     head = grids.split("\n| system |")[1].split("\n")[0]
-    assert "hot set (90% to 32 MiB), 16 MiB" in head
-    assert "hot set (90% to 32 MiB), 4 MiB" not in head
+    assert "hot set (90% to 48 MiB), 16 MiB" in head
+    assert "hot set (90% to 48 MiB), 6 MiB" not in head
     # the sweeps: sustained IOPS against the cache size, the hot set in
     # cache sizes
-    sweep = grids.split("hot set (90% to 32 MiB), sustained IOPS against "
+    sweep = grids.split("hot set (90% to 48 MiB), sustained IOPS against "
                         "the cache size:")[1]
-    assert "| system | 4 MiB (hot set 8×) | 8 MiB (hot set 4×) | 16 MiB " \
-        "(hot set 2×) | 32 MiB (hot set 1×) | 64 MiB (hot set 0.5×) |" \
+    assert "| system | 6 MiB (hot set 8×) | 12 MiB (hot set 4×) | 16 MiB " \
+        "(hot set 3×) | 24 MiB (hot set 2×) | 48 MiB (hot set 1×) | " \
+        "96 MiB (hot set 0.5×) |" in sweep
+    assert "| dm-wow (wow) | 1800 | 1800 | 1800 | 1800 | 1800 | 1800 |" \
         in sweep
-    assert "| dm-wow (wow) | 1800 | 1800 | 1800 | 1800 | 1800 |" in sweep
     assert "SPC-1-like mix, sustained IOPS against the cache size:" in grids
     # the latency table lists each run once
     lat = md.split("# Closed-loop write latency")[1].split("\n#")[0]
     for r in runs:
         assert lat.count("| `%s` |" % r.id) == 1, r.id
     # the targets: wow >= max(cscan, lrw) everywhere, 1.15x cscan where
-    # the hot set is 1x to 4x the cache (8, 16 and 32 MiB)
+    # the hot set is 1x to 4x the cache (12, 16, 24 and 48 MiB)
     tg = {t["name"]: t for t in res["summary"]["targets"]}
     assert "closed loop, sustained: wow >= max(cscan, lrw) (hot, " \
-        "64 MiB)" in tg
+        "96 MiB)" in tg
     hot = [t for n, t in tg.items() if n.startswith("hot set")]
     assert [t["name"][:28] for t in hot] == [
-        "hot set 4x the cache (8 MiB)", "hot set 2x the cache (16 MiB",
-        "hot set 1x the cache (32 MiB"]
+        "hot set 4x the cache (12 MiB", "hot set 3x the cache (16 MiB",
+        "hot set 2x the cache (24 MiB", "hot set 1x the cache (48 MiB"]
     for t in hot:
         assert t["value"] == pytest.approx(1800 / 1700.0)
         assert not t["met"] and t["detail"] == "8% short"

@@ -2031,7 +2031,7 @@ rewrites this page from one run.
   sequential writes at dirty sets of 8, 32 and 64 MiB; closed loop for
   every workload at a 16 MiB cache, for uniform random writes at 8, 16
   and 32 MiB (and 128 MiB for dm-wow and dm-writecache), the hot set at
-  4, 8, 16, 32 and 64 MiB (8x to 0.5x the cache) and the SPC-1-like mix at
+  6, 12, 24, 48 and 96 MiB (8x to 0.5x the cache) and the SPC-1-like mix at
   8, 16 and 32 MiB for dm-wow's three policies and dm-writecache; the
   rate-limited closed loop at 16 MiB; three alternated rounds of the CPU
   cost, two of the flush cost.  Measured at 99 minutes (5,951 s, 182
@@ -2080,8 +2080,8 @@ from the run's start, since its runs would no longer compare.
 * **Workloads** (fio, scripts/wowbench/systems.py): uniform random 4 KiB
   writes; zipf(1.2) random writes (a few blocks rewritten very often);
   one sequential stream; a **hot set**: 90% of the writes uniform over the
-  first 32 MiB of the origin, the rest uniform over the rest (fio
-  `zoned_abs`), so that as the cache size is swept from 4 to 64 MiB the
+  first 48 MiB of the origin, the rest uniform over the rest (fio
+  `zoned_abs`), so that as the cache size is swept from 6 to 96 MiB the
   hot set goes from 8x to 0.5x the cache and blocks are rewritten while
   cached, what WOW's recency bits are for; and an **SPC-1-like mix**
   built from the structure of the public SPC-1 specification (Storage

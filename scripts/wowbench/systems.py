@@ -180,8 +180,10 @@ SPC1_JOBS = tuple(
         SPC1_STREAMS, depths([x[1] for x in SPC1_STREAMS])))
 
 # the hot-set workload: its hot set is fixed, the cache size is swept, so
-# one sweep spans hot sets from 8x to 0.5x the cache (4 to 64 MiB)
-HOT_MB = 32
+# one sweep spans hot sets from 8x to 0.5x the cache (6 to 96 MiB: dm-wow
+# needs at least 5 MiB with 1 MiB erase blocks, its metadata and 4
+# segments, so a 32 MiB hot set could not reach 8x)
+HOT_MB = 48
 HOT_PCT = 90
 
 WORKLOADS = [
@@ -427,7 +429,7 @@ PROFILES = {
     # make bench: every workload over a sweep of dirty-set sizes
     # (modelled destage); closed loop over a sweep of cache sizes for
     # uniform random writes (128 MiB for dm-wow and dm-writecache only),
-    # the hot set (4 to 64 MiB: 8x to 0.5x the cache) and the SPC-1-like
+    # the hot set (6 to 96 MiB: 8x to 0.5x the cache) and the SPC-1-like
     # mix (8 to 32 MiB) for dm-wow's policies and dm-writecache, every
     # workload at 16 MiB for every system; the rate-limited closed loop;
     # the CPU and flush costs, three and two alternated rounds
@@ -440,7 +442,7 @@ PROFILES = {
         "closed_cache_mb": [8, 16, 32],
         "closed_more_cache_mb": [(128, ["wow", "writecache"])],
         "closed_other_cache_mb": 16,
-        "closed_sweeps": [("hot", [4, 8, 16, 32, 64],
+        "closed_sweeps": [("hot", [6, 12, 24, 48, 96],
                            ["wow", "cscan", "lrw", "writecache", "raw"]),
                           ("spc1", [8, 16, 32],
                            ["wow", "cscan", "lrw", "writecache", "raw"])],
