@@ -52,8 +52,10 @@ BPS=$(( $(read_u "$CACHE" 24 4) / $(read_u "$CACHE" 20 4) ))
 pad=0
 while :; do
 	wowforge scan "$CACHE" > /tmp/md.scan || fail "wowforge scan"
-	LAST=$(grep -v max_seq /tmp/md.scan | sort -n -k4 | tail -n 1 | cut -d' ' -f1)
-	LASTWP=$(grep -v max_seq /tmp/md.scan | sort -n -k4 | tail -n 1 | cut -d' ' -f2)
+	# the segment with the newest record, and its write pointer
+	read -r LAST LASTWP _ <<- EOF
+	$(grep -v max_seq /tmp/md.scan | sort -n -k4 | tail -n 1)
+	EOF
 	[ $((BPS - LASTWP)) -lt $ROOM ] || break
 	pad=$((pad + 1))
 	[ $pad -le 4 ] || fail "the last segment keeps less than $ROOM free blocks"
