@@ -177,6 +177,7 @@ int wow_log_alloc(struct wow_cache *wc)
 	INIT_WORK(&wc->commit_work, wow_log_commit_work);
 	INIT_DELAYED_WORK(&wc->pace_work, pace_work);
 	wow_pace_init(&wc->pace);
+	wow_pace_init(&wc->dpace);
 	wc->pace_sample_ns = ktime_get_ns();
 	return 0;
 }
@@ -866,14 +867,16 @@ static bool marks_due(struct wow_cache *wc)
 
 /*
  * The housekeeping tick: sample the rate cleaning frees log space
- * (segments freed less the blocks copied to free them), and have clean
- * marks that waited long enough written.
+ * (segments freed less the blocks copied to free them) and the rate
+ * destage cleans dirty blocks, and have clean marks that waited long
+ * enough written.
  */
 void wow_log_tick(struct wow_cache *wc)
 {
 	u64 now = ktime_get_ns();
 	u64 rec = atomic64_read(&wc->stats.reclaimed_segments);
 	u64 copied = atomic64_read(&wc->stats.copied_blocks);
+	u64 destaged = atomic64_read(&wc->stats.destage_blocks);
 	u64 freed, used;
 	bool due;
 
@@ -885,8 +888,12 @@ void wow_log_tick(struct wow_cache *wc)
 		wow_pace_sample(&wc->pace, freed > used ? freed - used : 0,
 				now - wc->pace_sample_ns);
 	}
+	if (destaged >= wc->pace_destaged)
+		wow_pace_sample(&wc->dpace, destaged - wc->pace_destaged,
+				now - wc->pace_sample_ns);
 	wc->pace_reclaimed = rec;
 	wc->pace_copied = copied;
+	wc->pace_destaged = destaged;
 	wc->pace_sample_ns = now;
 	due = marks_due(wc);
 	spin_unlock_irq(&wc->lock);
@@ -1329,18 +1336,56 @@ static u64 pace_rate(struct wow_cache *wc)
 }
 
 /*
- * May @bio's data go into the log now?  If not, the pacing timer kicks
- * the commit worker when its turn comes (or cleaning does, when it frees
- * a segment).  Lock held.
+ * Dirty pacing (dm-wow-pace.c): blocks per second that may become dirty
+ * once dirty occupancy passes the high watermark; none in cleaner mode,
+ * where writes bypass the cache (lock held).
  */
-static bool pace_admit(struct wow_cache *wc, struct bio *bio, u64 rate)
+static u64 dirty_pace_rate(struct wow_cache *wc)
 {
-	u64 wait;
+	lockdep_assert_held(&wc->lock);
+	if (wc->cleaner)
+		return WOW_PACE_UNLIMITED;
+	return wow_pace_dirty_rate(wow_occupancy_bp(wc), wc->thresh.high,
+				   WOW_PACE_DIRTY_SPAN_BP,
+				   wc->dpace.freed_rate);
+}
+
+/* Blocks of @bio whose cached copy is not dirty (lock held). */
+static u32 new_dirty_blocks(struct wow_cache *wc, struct bio *bio)
+{
+	u64 ob = wow_bio_oblock(wc, bio);
+	u32 i, n = wow_bio_blocks(wc, bio), fresh = 0;
 
 	lockdep_assert_held(&wc->lock);
-	if (wow_pace_admit(&wc->pace, wow_bio_blocks(wc, bio), rate,
-			   ktime_get_ns(), &wait))
+	for (i = 0; i < n; i++)
+		fresh += !oblock_dirty(wc, ob + i);
+	return fresh;
+}
+
+/*
+ * May @bio's data go into the log now, at @rate (space) and @drate (new
+ * dirty data)?  If not, the pacing timer kicks the commit worker when its
+ * turn comes (or cleaning does, when it frees a segment).  Lock held.
+ */
+static bool pace_admit(struct wow_cache *wc, struct bio *bio, u64 rate,
+		       u64 drate)
+{
+	u64 now = ktime_get_ns(), wait;
+	u32 fresh = 0;
+
+	lockdep_assert_held(&wc->lock);
+	if (drate != WOW_PACE_UNLIMITED) {
+		fresh = new_dirty_blocks(wc, bio);
+		if (fresh &&
+		    !wow_pace_admit(&wc->dpace, fresh, drate, now, &wait))
+			goto later;
+	}
+	if (wow_pace_admit(&wc->pace, wow_bio_blocks(wc, bio), rate, now,
+			   &wait))
 		return true;
+	if (fresh)
+		wow_pace_refund(&wc->dpace, fresh);
+later:
 	if (wait)
 		mod_delayed_work(wc->wq, &wc->pace_work,
 				 max_t(unsigned long, nsecs_to_jiffies(wait), 1));
@@ -1364,7 +1409,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	u32 room, data_cap, copy_blocks;
 	bool reserve, tombs, only_marks, first_admitted = false;
 	struct bio *bio;
-	u64 rate;
+	u64 rate, drate;
 
 	lockdep_assert_held(&wc->lock);
 	bio_list_merge(flushes, &wc->pending_flushes);
@@ -1403,8 +1448,9 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	if (wc->open_seg != WOW_NO_SEG && wc->open_reserved)
 		bio = NULL;			/* writes wait for space */
 	rate = pace_rate(wc);
+	drate = dirty_pace_rate(wc);
 	if (bio && !tombs && !copy_blocks) {
-		if (!pace_admit(wc, bio, rate))
+		if (!pace_admit(wc, bio, rate, drate))
 			bio = NULL;		/* not its turn yet */
 		first_admitted = true;
 	}
@@ -1488,7 +1534,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 
 		if (b->nr_data + n > data_cap)
 			break;
-		if (!first_admitted && !pace_admit(wc, bio, rate))
+		if (!first_admitted && !pace_admit(wc, bio, rate, drate))
 			break;
 		first_admitted = false;
 		bio_list_add(&b->writes, bio_list_pop(&wc->pending_writes));

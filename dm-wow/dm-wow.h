@@ -449,13 +449,20 @@ void wow_victim_consider(struct wow_victim_pick *p, u32 seg,
 #define WOW_PACE_UNLIMITED	U64_MAX
 
 struct wow_pace {
-	u64 freed_rate;		/* blocks per second coming free (EWMA) */
+	u64 freed_rate;		/* blocks per second freed or cleaned (EWMA) */
 	u64 tokens;		/* in 1/1024 of a block */
 	u64 last_ns;		/* when tokens last accrued */
 };
 
+/* Dirty pacing: its span above the high watermark, its least rate. */
+#define WOW_PACE_DIRTY_SPAN_BP	500U
+#define WOW_PACE_DIRTY_FLOOR	8U
+
 u64 wow_pace_rate(u64 free, u64 reserve, u64 start, u64 freed_rate);
+u64 wow_pace_dirty_rate(u32 occ_bp, u32 high_bp, u32 span_bp,
+			u64 cleaned_rate);
 void wow_pace_init(struct wow_pace *p);
+void wow_pace_refund(struct wow_pace *p, u32 n);
 void wow_pace_sample(struct wow_pace *p, u64 freed, u64 elapsed_ns);
 bool wow_pace_admit(struct wow_pace *p, u32 n, u64 rate, u64 now_ns,
 		    u64 *wait_ns);
@@ -654,9 +661,11 @@ struct wow_cache {
 	u32 nr_marks;
 	unsigned long marks_at;		/* jiffies: the oldest was noted */
 	struct wow_pace pace;		/* admission while space is short */
+	struct wow_pace dpace;		/* new dirty data past high */
 	struct delayed_work pace_work;	/* a paced write's turn */
 	u64 pace_reclaimed;		/* stats at the last sample */
 	u64 pace_copied;
+	u64 pace_destaged;
 	u64 pace_sample_ns;
 	struct bio_set log_bs;		/* record bios */
 	struct work_struct commit_work;

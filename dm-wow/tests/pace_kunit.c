@@ -53,6 +53,67 @@ static void wow_pace_rate_monotone(struct kunit *test)
 	}
 }
 
+static void wow_pace_dirty_levels(struct kunit *test)
+{
+	/* high 4000 bp, span 500, destage cleans 200 blocks/s */
+	KUNIT_EXPECT_EQ(test, wow_pace_dirty_rate(0, 4000, 500, 200),
+			WOW_PACE_UNLIMITED);
+	KUNIT_EXPECT_EQ(test, wow_pace_dirty_rate(3999, 4000, 500, 200),
+			WOW_PACE_UNLIMITED);
+	/* at high: four times the cleaned rate */
+	KUNIT_EXPECT_EQ(test, wow_pace_dirty_rate(4000, 4000, 500, 200), 800ULL);
+	/* half the span: 4 - 1.75 */
+	KUNIT_EXPECT_EQ(test, wow_pace_dirty_rate(4250, 4000, 500, 200), 450ULL);
+	/* at and past the span: half the cleaned rate */
+	KUNIT_EXPECT_EQ(test, wow_pace_dirty_rate(4500, 4000, 500, 200), 100ULL);
+	KUNIT_EXPECT_EQ(test, wow_pace_dirty_rate(10000, 4000, 500, 200), 100ULL);
+	/* settles where admission meets the cleaned rate: 6/7 of the span */
+	KUNIT_EXPECT_GE(test, wow_pace_dirty_rate(4428, 4000, 500, 200), 200ULL);
+	KUNIT_EXPECT_LE(test, wow_pace_dirty_rate(4430, 4000, 500, 200), 200ULL);
+	/* nothing cleaned yet, or no span: the floor, never zero */
+	KUNIT_EXPECT_EQ(test, wow_pace_dirty_rate(4100, 4000, 500, 0),
+			(u64)WOW_PACE_DIRTY_FLOOR);
+	KUNIT_EXPECT_EQ(test, wow_pace_dirty_rate(10000, 10000, 0, 200), 100ULL);
+	/* absurd cleaned rates do not overflow */
+	KUNIT_EXPECT_GT(test, wow_pace_dirty_rate(4000, 4000, 500, U64_MAX),
+			1ULL << 41);
+}
+
+/* More dirty data never admits more; the floor always holds. */
+static void wow_pace_dirty_monotone(struct kunit *test)
+{
+	u64 rates[] = { 0, 1, 175, 1ULL << 40 };
+	u64 prev, r;
+	u32 i, occ;
+
+	for (i = 0; i < ARRAY_SIZE(rates); i++) {
+		prev = WOW_PACE_UNLIMITED;
+		for (occ = 0; occ <= 10000; occ++) {
+			r = wow_pace_dirty_rate(occ, 6000, 500, rates[i]);
+			KUNIT_ASSERT_LE_MSG(test, r, prev, "occ %u rate %llu",
+					    occ, rates[i]);
+			KUNIT_ASSERT_GE(test, r, (u64)WOW_PACE_DIRTY_FLOOR);
+			prev = r;
+		}
+	}
+}
+
+/* A refund puts back what an admission took. */
+static void wow_pace_refunds(struct kunit *test)
+{
+	struct wow_pace p;
+	u64 wait, now = 1000 * MS;
+
+	wow_pace_init(&p);
+	/* a burst of 62.5 blocks from the idle start */
+	KUNIT_EXPECT_TRUE(test, wow_pace_admit(&p, 4, 1000, now, &wait));
+	KUNIT_EXPECT_TRUE(test, wow_pace_admit(&p, 58, 1000, now, &wait));
+	KUNIT_EXPECT_FALSE(test, wow_pace_admit(&p, 58, 1000, now, &wait));
+	wow_pace_refund(&p, 58);
+	KUNIT_EXPECT_TRUE(test, wow_pace_admit(&p, 58, 1000, now, &wait));
+	KUNIT_EXPECT_FALSE(test, wow_pace_admit(&p, 1, 1000, now, &wait));
+}
+
 static void wow_pace_sampling(struct kunit *test)
 {
 	struct wow_pace p;
@@ -135,6 +196,9 @@ static void wow_pace_long_run(struct kunit *test)
 static struct kunit_case wow_pace_cases[] = {
 	KUNIT_CASE(wow_pace_rate_levels),
 	KUNIT_CASE(wow_pace_rate_monotone),
+	KUNIT_CASE(wow_pace_dirty_levels),
+	KUNIT_CASE(wow_pace_dirty_monotone),
+	KUNIT_CASE(wow_pace_refunds),
 	KUNIT_CASE(wow_pace_sampling),
 	KUNIT_CASE(wow_pace_bucket),
 	KUNIT_CASE(wow_pace_long_run),
