@@ -1362,6 +1362,14 @@ static u32 new_dirty_blocks(struct wow_cache *wc, struct bio *bio)
 	return fresh;
 }
 
+/* The pacing timer kicks the commit worker in @wait ns (0: it does not). */
+static void pace_later(struct wow_cache *wc, u64 wait)
+{
+	if (wait)
+		mod_delayed_work(wc->wq, &wc->pace_work,
+				 max_t(unsigned long, nsecs_to_jiffies(wait), 1));
+}
+
 /*
  * May @bio's data go into the log now, at @rate (space) and @drate (new
  * dirty data)?  If not, the pacing timer kicks the commit worker when its
@@ -1386,9 +1394,48 @@ static bool pace_admit(struct wow_cache *wc, struct bio *bio, u64 rate,
 	if (fresh)
 		wow_pace_refund(&wc->dpace, fresh);
 later:
-	if (wait)
-		mod_delayed_work(wc->wq, &wc->pace_work,
-				 max_t(unsigned long, nsecs_to_jiffies(wait), 1));
+	pace_later(wc, wait);
+	return false;
+}
+
+/* Blocks of the queued writes, counted up to @cap (lock held). */
+static u64 queued_blocks(struct wow_cache *wc, u64 cap)
+{
+	struct bio *bio;
+	u64 n = 0;
+
+	lockdep_assert_held(&wc->lock);
+	bio_list_for_each(bio, &wc->pending_writes) {
+		n += wow_bio_blocks(wc, bio);
+		if (n >= cap)
+			break;
+	}
+	return n;
+}
+
+/*
+ * Has a batch's worth of admission accrued in each bucket that paces?
+ * A paced record waits for it, so that the writes go in together: one
+ * header per write would double the log's writes (lock held).
+ */
+static bool pace_batch_ready(struct wow_cache *wc, u64 rate, u64 drate)
+{
+	u64 now = ktime_get_ns(), wait = 0;
+
+	lockdep_assert_held(&wc->lock);
+	if (rate != WOW_PACE_UNLIMITED && rate &&
+	    !wow_pace_ready(&wc->pace,
+			    wow_pace_batch(rate, queued_blocks(wc, rate / 16)),
+			    rate, now, &wait))
+		goto later;
+	if (drate != WOW_PACE_UNLIMITED &&
+	    !wow_pace_ready(&wc->dpace,
+			    wow_pace_batch(drate, queued_blocks(wc, drate / 16)),
+			    drate, now, &wait))
+		goto later;
+	return true;
+later:
+	pace_later(wc, wait);
 	return false;
 }
 
@@ -1450,7 +1497,8 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	rate = pace_rate(wc);
 	drate = dirty_pace_rate(wc);
 	if (bio && !tombs && !copy_blocks) {
-		if (!pace_admit(wc, bio, rate, drate))
+		if (!pace_batch_ready(wc, rate, drate) ||
+		    !pace_admit(wc, bio, rate, drate))
 			bio = NULL;		/* not its turn yet */
 		first_admitted = true;
 	}

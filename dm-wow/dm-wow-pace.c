@@ -109,12 +109,12 @@ void wow_pace_refund(struct wow_pace *p, u32 n)
 }
 
 /*
- * May @n blocks be admitted at @now_ns, at @rate blocks per second?  If
- * not, *@wait_ns is how long until they may, or 0 when the rate is zero
- * (wait until space is freed).
+ * Accrue tokens up to @now_ns at @rate and say whether @n blocks' worth
+ * is there; if not, *@wait_ns is how long until it is, or 0 when the rate
+ * is zero (wait until space is freed).
  */
-bool wow_pace_admit(struct wow_pace *p, u32 n, u64 rate, u64 now_ns,
-		    u64 *wait_ns)
+static bool accrue(struct wow_pace *p, u32 n, u64 rate, u64 now_ns,
+		   u64 *wait_ns)
 {
 	u64 want = (u64)n << TOKEN_SHIFT, burst, dt, add;
 
@@ -130,12 +130,47 @@ bool wow_pace_admit(struct wow_pace *p, u32 n, u64 rate, u64 now_ns,
 	/* dt <= 2^30 ns: a rate capped at 2^32 keeps the product in range */
 	add = div64_u64(min(rate, 1ULL << 32) * dt, NSEC >> TOKEN_SHIFT);
 	p->tokens = min(p->tokens + add, burst);
-	if (p->tokens >= want) {
-		p->tokens -= want;
+	if (p->tokens >= want)
 		return true;
-	}
 	if (rate)
 		*wait_ns = div64_u64((want - p->tokens) * (NSEC >> TOKEN_SHIFT),
 				     rate) + 1;
 	return false;
+}
+
+/*
+ * May @n blocks be admitted at @now_ns, at @rate blocks per second?  If
+ * so they take their tokens; if not, *@wait_ns is how long until they
+ * may, or 0 when the rate is zero (wait until space is freed).
+ */
+bool wow_pace_admit(struct wow_pace *p, u32 n, u64 rate, u64 now_ns,
+		    u64 *wait_ns)
+{
+	if (!accrue(p, n, rate, now_ns, wait_ns))
+		return false;
+	if (rate != WOW_PACE_UNLIMITED)
+		p->tokens -= (u64)n << TOKEN_SHIFT;
+	return true;
+}
+
+/*
+ * The blocks a paced record waits for: a burst's worth (1/16 s at @rate),
+ * or all of the @queued blocks when fewer, so that paced writes go in as
+ * records of many writes, not one header per write.
+ */
+u32 wow_pace_batch(u64 rate, u64 queued)
+{
+	if (rate == WOW_PACE_UNLIMITED)
+		return 1;
+	return clamp_t(u64, min(rate / 16, queued), 1, U32_MAX);
+}
+
+/*
+ * Has a batch of @n blocks' worth accrued by @now_ns?  As
+ * wow_pace_admit(), but no tokens are taken: the writes then take theirs.
+ */
+bool wow_pace_ready(struct wow_pace *p, u32 n, u64 rate, u64 now_ns,
+		    u64 *wait_ns)
+{
+	return accrue(p, n, rate, now_ns, wait_ns);
 }

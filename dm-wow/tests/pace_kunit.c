@@ -114,6 +114,34 @@ static void wow_pace_refunds(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, wow_pace_admit(&p, 1, 1000, now, &wait));
 }
 
+/* Paced records wait for a batch: a burst, or what is queued. */
+static void wow_pace_batches(struct kunit *test)
+{
+	struct wow_pace p;
+	u64 wait, now = 1000 * MS;
+
+	KUNIT_EXPECT_EQ(test, wow_pace_batch(WOW_PACE_UNLIMITED, 100), 1U);
+	KUNIT_EXPECT_EQ(test, wow_pace_batch(1600, 1000), 100U);
+	KUNIT_EXPECT_EQ(test, wow_pace_batch(1600, 7), 7U);
+	KUNIT_EXPECT_EQ(test, wow_pace_batch(8, 7), 1U);
+	KUNIT_EXPECT_EQ(test, wow_pace_batch(1600, 0), 1U);
+
+	wow_pace_init(&p);
+	/* 160 blocks/s from an empty bucket: a batch of 10 waits ~62 ms */
+	KUNIT_EXPECT_TRUE(test, wow_pace_admit(&p, 10, 160, now, &wait));
+	KUNIT_EXPECT_FALSE(test, wow_pace_ready(&p, 10, 160, now, &wait));
+	KUNIT_EXPECT_GE(test, wait, 60 * MS);
+	KUNIT_EXPECT_LE(test, wait, 64 * MS);
+	/* ready takes nothing: asking again at the time still finds it */
+	now += wait;
+	KUNIT_EXPECT_TRUE(test, wow_pace_ready(&p, 10, 160, now, &wait));
+	KUNIT_EXPECT_TRUE(test, wow_pace_ready(&p, 10, 160, now, &wait));
+	/* then ten writes of one block go in, the eleventh waits */
+	for (int i = 0; i < 10; i++)
+		KUNIT_EXPECT_TRUE(test, wow_pace_admit(&p, 1, 160, now, &wait));
+	KUNIT_EXPECT_FALSE(test, wow_pace_admit(&p, 1, 160, now, &wait));
+}
+
 static void wow_pace_sampling(struct kunit *test)
 {
 	struct wow_pace p;
@@ -199,6 +227,7 @@ static struct kunit_case wow_pace_cases[] = {
 	KUNIT_CASE(wow_pace_dirty_levels),
 	KUNIT_CASE(wow_pace_dirty_monotone),
 	KUNIT_CASE(wow_pace_refunds),
+	KUNIT_CASE(wow_pace_batches),
 	KUNIT_CASE(wow_pace_sampling),
 	KUNIT_CASE(wow_pace_bucket),
 	KUNIT_CASE(wow_pace_long_run),
