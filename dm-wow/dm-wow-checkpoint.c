@@ -9,10 +9,17 @@
  * Locking: none here.  The callers run with the log quiet (postsuspend,
  * preresume) or from the commit worker.
  *
- * Commit order of a checkpoint (the header on disk is not valid before):
+ * Commit order of a checkpoint, format version 3 (an append into erased
+ * flash; the checkpoint is not valid before 4):
+ *   1. discard the area's erase blocks (when the device takes discards);
+ *   2. the header, valid;
+ *   3. the slot table, then the segment stream, in large writes;
+ *   4. the closing copy of the header, with PREFLUSH | FUA.
+ * Version 2 (the area in erase block 0, rewritten in place):
  *   1. the slot table, then the segment stream, in large writes;
  *   2. the header, valid, with PREFLUSH | FUA.
- * A crash before 2 leaves no valid header: the next load scans the log.
+ * A crash before the last step leaves no checkpoint whose blocks all
+ * check: the next load scans the log.
  */
 #include <linux/blkdev.h>
 #include <linux/sizes.h>
@@ -36,7 +43,27 @@ struct ckpt_io {
 
 static sector_t area_sector(const struct wow_ckpt_area *a, u64 block)
 {
-	return (WOW_CKPT_FIRST_BLOCK + block) * (a->block_size >> SECTOR_SHIFT);
+	return (a->first_block + block) * (a->block_size >> SECTOR_SHIFT);
+}
+
+/* Block of the area where the closing copy of the header goes. */
+static u64 closing_block(const struct wow_ckpt_info *ci)
+{
+	return 1 + ci->slot_blocks + ci->seg_blocks;
+}
+
+/*
+ * Version 3: start the area over in erased flash.  A device that takes no
+ * discards gets none (its own translation layer copes); one that fails
+ * one is only told less: neither stops the checkpoint.
+ */
+static void area_discard(const struct wow_ckpt_area *a)
+{
+	if (!a->closing || !bdev_max_discard_sectors(a->bdev))
+		return;
+	blkdev_issue_discard(a->bdev, area_sector(a, 0),
+			     a->nr_blocks * (a->block_size >> SECTOR_SHIFT),
+			     GFP_KERNEL);
 }
 
 /* Block of the area where the segment stream starts. */
@@ -56,8 +83,10 @@ static int io_init(struct ckpt_io *io, const struct wow_ckpt_area *a,
 	return io->buf ? 0 : -ENOMEM;
 }
 
-int wow_ckpt_write_header(const struct wow_ckpt_area *a,
-			  const struct wow_ckpt_info *ci)
+/* Write the header encoding @ci at area block @block, with @opf. */
+static int header_write(const struct wow_ckpt_area *a,
+			const struct wow_ckpt_info *ci, u64 block,
+			blk_opf_t opf)
 {
 	void *blk = kzalloc(a->block_size, GFP_KERNEL);
 	int r;
@@ -65,10 +94,22 @@ int wow_ckpt_write_header(const struct wow_ckpt_area *a,
 	if (!blk)
 		return -ENOMEM;
 	wow_ckpt_header_encode(blk, a->block_size, a->uuid, ci);
-	r = wow_sync_io(a->bdev, area_sector(a, 0), blk, a->block_size,
-			REQ_OP_WRITE | REQ_SYNC | REQ_PREFLUSH | REQ_FUA);
+	r = wow_sync_io(a->bdev, area_sector(a, block), blk, a->block_size,
+			REQ_OP_WRITE | opf);
 	kfree(blk);
 	return r;
+}
+
+/*
+ * Write a header that is not valid (@ci says so), durably: the checkpoint
+ * on disk is retired and the next load scans the log.
+ */
+int wow_ckpt_write_header(const struct wow_ckpt_area *a,
+			  const struct wow_ckpt_info *ci)
+{
+	area_discard(a);
+	return header_write(a, ci, 0,
+			    REQ_SYNC | REQ_PREFLUSH | REQ_FUA);
 }
 
 /* Write the window's stream blocks, sealed; the window then follows. */
@@ -182,7 +223,15 @@ int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 	if (r)
 		goto out;
 
-	/* 1. the slot table, a window at a time */
+	/* version 3: into erased flash, the header first */
+	if (a->closing) {
+		area_discard(a);
+		r = header_write(a, ci, 0, 0);
+		if (r)
+			goto out;
+	}
+
+	/* the slot table, a window at a time */
 	for (b = 0; b < ci->slot_blocks; b += io.win) {
 		u32 n = min_t(u64, io.win, ci->slot_blocks - b);
 
@@ -240,20 +289,25 @@ int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 	}
 	if (!r)
 		r = stream_flush(&io, ci->seg_blocks);
-	/* 2. the header says it is whole */
+	/* the header (version 2) or its closing copy says it is whole */
 	if (!r)
-		r = wow_ckpt_write_header(a, ci);
+		r = header_write(a, ci, a->closing ? closing_block(ci) : 0,
+				 REQ_SYNC | REQ_PREFLUSH | REQ_FUA);
 out:
 	kvfree(io.buf);
 	kvfree(csums);
 	return r;
 }
 
-/* Read the header: 0 if it is a valid checkpoint's, else -ENOENT. */
+/*
+ * Read the header: 0 if it is a valid checkpoint's (in version 3, with a
+ * closing copy the same, byte for byte), else -ENOENT.
+ */
 int wow_ckpt_read_header(const struct wow_ckpt_area *a,
 			 struct wow_ckpt_info *ci)
 {
-	void *blk = kzalloc(a->block_size, GFP_KERNEL);
+	void *blk = kzalloc(2 * a->block_size, GFP_KERNEL);
+	void *copy = blk + a->block_size;
 	int r;
 
 	if (!blk)
@@ -263,6 +317,13 @@ int wow_ckpt_read_header(const struct wow_ckpt_area *a,
 	if (!r && !wow_ckpt_header_decode(blk, a->block_size, a->uuid,
 					  a->nr_slots, a->nr_segments, ci))
 		r = -ENOENT;
+	if (!r && a->closing) {
+		/* decode checked the tables fit the area */
+		r = wow_sync_io(a->bdev, area_sector(a, closing_block(ci)),
+				copy, a->block_size, REQ_OP_READ);
+		if (!r && memcmp(blk, copy, a->block_size))
+			r = -ENOENT;
+	}
 	kfree(blk);
 	return r;
 }

@@ -2,17 +2,25 @@
 /*
  * dm-wow on-disk format, shared by the kernel target and userspace.
  *
- * Cache device layout (E = erase_block_size, B = block_size), version 2:
+ * Cache device layout (E = erase_block_size, B = block_size), version 3:
  *
- *   0          B      2B                          F            F+E
- *   +----------+------+--------------------+------+------------+---
- *   |superblock|health| checkpoint area     |unused| segment 0  | ...
- *   +----------+------+--------------------+------+------------+---
- *   |<-------- metadata: F = first_segment_sector, a multiple of E -->|
+ *   0          B      2B       E                          F           F+E
+ *   +----------+------+--------+--------------------+-----+-----------+---
+ *   |superblock|health| unused | checkpoint area    |     | segment 0 | ...
+ *   +----------+------+--------+--------------------+-----+-----------+---
+ *   |<----------- metadata: F = first_segment_sector, a multiple of E -->|
  *
+ * The checkpoint area starts at erase block 1 and takes whole erase
+ * blocks, so that each checkpoint is written into erased flash from its
+ * start, front to back (see the checkpoint below): the only cache writes
+ * that are not appends are the superblock's and the health block's.
+ *
+ * Version 2 put the area in erase block 0 (blocks 2..) and rewrote it in
+ * place; its caches keep their layout and are still read and written.
  * Version 1 has no checkpoint area: F = E, blocks 2.. of erase block 0
- * are never written.  The area's size and the segment count follow from
- * the cache size, E and B (wow_nr_segments_v, wow_first_segment_sector_v).
+ * are never written.  The area's place and size and the segment count
+ * follow from the version, the cache size, E and B
+ * (wow_ckpt_first_block_v, wow_nr_segments_v, wow_first_segment_sector_v).
  *
  * The superblock is one block at offset 0, written at format time and
  * otherwise rewritten only when the whole device is reformatted.  Its first
@@ -64,7 +72,7 @@
 #endif
 
 #define WOW_SB_MAGIC		0x48434143574f5744ULL	/* "DWOWCACH" */
-#define WOW_SB_VERSION		2	/* 1: no checkpoint */
+#define WOW_SB_VERSION		3	/* 2: in erase block 0; 1: none */
 #define WOW_SB_CSUM_BYTES	512	/* crc32c covers this prefix */
 #define WOW_CSUM_SEED		0xd3f00d5eU
 
@@ -176,15 +184,17 @@ struct wow_health {
 } __packed;
 
 /*
- * The checkpoint (format version 2): what a load needs, written at a clean
- * shutdown so that the next load reads it instead of the whole log.
+ * The checkpoint (format versions 2 and 3): what a load needs, written at
+ * a clean shutdown and every checkpoint_interval of log, so that the next
+ * load reads it and the log written since instead of the whole log.
  * Documentation/design.rst, Checkpoint, has the commit order.
  *
- * The area starts at block 2 (after the superblock and the health block):
+ * The area starts at wow_ckpt_first_block_v(): block 2 in version 2 (after
+ * the superblock and the health block), erase block 1 in version 3:
  *
- *   | header | slot table ...           | segment stream ...             |
- *   | 1 blk  | S blocks, 6 B per slot   | G blocks, each sealed with a   |
- *   |        | (no trailer)             | struct wow_ckpt_trailer        |
+ *   | header | slot table ...           | segment stream ...     | header |
+ *   | 1 blk  | S blocks, 6 B per slot   | G blocks, each sealed  | (v3)   |
+ *   |        | (no trailer)             | with a wow_ckpt_trailer |        |
  *
  * Slot table: one 6-byte little-endian entry per cache slot, in slot
  * order, wow_ckpt_slots_per_block() to a block (the rest of a block is
@@ -198,10 +208,16 @@ struct wow_health {
  * the block, so a block left from another checkpoint, torn or misplaced
  * is told apart.
  *
- * The header is written last, with PREFLUSH and FUA, and is valid only
- * while it says WOW_CKPT_VALID and every block checks.  It is a base: a
- * load replays the records written after it, from the log head it names
- * along the chain of the records' next_seg (Documentation/design.rst).
+ * Version 3 writes the area as an append: the area's erase blocks are
+ * discarded, then the header, the tables and a second copy of the header
+ * (the closing copy, block 1 + S + G) are written front to back, the
+ * closing copy last, with PREFLUSH and FUA.  The checkpoint is valid only
+ * when both copies are the same, say WOW_CKPT_VALID and every block
+ * checks.  Version 2 writes the tables, then the header (last, PREFLUSH
+ * and FUA) over the one before; it has no closing copy.
+ * A checkpoint is a base: a load replays the records written after it,
+ * from the log head it names along the chain of the records' next_seg
+ * (Documentation/design.rst).
  */
 #define WOW_CKPT_MAGIC		0x54504b43574f5744ULL	/* "DWOWCKPT" */
 #define WOW_CKPT_VERSION	1
@@ -288,24 +304,47 @@ static inline __u64 wow_ckpt_seg_blocks(__u64 nr_slots, __u64 nr_segments,
 	return (bytes + payload - 1) / payload;
 }
 
-/* The whole area of a cache of @nr_segments segments, in blocks. */
+/*
+ * The whole area of a cache of @nr_segments segments in format @version,
+ * in blocks: the header, the tables at their largest, and in version 3
+ * the closing copy of the header.
+ */
+static inline __u64 wow_ckpt_area_blocks_v(__u32 version, __u64 nr_segments,
+					   __u32 erase_block_size,
+					   __u32 block_size)
+{
+	__u64 slots = nr_segments * (erase_block_size / block_size);
+
+	return (version >= 3 ? 2 : 1) +
+	       wow_ckpt_slot_blocks(slots, block_size) +
+	       wow_ckpt_seg_blocks(slots, nr_segments,
+				   wow_ckpt_max_tombs(slots), block_size);
+}
+
 static inline __u64 wow_ckpt_area_blocks(__u64 nr_segments,
 					 __u32 erase_block_size,
 					 __u32 block_size)
 {
-	__u64 slots = nr_segments * (erase_block_size / block_size);
+	return wow_ckpt_area_blocks_v(2, nr_segments, erase_block_size,
+				      block_size);
+}
 
-	return 1 + wow_ckpt_slot_blocks(slots, block_size) +
-	       wow_ckpt_seg_blocks(slots, nr_segments,
-				   wow_ckpt_max_tombs(slots), block_size);
+/* The block of the cache device where the checkpoint area starts. */
+static inline __u64 wow_ckpt_first_block_v(__u32 version,
+					   __u32 erase_block_size,
+					   __u32 block_size)
+{
+	return version >= 3 ? erase_block_size / block_size :
+			      WOW_CKPT_FIRST_BLOCK;
 }
 
 /*
  * Geometry derived from the superblock fields; the same math is used to
  * format, to check a table against a superblock, and by userspace.
  * Version 1 has no checkpoint: segments start at erase block 1.  Version 2
- * puts the checkpoint area after the health block and starts the segments
- * at the first erase block boundary after it.
+ * puts the checkpoint area after the health block, version 3 at erase
+ * block 1, and both start the segments at the first erase block boundary
+ * after it.
  */
 static inline __u64 wow_first_segment_sector_v(__u32 version,
 					       __u64 nr_segments,
@@ -316,9 +355,11 @@ static inline __u64 wow_first_segment_sector_v(__u32 version,
 
 	if (version < 2)
 		return erase_block_size >> 9;
-	bytes = (WOW_CKPT_FIRST_BLOCK +
-		 wow_ckpt_area_blocks(nr_segments, erase_block_size,
-				      block_size)) * (__u64)block_size;
+	bytes = (wow_ckpt_first_block_v(version, erase_block_size,
+					block_size) +
+		 wow_ckpt_area_blocks_v(version, nr_segments,
+					erase_block_size, block_size)) *
+		(__u64)block_size;
 	bytes = (bytes + erase_block_size - 1) & ~(__u64)(erase_block_size - 1);
 	return bytes >> 9;
 }

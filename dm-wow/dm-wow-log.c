@@ -2517,7 +2517,15 @@ static int reset_log(struct wow_cache *wc)
 
 static void ckpt_area(struct wow_cache *wc, struct wow_ckpt_area *a)
 {
+	const struct wow_geometry *g = &wc->sb.geo;
+
 	a->bdev = wc->cache_dev->bdev;
+	a->first_block = wow_ckpt_first_block_v(wc->sb.version,
+						g->erase_block_size,
+						g->block_size);
+	a->nr_blocks = (g->first_segment_sector << SECTOR_SHIFT) /
+		       g->block_size - a->first_block;
+	a->closing = wc->sb.version >= 3;
 	a->block_size = wc->args.block_size;
 	a->blocks_per_seg = wc->blocks_per_seg;
 	a->uuid = wc->sb.uuid;
@@ -2780,7 +2788,7 @@ static int load_checkpoint(struct wow_cache *wc, struct wow_ckpt_info *ci)
  * clean mark covers is clean; what was destaged since the last mark is
  * destaged again.
  */
-#define MSG_STAYS_V1 "%s: format version 1 with no room for a checkpoint: every load scans the whole log; to move to version 2, drain it ('cleaner on' until dirty_blocks is 0) and reload the table with 'format'"
+#define MSG_STAYS_V1 "%s: format version 1 with no room for a checkpoint: every load scans the whole log; to move to version 3, drain it ('cleaner on' until dirty_blocks is 0) and reload the table with 'format'"
 
 /*
  * After the scan of a version 1 cache: where version 2 keeps its geometry

@@ -196,7 +196,7 @@ struct wow_geometry {
 
 struct wow_sb_info {
 	struct wow_geometry geo;
-	u32 version;		/* 1: no checkpoint area */
+	u32 version;		/* 1: no checkpoint; 2: in erase block 0 */
 	u32 flags;
 	u64 format_seq;
 	u8 uuid[16];
@@ -270,6 +270,9 @@ struct wow_tomb_range;
 
 struct wow_ckpt_area {
 	struct block_device *bdev;	/* the cache device */
+	u64 first_block;		/* where the area starts */
+	u64 nr_blocks;			/* up to the first segment */
+	bool closing;			/* version 3: appended, closing copy */
 	u32 block_size;
 	u32 blocks_per_seg;
 	const u8 *uuid;

@@ -429,6 +429,31 @@ static void health_decode(struct wowc *c, const void *blk)
 	h->needs_check = h->flags & WOW_SB_F_NEEDS_CHECK;
 }
 
+static uint64_t ckpt_sector_off(const struct wowc *c, uint64_t block);
+
+/*
+ * Version 3: the header at block 0 of the area (in @hdr) counts only when
+ * the closing copy after the tables is the same (wow_ckpt_read_header).
+ * 0 (the state is then VALID or TORN), or -errno.
+ */
+static int ckpt_closing_check(struct wowc *c, const void *hdr)
+{
+	struct wowc_ckpt *k = &c->ckpt;
+	void *copy = xalloc(c->bs);
+	int r;
+
+	if (!copy)
+		return -ENOMEM;
+	r = rd(c, copy, c->bs,
+	       ckpt_sector_off(c, 1 + k->slot_blocks + k->seg_blocks));
+	if (!r && memcmp(hdr, copy, c->bs)) {
+		k->state = WOWC_CKPT_TORN;
+		k->closing_bad = true;
+	}
+	free(copy);
+	return r;
+}
+
 /* wow_ckpt_header_decode, split by what is wrong */
 static void ckpt_header_decode(struct wowc *c, const void *blk)
 {
@@ -544,14 +569,26 @@ int wowc_open(const char *path, struct wowc **cp, char *err)
 			"needs_check: the cache device failed before (%s, at %" PRIu64 " s since 1970); the kernel loads it in cleaner mode",
 			c->health.what, c->health.time);
 	if (c->sb.version >= 2) {
-		r = rd(c, buf, c->bs, (uint64_t)WOW_CKPT_FIRST_BLOCK * c->bs);
+		r = rd(c, buf, c->bs, ckpt_sector_off(c, 0));
 		if (r) {
 			seterr(err, "%s: cannot read the checkpoint header: %s",
 			       path, strerror(-r));
 			goto fail;
 		}
 		ckpt_header_decode(c, buf);
-		if (c->ckpt.state == WOWC_CKPT_TORN)
+		if (c->sb.version >= 3 && c->ckpt.state == WOWC_CKPT_VALID) {
+			r = ckpt_closing_check(c, buf);
+			if (r < 0) {
+				seterr(err, "%s: cannot read the checkpoint's closing header: %s",
+				       path, strerror(-r));
+				goto fail;
+			}
+		}
+		if (c->ckpt.state == WOWC_CKPT_TORN && c->ckpt.closing_bad)
+			problem(&c->probs, WOWC_SEV_WARN,
+				"checkpoint %" PRIu64 ": its closing copy of the header is missing or differs (the write was cut short); the kernel scans the log",
+				c->ckpt.generation);
+		else if (c->ckpt.state == WOWC_CKPT_TORN)
 			problem(&c->probs, WOWC_SEV_WARN,
 				"checkpoint header: ours, but its checksum or version fails (torn?); the kernel scans the log");
 		else if (c->ckpt.state == WOWC_CKPT_MISFIT)
@@ -1516,7 +1553,8 @@ static int judge_suspects(struct scan *sc)
 
 static uint64_t ckpt_sector_off(const struct wowc *c, uint64_t block)
 {
-	return (WOW_CKPT_FIRST_BLOCK + block) * (uint64_t)c->bs;
+	return (wow_ckpt_first_block_v(c->sb.version, c->sb.erase_block_size,
+				       c->bs) + block) * (uint64_t)c->bs;
 }
 
 /* wow_ckpt_block_ok */
@@ -2970,7 +3008,8 @@ int wowc_msize(uint64_t cache_bytes, uint32_t bs, uint32_t ebs,
 		       bs, slots);
 		return -EINVAL;
 	}
-	m->ckpt_area_blocks = wow_ckpt_area_blocks(m->nr_segments, ebs, bs);
+	m->ckpt_area_blocks = wow_ckpt_area_blocks_v(WOW_SB_VERSION,
+						     m->nr_segments, ebs, bs);
 	m->first_segment_sector = wow_first_segment_sector_v(WOW_SB_VERSION,
 							     m->nr_segments,
 							     ebs, bs);
@@ -2981,7 +3020,8 @@ int wowc_msize(uint64_t cache_bytes, uint32_t bs, uint32_t ebs,
 	while (slots >= 4 && (2ULL << hb) <= slots / 2)
 		hb++;
 	m->index_bytes = slots * 12 + (4ULL << hb);
-	m->load_bytes_min = (1 + wow_ckpt_slot_blocks(slots, bs) +
+	/* the header and its closing copy, the tables with no tombstone */
+	m->load_bytes_min = (2 + wow_ckpt_slot_blocks(slots, bs) +
 			     wow_ckpt_seg_blocks(slots, m->nr_segments, 0, bs)) *
 			    (uint64_t)bs;
 	m->load_bytes_max = m->ckpt_area_blocks * (uint64_t)bs;
@@ -3005,9 +3045,11 @@ void wowc_msize_print(FILE *f, const struct wowc_msize *m, bool json)
 	fprintf(f, "erase block size:        %u bytes\n", m->erase_block_size);
 	fprintf(f, "segments:                %" PRIu64 " (%" PRIu64 " cache blocks, %" PRIu64 " bytes)\n",
 		m->nr_segments, m->nr_slots, m->nr_slots * m->block_size);
-	fprintf(f, "checkpoint area:         %" PRIu64 " blocks (%" PRIu64 " bytes) from block %u\n",
+	fprintf(f, "checkpoint area:         %" PRIu64 " blocks (%" PRIu64 " bytes) from block %" PRIu64 " (erase block 1)\n",
 		m->ckpt_area_blocks, m->ckpt_area_blocks * m->block_size,
-		WOW_CKPT_FIRST_BLOCK);
+		(uint64_t)wow_ckpt_first_block_v(WOW_SB_VERSION,
+						 m->erase_block_size,
+						 m->block_size));
 	fprintf(f, "first segment:           sector %" PRIu64 " (offset %" PRIu64 " bytes; metadata before it)\n",
 		m->first_segment_sector, m->metadata_bytes);
 	fprintf(f, "unused tail:             %" PRIu64 " bytes\n", m->unused_bytes);

@@ -102,6 +102,7 @@ struct wowc_ckpt {
 	uint64_t slot_blocks, seg_blocks, nr_tombs;
 	/* the log head it names: where a load replays from (WOWC_NO_SEG: none) */
 	uint32_t head_seg, head_wp, next_seg;
+	bool closing_bad;	/* TORN: version 3's closing copy differs */
 };
 
 #define WOWC_NO_SEG		UINT32_MAX

@@ -31,6 +31,9 @@ static void wow_ckpt_area_sizes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_blocks(683, 4096), 2ULL);
 	KUNIT_EXPECT_EQ(test, wow_ckpt_area_blocks(1, 16384, 4096),
 			1 + 1 + wow_ckpt_seg_blocks(4, 1, 64, 4096));
+	/* version 3 adds the closing copy of the header */
+	KUNIT_EXPECT_EQ(test, wow_ckpt_area_blocks_v(3, 1, 16384, 4096),
+			2 + 1 + wow_ckpt_seg_blocks(4, 1, 64, 4096));
 }
 
 /* Version 2 geometry: segments fit after their own area, aligned. */
@@ -73,6 +76,29 @@ static void wow_ckpt_geometry(struct kunit *test)
 			4ULL);
 	KUNIT_EXPECT_EQ(test, wow_nr_segments_v(2, 64 + 4 * 32 - 1, 16384,
 						4096), 3ULL);
+
+	/*
+	 * Version 3: erase block 0 holds only the superblock and the health
+	 * block; the area starts at erase block 1 and takes whole erase
+	 * blocks, so a 64 MiB cache has one segment fewer than version 2
+	 */
+	cache = 64ULL << 11;
+	KUNIT_EXPECT_EQ(test, wow_ckpt_first_block_v(3, eb, bs), 256ULL);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_first_block_v(2, eb, bs), 2ULL);
+	KUNIT_EXPECT_EQ(test, wow_nr_segments_v(3, cache, eb, bs), 62ULL);
+	KUNIT_EXPECT_EQ(test, wow_first_segment_sector_v(3, 62, eb, bs),
+			4096ULL);
+	KUNIT_EXPECT_EQ(test, wow_min_cache_sectors_v(3, eb, bs),
+			(2 + 4) * 2048ULL);
+	cache = 64ULL << 21;
+	n = wow_nr_segments_v(3, cache, eb, bs);
+	first = wow_first_segment_sector_v(3, n, eb, bs);
+	KUNIT_EXPECT_EQ(test, first % 2048, 0ULL);
+	KUNIT_EXPECT_LE(test, first + n * 2048, cache);
+	KUNIT_EXPECT_GT(test, wow_first_segment_sector_v(3, n + 1, eb, bs) +
+			(n + 1) * 2048, cache);
+	KUNIT_EXPECT_GE(test, first * 512ULL,
+			(256 + wow_ckpt_area_blocks_v(3, n, eb, bs)) * 4096ULL);
 }
 
 static void wow_ckpt_slot_entries(struct kunit *test)

@@ -181,8 +181,9 @@ SPC1_JOBS = tuple(
 
 # the hot-set workload: its hot set is fixed, the cache size is swept, so
 # one sweep spans hot sets from 8x to 0.5x the cache (6 to 96 MiB: dm-wow
-# needs at least 5 MiB with 1 MiB erase blocks, its metadata and 4
-# segments, so a 32 MiB hot set could not reach 8x)
+# needs at least 6 MiB with 1 MiB erase blocks, the superblock's erase
+# block, the checkpoint area's and 4 segments, so a 32 MiB hot set could
+# not reach 8x)
 HOT_MB = 48
 HOT_PCT = 90
 

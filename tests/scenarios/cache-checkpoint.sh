@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# The checkpoint (format version 2, issue 14).  A 256 MiB cache takes
+# The checkpoint (format versions 2 and 3, issue 14).  A 256 MiB cache takes
 # 16 MiB that it destages (clean blocks), 24 MiB more that stay dirty, and
 # a discard (tombstones), and is removed cleanly; then:
 #  (a) the next load reads the checkpoint, not the log: status says
@@ -21,13 +21,16 @@
 #  (c) a damaged checkpoint (a byte flipped in its header, in a slot table
 #      block, in a segment stream block) is not used: the load scans the
 #      log ("does not check") and the data verifies.
-#  (d) a version 1 cache (the superblock forged back to version 1) loads
-#      by the scan and is upgraded: its geometry is version 2's, so the
-#      superblock is rewritten as version 2 and the next load uses a
-#      checkpoint.
+#  (d) a version 1 cache (the log moved to version 1's place and the
+#      superblock forged back to version 1) loads by the scan and is
+#      upgraded: its geometry is version 2's, so the superblock is
+#      rewritten as version 2 and the next load uses a checkpoint (version
+#      2's, in erase block 0).
 #  (e) a version 1 cache where version 2's checkpoint would move the
 #      segments (16 KiB erase blocks) stays version 1, says so, and keeps
 #      working: written data reads back after a reload (by the scan).
+#  Caches formatted now are version 3 (the area from erase block 1, each
+#  checkpoint appended with a closing copy of its header): (a) to (c).
 #
 # vm: origin=2G cache=256M timeout=420 boots=2
 . "${WOW_LIB:-/wow/lib.sh}"
@@ -150,31 +153,55 @@ case $WOW_BOOT in
 		iflag=direct 2> /dev/null | tr -d '\0' | wc -c)" = 0 ] ||
 		nok "(b) a block discarded after the checkpoint came back"
 	verify_all c
-	SLOTS=$(wow_stat ck cache_blocks)
 	remove
 
 	info "(c) damaged checkpoints are not used"
-	# header (block 2), the first slot table block, the first stream block
+	# the header (the area's first block), the first slot table block,
+	# the first stream block and (format version 3) the header's closing
+	# copy after the tables (S slot table and G stream blocks, as the
+	# header says at offsets 80 and 88)
 	BS=4096
-	SB=$(( (SLOTS + 681) / 682 ))
-	for what in "header:$((2 * BS + 40))" "slot table:$((3 * BS + 100))" \
-		    "segment stream:$(((3 + SB) * BS + 10))"; do
-		load "(c) before damaging the ${what%%:*}"
+	CB=$(ckpt_block "$CACHE")
+	WHATS="header slot_table segment_stream"
+	[ "$(read_u "$CACHE" 4 4)" -ge 3 ] && WHATS="$WHATS closing_copy"
+	for what in $WHATS; do
+		load "(c) before damaging the $what"
 		[ "$(wow_stat ck loaded_from)" = checkpoint ] ||
 			nok "(c) not loaded from the checkpoint"
 		remove
-		echo "flip byte ${what#*:} (${what%%:*}): $(flip_byte "$CACHE" "${what#*:}")"
-		load "(c) damaged ${what%%:*}"
+		SB=$(read_u "$CACHE" $((CB * BS + 80)) 8)
+		GB=$(read_u "$CACHE" $((CB * BS + 88)) 8)
+		case $what in
+		header) off=$((CB * BS + 40)) ;;
+		slot_table) off=$(((CB + 1) * BS + 100)) ;;
+		segment_stream) off=$(((CB + 1 + SB) * BS + 10)) ;;
+		closing_copy) off=$(((CB + 1 + SB + GB) * BS + 40)) ;;
+		esac
+		echo "flip byte $off ($what; $SB slot table and $GB stream blocks): $(flip_byte "$CACHE" "$off")"
+		load "(c) damaged $what"
 		[ "$(wow_stat ck loaded_from)" = log ] ||
-			nok "(c) a checkpoint with a damaged ${what%%:*} was used"
-		same_counts "(c) ${what%%:*}"
+			nok "(c) a checkpoint with a damaged $what was used"
+		same_counts "(c) $what"
 		verify_all c
 		remove
 	done
 
 	info "(d) a version 1 cache is upgraded where its geometry allows"
 	command -v wowforge > /dev/null || fail "no wowforge in the guest"
+	# version 1's segments start at erase block 1, version 3's after the
+	# checkpoint area (erase block 2 here): move the log down one erase
+	# block, clear the last, and forge the superblock to version 1
+	EBS=$(read_u "$CACHE" 24 4)
+	NEB=$((CSECT * 512 / EBS))
+	[ "$(read_u "$CACHE" 48 8)" = $((2 * EBS / 512)) ] ||
+		nok "(d) segment 0 is not at erase block 2"
+	run dd if="$CACHE" of="$CACHE" bs="$EBS" skip=2 seek=1 count=$((NEB - 2)) \
+		iflag=direct oflag=direct conv=notrunc
+	run dd if=/dev/zero of="$CACHE" bs="$EBS" seek=$((NEB - 1)) count=1 \
+		oflag=direct conv=notrunc
 	run wowforge sb "$CACHE" version 1
+	run wowforge sb "$CACHE" first_segment_sector $((EBS / 512))
+	run wowforge sb "$CACHE" nr_segments $((NEB - 1))
 	load "(d) version 1"
 	[ "$(wow_stat ck loaded_from)" = log ] ||
 		nok "(d) a version 1 cache was not loaded by the log scan"
@@ -192,8 +219,9 @@ case $WOW_BOOT in
 	wow_remove ck
 
 	info "(e) a version 1 cache whose checkpoint would not fit stays version 1"
-	# 16 KiB erase blocks: version 2 puts the segments after the area,
-	# version 1 at erase block 1; a blank cache forged to version 1
+	# 16 KiB erase blocks: version 2 would put the segments after the
+	# area, version 1 has them at erase block 1; a blank cache forged to
+	# version 1
 	wow_reset_disks
 	wow_create ck "$ORIGIN" "$CACHE" erase_block_size 16384
 	wow_remove ck

@@ -122,10 +122,11 @@ drop_checkpoint "$CACHE"
 { log_records "$CACHE" 0; log_records "$CACHE" 1; } > $CM/b.records
 echo "records of segments 0 and 1 (offset seq seg_seq durable_seq nr_data nr_tombs):"
 sed 's/^/    /' $CM/b.records
-R0=$(awk '$1 < 2097152' $CM/b.records | sed -n 1p)
-R1=$(awk '$1 < 2097152' $CM/b.records | sed -n 2p)
-R2=$(awk '$1 >= 2097152' $CM/b.records | sed -n 2p)
-[ "${R0%% *}" = 1048576 ] || fail "first record not at 1 MiB"
+FIRST=$(($(read_u "$CACHE" 48 8) * 512))	# segment 0, as the superblock says
+R0=$(awk -v e=$((FIRST + (1 << 20))) '$1 < e' $CM/b.records | sed -n 1p)
+R1=$(awk -v e=$((FIRST + (1 << 20))) '$1 < e' $CM/b.records | sed -n 2p)
+R2=$(awk -v e=$((FIRST + (1 << 20))) '$1 >= e' $CM/b.records | sed -n 2p)
+[ "${R0%% *}" = "$FIRST" ] || fail "first record not at the start of segment 0 ($FIRST)"
 [ -n "$R2" ] || fail "expected two or more records in segment 1"
 snap b
 for r in "first:$R0" "middle:$R1" "tail:$R2"; do
@@ -172,7 +173,7 @@ sed 's/^/    /' $CM/c.records
 LAST=$(sed -n 2p $CM/c.records | cut -d' ' -f1)
 [ "$(sed -n 2p $CM/c.records | cut -d' ' -f5)" = 16 ] ||
 	fail "the last record does not hold the 16 blocks of batch B"
-LASTBLK=$(((LAST - (1 << 20)) / 4096))
+LASTBLK=$(((LAST - $(read_u "$CACHE" 48 8) * 512) / 4096))
 echo "flip byte $((LAST + 4096 + 100)): $(flip_byte "$CACHE" $((LAST + 4096 + 100)))"
 # the corrupted version of block 0 of batch B, to make sure it never shows
 dd if="$CACHE" bs=4096 skip=$((LAST / 4096 + 1)) count=1 iflag=direct \

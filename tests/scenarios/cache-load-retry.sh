@@ -13,7 +13,6 @@
 . "${WOW_LIB:-/wow/lib.sh}"
 
 CLEN=$(size_sectors "$CACHE")
-GOOD=$((5 * 2048))	# superblock erase block + 4 segments of 1 MiB
 wow_reset_disks
 run dmsetup create lr-c --table "0 $CLEN linear $CACHE 0"
 wow_create lr "$ORIGIN" "$(dm_node lr-c)" low_watermark 98 high_watermark 99
@@ -26,6 +25,8 @@ wow_remove lr
 # the scan is what fails part way: without the checkpoint the removal wrote
 # (it sits before the first segment, so it would still read)
 drop_checkpoint "$(dm_node lr-c)"
+# the metadata (superblock, checkpoint area) and 4 segments of 1 MiB
+GOOD=$(($(read_u "$(dm_node lr-c)" 48 8) + 4 * 2048))
 
 info "the cache device errors past its fourth segment: the load fails"
 run dmsetup suspend lr-c

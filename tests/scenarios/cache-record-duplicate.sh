@@ -23,8 +23,9 @@ out=$(wowforge rec "$CACHE" 1 nr_data=2 ob=5 ob_stride=0) ||
 echo "    $out"
 at=$(echo "$out" | awk '$1 == "rec" && $3 == "at" { print $4 }')
 [ -n "$at" ] || fail "no position in: $out"
-# segment 1 starts at erase block 2; the record's data blocks follow it
-first=$(( (2 * EB) / BS + at + 1 ))
+# segment 1 starts an erase block after segment 0 (first_segment_sector);
+# the record's data blocks follow its header
+first=$(( ($(read_u "$CACHE" 48 8) * 512 + EB) / BS + at + 1 ))
 A=$(dd if="$CACHE" bs=$BS skip=$first count=1 iflag=direct 2> /dev/null | md5sum)
 B=$(dd if="$CACHE" bs=$BS skip=$((first + 1)) count=1 iflag=direct 2> /dev/null | md5sum)
 [ "$A" != "$B" ] || fail "setup: the two forged copies have the same content"

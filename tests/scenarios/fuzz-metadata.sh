@@ -41,6 +41,9 @@ wow_message fz commit
 wow_remove fz
 # the log scan is what is fuzzed: without the checkpoint the removal wrote
 drop_checkpoint "$CACHE"
+# segment 0's erase block (1 MiB erase blocks): after the superblock's,
+# and in format version 3 the checkpoint area's
+FIRST_MB=$(($(read_u "$CACHE" 48 8) / 2048))
 # the crafted records of the last segment need $ROOM blocks past its write
 # pointer.  How full the load leaves it depends on how group commit batched
 # it (seen on the debug kernel: 255 of 256 blocks, nothing could be forged
@@ -71,13 +74,13 @@ sed 's/^/    /' /tmp/md.scan | tail -n 4
 MAXSEQ=$(sed -n 's/^max_seq //p' /tmp/md.scan)
 FREE=$(( $(grep -v max_seq /tmp/md.scan | sort -n | tail -n 1 | cut -d' ' -f1) + 1 ))
 echo "last segment $LAST, first free segment $FREE, max seq $MAXSEQ"
-# the snapshot: the superblock's erase block, the log and the first free
+# the snapshot: the metadata's erase blocks, the log and the first free
 # segment (where the crafted records go)
-SNAP=$((FREE + 2))
+SNAP=$((FIRST_MB + FREE + 1))
 [ "$FREE" -le 56 ] || fail "the log is too long: $FREE segments"
 dd if="$CACHE" of=/tmp/md.cache bs=1M count=$SNAP iflag=direct 2> /dev/null || fail "cannot copy the cache"
 dd if="$ORIGIN" of=/tmp/md.origin bs=1M count=16 iflag=direct 2> /dev/null
-SLOTS=$(( ($(size_sectors "$CACHE") / 2048 - 1) * 256 ))
+SLOTS=$(( $(read_u "$CACHE" 56 8) * 256 ))
 
 # restore: the snapshot back, and every segment past them that holds
 # records now (new writes of a case) zeroed whole.  Every case's load starts
@@ -91,7 +94,7 @@ restore() {
 		dd if=/tmp/md.origin of="$ORIGIN" bs=1M oflag=direct conv=notrunc 2> /dev/null ||
 		fail "cannot restore the snapshot"
 	for _s in $(wowforge scan "$CACHE" | awk -v f=$FREE '$1 != "max_seq" && $1 > f { print $1 }'); do
-		dd if=/dev/zero of="$CACHE" bs=1M seek=$((_s + 1)) count=1 \
+		dd if=/dev/zero of="$CACHE" bs=1M seek=$((FIRST_MB + _s)) count=1 \
 			oflag=direct conv=notrunc 2> /dev/null
 	done
 	[ "$(wowforge scan "$CACHE")" = "$(cat /tmp/md.scan)" ] ||
@@ -224,7 +227,7 @@ info "superblock fields with a valid checksum"
 for f in "block_size 8192" "block_size 0" "erase_block_size 0" "erase_block_size 4096" \
 	"write_group_size 0" "origin_sectors 0" "cache_sectors 0" "cache_sectors $U64MAX" \
 	"first_segment_sector 0" "first_segment_sector $U64MAX" "nr_segments 0" \
-	"nr_segments 1099511627776" "nr_segments 64" "version 2" "version 0" \
+	"nr_segments 1099511627776" "nr_segments 64" "version 2" "version 1" "version 0" \
 	"flags 4294967295" "format_seq $U64MAX"; do
 	wowforge sb "$CACHE" $f || fail "wowforge sb $f"
 	try "superblock $f" any && new_writes_survive "superblock $f"
@@ -232,6 +235,7 @@ for f in "block_size 8192" "block_size 0" "erase_block_size 0" "erase_block_size
 done
 
 info "random damage: bit flips in headers and the superblock, zeroed blocks"
+FIRST=$((FIRST_MB << 20))	# segment 0
 r=0
 while [ $r -lt $NR ]; do
 	r=$((r + 1))
@@ -239,8 +243,8 @@ while [ $r -lt $NR ]; do
 	case $R in
 	0) rnd 512; off=$R what="superblock byte $off" ;;
 	1|2) rnd $(( $(grep -c . /tmp/md.scan) - 1 )); s=$(sed -n "$((R + 1))p" /tmp/md.scan | cut -d' ' -f1)
-	   rnd 64; off=$(( (s + 1) * 1048576 + R )); what="header byte $R of segment $s's first record" ;;
-	3) rnd 4096; off=$(( 1048576 + R * 4096 )); what="zeroed block $R of the log" ;;
+	   rnd 64; off=$(( FIRST + s * 1048576 + R )); what="header byte $R of segment $s's first record" ;;
+	3) rnd 4096; off=$(( FIRST + R * 4096 )); what="zeroed block $R of the log" ;;
 	esac
 	if [ "${what#zeroed}" != "$what" ]; then
 		dd if=/dev/zero of="$CACHE" bs=4096 seek=$((off / 4096)) count=1 oflag=direct conv=notrunc 2> /dev/null

@@ -384,12 +384,24 @@ flip_byte() {
 	echo "$_old $_new"
 }
 
-# drop_checkpoint CACHE: zero the checkpoint header (format version 2),
-# as a crash after later records would leave it retired, so the next load
-# scans the log: for tests of the scan on a cache that was removed cleanly
+# ckpt_block CACHE: the block where the checkpoint area starts (format
+# version 2: block 2; version 3: erase block 1; version 1: none, prints 0)
+ckpt_block() {
+	case $(read_u "$1" 4 4) in
+	1) echo 0 ;;
+	2) echo 2 ;;
+	*) echo $(( $(read_u "$1" 24 4) / $(read_u "$1" 20 4) )) ;;
+	esac
+}
+
+# drop_checkpoint CACHE: zero the checkpoint header (format versions 2 and
+# 3), as a crash after later records would leave it retired, so the next
+# load scans the log: for tests of the scan on a cache that was removed
+# cleanly
 drop_checkpoint() {
 	[ "$(read_u "$1" 4 4)" -ge 2 ] || return 0
-	dd if=/dev/zero of="$1" bs="$(read_u "$1" 20 4)" seek=2 count=1 \
+	dd if=/dev/zero of="$1" bs="$(read_u "$1" 20 4)" \
+		seek="$(ckpt_block "$1")" count=1 \
 		oflag=direct conv=notrunc 2> /dev/null ||
 		fail "cannot zero the checkpoint header of $1"
 }

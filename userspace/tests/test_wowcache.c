@@ -259,6 +259,12 @@ static void stream_put(uint8_t *stream, uint64_t *pos, const void *d,
  */
 static uint32_t ck_head[3];	/* head_seg, head_wp, next_seg as on disk */
 
+/* The block where the image's checkpoint area starts. */
+static uint64_t ck_base(const struct img *m)
+{
+	return wow_ckpt_first_block_v(m->version, EBS, BS);
+}
+
 static void put_ckpt(struct img *m, uint64_t gen, uint64_t next_seq,
 		     uint64_t completed, const uint64_t *slots,
 		     const struct ck_seg *segs, bool valid)
@@ -315,8 +321,8 @@ static void put_ckpt(struct img *m, uint64_t gen, uint64_t next_seq,
 		c = crc32c_raw(c, b + payload + 4, 12);
 		put_le(b + payload, c, 4);
 	}
-	wr(m, tab, sblocks * BS, (WOW_CKPT_FIRST_BLOCK + 1) * BS);
-	wr(m, blocks, gblocks * BS, (WOW_CKPT_FIRST_BLOCK + 1 + sblocks) * BS);
+	wr(m, tab, sblocks * BS, (ck_base(m) + 1) * BS);
+	wr(m, blocks, gblocks * BS, (ck_base(m) + 1 + sblocks) * BS);
 	put_le(&h->version, WOW_CKPT_VERSION, 4);
 	put_le(&h->magic, WOW_CKPT_MAGIC, 8);
 	memcpy(h->uuid, m->uuid, 16);
@@ -335,7 +341,10 @@ static void put_ckpt(struct img *m, uint64_t gen, uint64_t next_seq,
 		put_le(&h->next_seg, ck_head[2], 4);
 	}
 	seal512(hdr);
-	wr(m, hdr, BS, WOW_CKPT_FIRST_BLOCK * BS);
+	wr(m, hdr, BS, ck_base(m) * BS);
+	/* version 3: the closing copy after the tables */
+	if (m->version >= 3)
+		wr(m, hdr, BS, (ck_base(m) + 1 + sblocks + gblocks) * BS);
 	free(tab);
 	free(stream);
 	free(blocks);
@@ -807,6 +816,53 @@ static void std_ckpt(struct img *m, bool valid, uint64_t gen)
 	segs[1] = (struct ck_seg){ E1 + 4, E1 + 4, 2, WOW_CKPT_SEG_CLOSED, 0,
 				   { { 0 } } };
 	put_ckpt(m, gen, E1 + 5, E1 + 4, slots, segs, valid);
+}
+
+/*
+ * Format version 3: the area at erase block 1, valid only with its closing
+ * copy of the header the same as the header.
+ */
+static const char *checkpoint_v3(void)
+{
+	struct wowc_view v;
+	struct img m;
+	struct rec r[4];
+	uint64_t closing;
+	char *t;
+	int rc;
+
+	img_new(&m, 3, 8);
+	EXPECT_EQ(m.first, 2ULL * EBS);
+	std_log(&m, r);
+	put_all(&m, r, 4);
+	std_ckpt(&m, true, 7);
+	t = check_text(&m, &rc);
+	EXPECT_EQ(rc, 0);
+	EXPECT(strstr(t, "checkpoint: valid, generation 7"));
+	free(t);
+	EXPECT(!view(&m, 0, &v));
+	EXPECT_EQ(v.source, WOWC_SRC_CKPT);
+	EXPECT_EQ(v.dirty_blocks, 5);
+	done(&v);
+
+	/* the closing copy damaged: cut short, the log is what loads */
+	closing = ck_base(&m) + 1 +
+		  wow_ckpt_slot_blocks(m.nsegs * (EBS / BS), BS) +
+		  wow_ckpt_seg_blocks(m.nsegs * (EBS / BS), m.nsegs, 0, BS);
+	flip(&m, closing * BS + 40);
+	t = check_text(&m, &rc);
+	EXPECT(strstr(t, "closing copy"));
+	free(t);
+	EXPECT(!view(&m, 0, &v));
+	EXPECT_EQ(v.source, WOWC_SRC_LOG);
+	EXPECT_EQ(v.dirty_blocks, 5);
+	done(&v);
+	flip(&m, closing * BS + 40);
+	EXPECT(!view(&m, 0, &v));
+	EXPECT_EQ(v.source, WOWC_SRC_CKPT);
+	done(&v);
+	img_free(&m);
+	return NULL;
 }
 
 static const char *checkpoint(void)
@@ -1493,17 +1549,17 @@ static const char *metadata_size(void)
 	uint64_t n;
 
 	EXPECT(!wowc_msize(64ULL << 30, 4096, 1 << 20, &ms, err));
-	n = wow_nr_segments_v(2, (64ULL << 30) >> 9, 1 << 20, 4096);
+	n = wow_nr_segments_v(3, (64ULL << 30) >> 9, 1 << 20, 4096);
 	EXPECT_EQ(ms.nr_segments, n);
 	EXPECT_EQ(ms.nr_slots, n * 256);
 	EXPECT_EQ(ms.first_segment_sector,
-		  wow_first_segment_sector_v(2, n, 1 << 20, 4096));
-	EXPECT_EQ(ms.ckpt_area_blocks, wow_ckpt_area_blocks(n, 1 << 20, 4096));
+		  wow_first_segment_sector_v(3, n, 1 << 20, 4096));
+	EXPECT_EQ(ms.ckpt_area_blocks, wow_ckpt_area_blocks_v(3, n, 1 << 20, 4096));
 	/* design.rst: a 64 GiB cache gives the area 146 MiB */
 	EXPECT_EQ(ms.ckpt_area_blocks * 4096 >> 20, 146);
 	EXPECT(ms.index_bytes <= 14 * ms.nr_slots);
 	EXPECT(ms.index_bytes >= 12 * ms.nr_slots + 2 * ms.nr_slots / 2);
-	EXPECT_EQ(ms.load_bytes_min, (1 + wow_ckpt_slot_blocks(n * 256, 4096) +
+	EXPECT_EQ(ms.load_bytes_min, (2 + wow_ckpt_slot_blocks(n * 256, 4096) +
 				       wow_ckpt_seg_blocks(n * 256, n, 0, 4096)) *
 				      4096);
 	EXPECT(wowc_msize(1 << 20, 4096, 1 << 20, &ms, err));	/* too small */
@@ -1522,6 +1578,7 @@ static const struct {
 	{ "wowcache_broken_chain", broken_chain },
 	{ "wowcache_tombstones_and_clean_marks", tombstones },
 	{ "wowcache_checkpoint_valid_bad_retired", checkpoint },
+	{ "wowcache_checkpoint_v3_closing_copy", checkpoint_v3 },
 	{ "wowcache_checkpoint_vs_log", checkpoint_vs_log },
 	{ "wowcache_superblock_and_health", superblock_and_health },
 	{ "wowcache_version1", version1 },

@@ -76,8 +76,8 @@ static uint64_t blk_off(uint64_t seg, uint64_t blk)
 
 /*
  * A record written behind the kernel's back, as the kernel would: the
- * checkpoint (format version 2) is retired first, so the next load scans
- * the log and sees the record.  An all-zero header is no checkpoint.
+ * checkpoint (format versions 2 and 3) is retired first, so the next load
+ * scans the log and sees the record.  An all-zero header is no checkpoint.
  */
 static void retire_checkpoint(void)
 {
@@ -86,7 +86,7 @@ static void retire_checkpoint(void)
 	if (sb.version < 2)
 		return;
 	z = xalloc(bs);
-	io(1, z, bs, (uint64_t)WOW_CKPT_FIRST_BLOCK * bs);
+	io(1, z, bs, wow_ckpt_first_block_v(sb.version, eb, bs) * (uint64_t)bs);
 	free(z);
 }
 
