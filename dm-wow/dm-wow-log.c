@@ -3371,15 +3371,20 @@ int wow_log_mark_clean(struct wow_cache *wc)
 	m->victim = WOW_NO_SEG;
 	m->done = &done;
 
-	/* a hint: skip it rather than wait for space that may never come */
+	/*
+	 * a hint: skip it rather than wait for space that may never come,
+	 * or for a segment on the replay's chain (with the log stopped, no
+	 * checkpoint comes to free it: seen hanging a removal)
+	 */
 	nr = DIV_ROUND_UP(m->nr_tombs, wow_max_tombs(wc->args.block_size));
 	spin_lock_irq(&wc->lock);
 	nr = 2 * (nr + 1);
 	r = wc->state == WOW_STATE_OK &&
 	    ((wc->open_seg != WOW_NO_SEG &&
 	      wc->blocks_per_seg - wc->segs[wc->open_seg].wp >= nr) ||
-	     wc->nr_free_segs > WOW_RESERVE_SEGMENTS +
-				DIV_ROUND_UP(nr, wc->blocks_per_seg)) ?
+	     (wc->nr_free_segs > WOW_RESERVE_SEGMENTS +
+				 DIV_ROUND_UP(nr, wc->blocks_per_seg) &&
+	      !seg_on_chain(wc, next_free_seg(wc)))) ?
 	    0 : -ENOSPC;
 	spin_unlock_irq(&wc->lock);
 	if (r)
