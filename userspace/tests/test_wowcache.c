@@ -819,6 +819,33 @@ static void std_ckpt(struct img *m, bool valid, uint64_t gen)
 }
 
 /*
+ * A cache of @version with the standard log and a valid checkpoint of
+ * generation 7: wowctl check passes and the view comes from the
+ * checkpoint.  NULL, or what failed.
+ */
+static const char *std_ckpt_loads(struct img *m, uint32_t version)
+{
+	struct wowc_view v;
+	struct rec r[4];
+	char *t;
+	int rc;
+
+	img_new(m, version, 8);
+	std_log(m, r);
+	put_all(m, r, 4);
+	std_ckpt(m, true, 7);
+	t = check_text(m, &rc);
+	EXPECT_EQ(rc, 0);
+	EXPECT(strstr(t, "checkpoint: valid, generation 7"));
+	free(t);
+	EXPECT(!view(m, 0, &v));
+	EXPECT_EQ(v.source, WOWC_SRC_CKPT);
+	EXPECT_EQ(v.dirty_blocks, 5);
+	done(&v);
+	return NULL;
+}
+
+/*
  * Format version 3: the area at erase block 1, valid only with its closing
  * copy of the header the same as the header.
  */
@@ -826,24 +853,15 @@ static const char *checkpoint_v3(void)
 {
 	struct wowc_view v;
 	struct img m;
-	struct rec r[4];
 	uint64_t closing;
+	const char *e;
 	char *t;
 	int rc;
 
-	img_new(&m, 3, 8);
+	e = std_ckpt_loads(&m, 3);
+	if (e)
+		return e;
 	EXPECT_EQ(m.first, 2ULL * EBS);
-	std_log(&m, r);
-	put_all(&m, r, 4);
-	std_ckpt(&m, true, 7);
-	t = check_text(&m, &rc);
-	EXPECT_EQ(rc, 0);
-	EXPECT(strstr(t, "checkpoint: valid, generation 7"));
-	free(t);
-	EXPECT(!view(&m, 0, &v));
-	EXPECT_EQ(v.source, WOWC_SRC_CKPT);
-	EXPECT_EQ(v.dirty_blocks, 5);
-	done(&v);
 
 	/* the closing copy damaged: cut short, the log is what loads */
 	closing = ck_base(&m) + 1 +
@@ -870,20 +888,14 @@ static const char *checkpoint(void)
 	struct wowc_view v;
 	struct img m;
 	struct rec r[4];
+	const char *e;
 	char *t;
 	int rc;
 
-	img_new(&m, 2, 8);
-	std_log(&m, r);
-	put_all(&m, r, 4);
-	std_ckpt(&m, true, 7);
-	t = check_text(&m, &rc);
-	EXPECT_EQ(rc, 0);
-	EXPECT(strstr(t, "checkpoint: valid, generation 7"));
-	free(t);
+	e = std_ckpt_loads(&m, 2);
+	if (e)
+		return e;
 	EXPECT(!view(&m, 0, &v));
-	EXPECT_EQ(v.source, WOWC_SRC_CKPT);
-	EXPECT_EQ(v.dirty_blocks, 5);
 	EXPECT_EQ(slot_at(&v, 3), slot_of(0, 5));
 	EXPECT_EQ(v.next_seq, E2);
 	done(&v);
