@@ -36,8 +36,8 @@ static void wow_args_defaults_with_no_options(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, a.erase_block_size, 1U << 20);
 	KUNIT_EXPECT_EQ(test, a.write_group_size, 128U << 10);
 	KUNIT_EXPECT_EQ(test, a.policy, WOW_POLICY_WOW);
-	KUNIT_EXPECT_EQ(test, a.low_watermark_pct, 80U);
-	KUNIT_EXPECT_EQ(test, a.high_watermark_pct, 90U);
+	KUNIT_EXPECT_EQ(test, a.low_watermark_pct, 20U);
+	KUNIT_EXPECT_EQ(test, a.high_watermark_pct, 30U);
 	KUNIT_EXPECT_EQ(test, a.max_destage_ios, 32U);
 	KUNIT_EXPECT_EQ(test, a.max_destage_size, 1U << 20);
 	KUNIT_EXPECT_EQ(test, a.max_age_s, 0U);
