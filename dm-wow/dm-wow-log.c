@@ -1418,19 +1418,22 @@ static u64 queued_blocks(struct wow_cache *wc, u64 cap)
  * A paced record waits for it, so that the writes go in together: one
  * header per write would double the log's writes (lock held).
  */
-static bool pace_batch_ready(struct wow_cache *wc, u64 rate, u64 drate)
+static bool pace_batch_ready(struct wow_cache *wc, struct bio *first,
+			     u64 rate, u64 drate)
 {
 	u64 now = ktime_get_ns(), wait = 0;
 
 	lockdep_assert_held(&wc->lock);
 	if (rate != WOW_PACE_UNLIMITED && rate &&
 	    !wow_pace_ready(&wc->pace,
-			    wow_pace_batch(rate, queued_blocks(wc, rate / 16)),
+			    wow_pace_batch(rate, queued_blocks(wc, rate / 16),
+					   wow_bio_blocks(wc, first)),
 			    rate, now, &wait))
 		goto later;
 	if (drate != WOW_PACE_UNLIMITED &&
 	    !wow_pace_ready(&wc->dpace,
-			    wow_pace_batch(drate, queued_blocks(wc, drate / 16)),
+			    wow_pace_batch(drate, queued_blocks(wc, drate / 16),
+					   new_dirty_blocks(wc, first)),
 			    drate, now, &wait))
 		goto later;
 	return true;
@@ -1497,7 +1500,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	rate = pace_rate(wc);
 	drate = dirty_pace_rate(wc);
 	if (bio && !tombs && !copy_blocks) {
-		if (!pace_batch_ready(wc, rate, drate) ||
+		if (!pace_batch_ready(wc, bio, rate, drate) ||
 		    !pace_admit(wc, bio, rate, drate))
 			bio = NULL;		/* not its turn yet */
 		first_admitted = true;

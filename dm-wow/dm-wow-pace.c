@@ -156,13 +156,17 @@ bool wow_pace_admit(struct wow_pace *p, u32 n, u64 rate, u64 now_ns,
 /*
  * The blocks a paced record waits for: a burst's worth (1/16 s at @rate),
  * or all of the @queued blocks when fewer, so that paced writes go in as
- * records of many writes, not one header per write.
+ * records of many writes, not one header per write; and never fewer than
+ * the @first write needs, since waiting for less would cap the bucket
+ * below it (the bucket holds at most what is asked) and it would never go
+ * in (seen: 1 MiB writes of 64 KiB blocks stuck behind a batch of 8).
  */
-u32 wow_pace_batch(u64 rate, u64 queued)
+u32 wow_pace_batch(u64 rate, u64 queued, u32 first)
 {
 	if (rate == WOW_PACE_UNLIMITED)
-		return 1;
-	return clamp_t(u64, min(rate / 16, queued), 1, U32_MAX);
+		return max(first, 1U);
+	return clamp_t(u64, max_t(u64, min(rate / 16, queued), first), 1,
+		       U32_MAX);
 }
 
 /*

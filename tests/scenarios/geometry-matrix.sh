@@ -59,6 +59,7 @@ step() {
 		_why="$_desc failed (exit $_rc): $(tail -n 3 /tmp/geo.out | tr '\n' ' ')"
 	fi
 	echo "    FAIL bs=$bs eb=$eb: $_why"
+	dm_exists "$d" && echo "    status: $(dmsetup status "$d" 2>&1)"
 	failed="$failed; bs=$bs eb=$eb: $_why"
 	return 1
 }
