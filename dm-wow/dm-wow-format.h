@@ -321,14 +321,6 @@ static inline __u64 wow_ckpt_area_blocks_v(__u32 version, __u64 nr_segments,
 				   wow_ckpt_max_tombs(slots), block_size);
 }
 
-static inline __u64 wow_ckpt_area_blocks(__u64 nr_segments,
-					 __u32 erase_block_size,
-					 __u32 block_size)
-{
-	return wow_ckpt_area_blocks_v(2, nr_segments, erase_block_size,
-				      block_size);
-}
-
 /* The block of the cache device where the checkpoint area starts. */
 static inline __u64 wow_ckpt_first_block_v(__u32 version,
 					   __u32 erase_block_size,

@@ -1362,42 +1362,6 @@ static u32 new_dirty_blocks(struct wow_cache *wc, struct bio *bio)
 	return fresh;
 }
 
-/* The pacing timer kicks the commit worker in @wait ns (0: it does not). */
-static void pace_later(struct wow_cache *wc, u64 wait)
-{
-	if (wait)
-		mod_delayed_work(wc->wq, &wc->pace_work,
-				 max_t(unsigned long, nsecs_to_jiffies(wait), 1));
-}
-
-/*
- * May @bio's data go into the log now, at @rate (space) and @drate (new
- * dirty data)?  If not, the pacing timer kicks the commit worker when its
- * turn comes (or cleaning does, when it frees a segment).  Lock held.
- */
-static bool pace_admit(struct wow_cache *wc, struct bio *bio, u64 rate,
-		       u64 drate)
-{
-	u64 now = ktime_get_ns(), wait;
-	u32 fresh = 0;
-
-	lockdep_assert_held(&wc->lock);
-	if (drate != WOW_PACE_UNLIMITED) {
-		fresh = new_dirty_blocks(wc, bio);
-		if (fresh &&
-		    !wow_pace_admit(&wc->dpace, fresh, drate, now, &wait))
-			goto later;
-	}
-	if (wow_pace_admit(&wc->pace, wow_bio_blocks(wc, bio), rate, now,
-			   &wait))
-		return true;
-	if (fresh)
-		wow_pace_refund(&wc->dpace, fresh);
-later:
-	pace_later(wc, wait);
-	return false;
-}
-
 /* Blocks of the queued writes, counted up to @cap (lock held). */
 static u64 queued_blocks(struct wow_cache *wc, u64 cap)
 {
@@ -1413,32 +1377,46 @@ static u64 queued_blocks(struct wow_cache *wc, u64 cap)
 	return n;
 }
 
-/*
- * Has a batch's worth of admission accrued in each bucket that paces?
- * A paced record waits for it, so that the writes go in together: one
- * header per write would double the log's writes (lock held).
- */
-static bool pace_batch_ready(struct wow_cache *wc, struct bio *first,
-			     u64 rate, u64 drate)
+/* The queued blocks a batch at @rate can ask for: 1/16 s of it. */
+static u64 batch_cap(u64 rate)
 {
-	u64 now = ktime_get_ns(), wait = 0;
+	return rate == WOW_PACE_UNLIMITED ? 0 : rate / 16;
+}
+
+/*
+ * May @bio's data go into the log now, at @rate (space) and @drate (new
+ * dirty data)?  The @first write of a record waits until a batch has
+ * accrued in each bucket that paces (wow_pace_batch), so that paced
+ * writes go in together: one header per write would double the log's
+ * writes.  If not, the pacing timer kicks the commit worker when its turn
+ * comes (or cleaning does, when it frees a segment).  Lock held.
+ */
+static bool pace_admit(struct wow_cache *wc, struct bio *bio, u64 rate,
+		       u64 drate, bool first)
+{
+	u32 n = wow_bio_blocks(wc, bio), fresh = 0, batch, dbatch;
+	u64 now = ktime_get_ns(), wait = 0, queued = 0;
 
 	lockdep_assert_held(&wc->lock);
-	if (rate != WOW_PACE_UNLIMITED && rate &&
-	    !wow_pace_ready(&wc->pace,
-			    wow_pace_batch(rate, queued_blocks(wc, rate / 16),
-					   wow_bio_blocks(wc, first)),
-			    rate, now, &wait))
-		goto later;
+	if (drate != WOW_PACE_UNLIMITED)
+		fresh = new_dirty_blocks(wc, bio);
+	if (first)
+		queued = queued_blocks(wc, max(batch_cap(rate),
+					       batch_cap(drate)));
+	batch = first && rate ? wow_pace_batch(rate, queued, n) : n;
+	dbatch = first ? wow_pace_batch(drate, queued, fresh) : fresh;
 	if (drate != WOW_PACE_UNLIMITED &&
-	    !wow_pace_ready(&wc->dpace,
-			    wow_pace_batch(drate, queued_blocks(wc, drate / 16),
-					   new_dirty_blocks(wc, first)),
-			    drate, now, &wait))
+	    !wow_pace_admit_batch(&wc->dpace, fresh, dbatch, drate, now,
+				  &wait))
 		goto later;
-	return true;
+	if (wow_pace_admit_batch(&wc->pace, n, batch, rate, now, &wait))
+		return true;
+	if (fresh)
+		wow_pace_refund(&wc->dpace, fresh);
 later:
-	pace_later(wc, wait);
+	if (wait)
+		mod_delayed_work(wc->wq, &wc->pace_work,
+				 max_t(unsigned long, nsecs_to_jiffies(wait), 1));
 	return false;
 }
 
@@ -1500,8 +1478,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	rate = pace_rate(wc);
 	drate = dirty_pace_rate(wc);
 	if (bio && !tombs && !copy_blocks) {
-		if (!pace_batch_ready(wc, bio, rate, drate) ||
-		    !pace_admit(wc, bio, rate, drate))
+		if (!pace_admit(wc, bio, rate, drate, true))
 			bio = NULL;		/* not its turn yet */
 		first_admitted = true;
 	}
@@ -1585,7 +1562,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 
 		if (b->nr_data + n > data_cap)
 			break;
-		if (!first_admitted && !pace_admit(wc, bio, rate, drate))
+		if (!first_admitted && !pace_admit(wc, bio, rate, drate, false))
 			break;
 		first_admitted = false;
 		bio_list_add(&b->writes, bio_list_pop(&wc->pending_writes));

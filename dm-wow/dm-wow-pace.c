@@ -139,27 +139,33 @@ static bool accrue(struct wow_pace *p, u32 n, u64 rate, u64 now_ns,
 }
 
 /*
- * May @n blocks be admitted at @now_ns, at @rate blocks per second?  If
- * so they take their tokens; if not, *@wait_ns is how long until they
- * may, or 0 when the rate is zero (wait until space is freed).
+ * May @n blocks be admitted at @now_ns, at @rate blocks per second, once
+ * @batch blocks' worth has accrued (the first write of a paced record
+ * waits for a batch; the others ask for their own blocks)?  If so they
+ * take their @n tokens; if not, *@wait_ns is how long until they may, or
+ * 0 when the rate is zero (wait until space is freed).
  */
-bool wow_pace_admit(struct wow_pace *p, u32 n, u64 rate, u64 now_ns,
-		    u64 *wait_ns)
+bool wow_pace_admit_batch(struct wow_pace *p, u32 n, u32 batch, u64 rate,
+			  u64 now_ns, u64 *wait_ns)
 {
-	if (!accrue(p, n, rate, now_ns, wait_ns))
+	if (!accrue(p, max(n, batch), rate, now_ns, wait_ns))
 		return false;
 	if (rate != WOW_PACE_UNLIMITED)
 		p->tokens -= (u64)n << TOKEN_SHIFT;
 	return true;
 }
 
+bool wow_pace_admit(struct wow_pace *p, u32 n, u64 rate, u64 now_ns,
+		    u64 *wait_ns)
+{
+	return wow_pace_admit_batch(p, n, n, rate, now_ns, wait_ns);
+}
+
 /*
  * The blocks a paced record waits for: a burst's worth (1/16 s at @rate),
  * or all of the @queued blocks when fewer, so that paced writes go in as
- * records of many writes, not one header per write; and never fewer than
- * the @first write needs, since waiting for less would cap the bucket
- * below it (the bucket holds at most what is asked) and it would never go
- * in (seen: 1 MiB writes of 64 KiB blocks stuck behind a batch of 8).
+ * records of many writes, not one header per write; never fewer than the
+ * @first write needs.
  */
 u32 wow_pace_batch(u64 rate, u64 queued, u32 first)
 {
@@ -167,14 +173,4 @@ u32 wow_pace_batch(u64 rate, u64 queued, u32 first)
 		return max(first, 1U);
 	return clamp_t(u64, max_t(u64, min(rate / 16, queued), first), 1,
 		       U32_MAX);
-}
-
-/*
- * Has a batch of @n blocks' worth accrued by @now_ns?  As
- * wow_pace_admit(), but no tokens are taken: the writes then take theirs.
- */
-bool wow_pace_ready(struct wow_pace *p, u32 n, u64 rate, u64 now_ns,
-		    u64 *wait_ns)
-{
-	return accrue(p, n, rate, now_ns, wait_ns);
 }

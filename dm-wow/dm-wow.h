@@ -469,9 +469,9 @@ void wow_pace_refund(struct wow_pace *p, u32 n);
 void wow_pace_sample(struct wow_pace *p, u64 freed, u64 elapsed_ns);
 bool wow_pace_admit(struct wow_pace *p, u32 n, u64 rate, u64 now_ns,
 		    u64 *wait_ns);
+bool wow_pace_admit_batch(struct wow_pace *p, u32 n, u32 batch, u64 rate,
+			  u64 now_ns, u64 *wait_ns);
 u32 wow_pace_batch(u64 rate, u64 queued, u32 first);
-bool wow_pace_ready(struct wow_pace *p, u32 n, u64 rate, u64 now_ns,
-		    u64 *wait_ns);
 
 /* A log segment: one erase block of the cache device. */
 struct wow_segment {

@@ -29,7 +29,7 @@ static void wow_ckpt_area_sizes(struct kunit *test)
 	/* 682 slots fill one block; 683 need two */
 	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_blocks(682, 4096), 1ULL);
 	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_blocks(683, 4096), 2ULL);
-	KUNIT_EXPECT_EQ(test, wow_ckpt_area_blocks(1, 16384, 4096),
+	KUNIT_EXPECT_EQ(test, wow_ckpt_area_blocks_v(2, 1, 16384, 4096),
 			1 + 1 + wow_ckpt_seg_blocks(4, 1, 64, 4096));
 	/* version 3 adds the closing copy of the header */
 	KUNIT_EXPECT_EQ(test, wow_ckpt_area_blocks_v(3, 1, 16384, 4096),
@@ -62,7 +62,7 @@ static void wow_ckpt_geometry(struct kunit *test)
 	KUNIT_EXPECT_GT(test, wow_first_segment_sector_v(2, n + 1, eb, bs) +
 			(n + 1) * 2048, cache);
 	KUNIT_EXPECT_GE(test, (first >> 3) * 4096ULL,
-			(2 + wow_ckpt_area_blocks(n, eb, bs)) * 4096ULL);
+			(2 + wow_ckpt_area_blocks_v(2, n, eb, bs)) * 4096ULL);
 	/*
 	 * 16 KiB erase blocks of 4 blocks: the area (header, a slot block, a
 	 * stream block) does not fit beside the superblock and health block,

@@ -132,23 +132,26 @@ static void wow_pace_batches(struct kunit *test)
 	wow_pace_init(&p);
 	/* 160 blocks/s from an empty bucket: a batch of 10 waits ~62 ms */
 	KUNIT_EXPECT_TRUE(test, wow_pace_admit(&p, 10, 160, now, &wait));
-	KUNIT_EXPECT_FALSE(test, wow_pace_ready(&p, 10, 160, now, &wait));
+	KUNIT_EXPECT_FALSE(test, wow_pace_admit_batch(&p, 1, 10, 160, now,
+						      &wait));
 	KUNIT_EXPECT_GE(test, wait, 60 * MS);
 	KUNIT_EXPECT_LE(test, wait, 64 * MS);
-	/* ready takes nothing: asking again at the time still finds it */
+	/* the batch is waited for, but only the write's blocks are taken */
 	now += wait;
-	KUNIT_EXPECT_TRUE(test, wow_pace_ready(&p, 10, 160, now, &wait));
-	KUNIT_EXPECT_TRUE(test, wow_pace_ready(&p, 10, 160, now, &wait));
-	/* then ten writes of one block go in, the eleventh waits */
-	for (int i = 0; i < 10; i++)
+	KUNIT_EXPECT_TRUE(test, wow_pace_admit_batch(&p, 1, 10, 160, now,
+						     &wait));
+	KUNIT_EXPECT_FALSE(test, wow_pace_admit_batch(&p, 1, 10, 160, now,
+						      &wait));
+	/* so nine more writes of one block go in, the eleventh waits */
+	for (int i = 0; i < 9; i++)
 		KUNIT_EXPECT_TRUE(test, wow_pace_admit(&p, 1, 160, now, &wait));
 	KUNIT_EXPECT_FALSE(test, wow_pace_admit(&p, 1, 160, now, &wait));
 }
 
 /*
- * A write larger than a burst, behind the batch check: as the commit
- * worker does it (ready for the batch, then admit the write, else wait
- * what admit says), it goes in within its time at the rate.
+ * A write larger than a burst, first of its record: as the commit worker
+ * asks (admit it once the batch has accrued, else wait what admit says),
+ * it goes in within its time at the rate.
  */
 static void wow_pace_big_write_behind_batch(struct kunit *test)
 {
@@ -160,8 +163,7 @@ static void wow_pace_big_write_behind_batch(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, wow_pace_admit(&p, 8, 128, now, &wait));
 	start = now;
 	for (tries = 0; tries < 1000; tries++) {
-		if (wow_pace_ready(&p, batch, 128, now, &wait) &&
-		    wow_pace_admit(&p, 16, 128, now, &wait))
+		if (wow_pace_admit_batch(&p, 16, batch, 128, now, &wait))
 			break;
 		KUNIT_ASSERT_GT(test, wait, 0ULL);
 		now += wait;
@@ -169,6 +171,14 @@ static void wow_pace_big_write_behind_batch(struct kunit *test)
 	KUNIT_EXPECT_LT(test, tries, 1000U);
 	/* 16 blocks at 128 a second: 125 ms, give or take a tick */
 	KUNIT_EXPECT_LE(test, now - start, 130 * MS);
+
+	/* a batch smaller than the write still waits for all of the write */
+	KUNIT_EXPECT_FALSE(test, wow_pace_admit_batch(&p, 16, 8, 128,
+						      now + 70 * MS, &wait));
+	now += 126 * MS;
+	KUNIT_EXPECT_TRUE(test, wow_pace_admit_batch(&p, 16, 8, 128, now,
+						     &wait));
+	KUNIT_EXPECT_FALSE(test, wow_pace_admit(&p, 1, 128, now, &wait));
 }
 
 static void wow_pace_sampling(struct kunit *test)
