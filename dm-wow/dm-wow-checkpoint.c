@@ -211,7 +211,7 @@ int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 		ops->seg_info(ops->ctx, s, &si);
 		ci->nr_tombs += si.nr_tombs;
 	}
-	if (ci->nr_tombs > wow_ckpt_max_tombs(a->nr_slots))
+	if (ci->nr_tombs > a->max_tombs)
 		return -ENOSPC;
 	ci->seg_blocks = wow_ckpt_seg_blocks(a->nr_slots, a->nr_segments,
 					     ci->nr_tombs, bs);
@@ -315,7 +315,8 @@ int wow_ckpt_read_header(const struct wow_ckpt_area *a,
 	r = wow_sync_io(a->bdev, area_sector(a, 0), blk, a->block_size,
 			REQ_OP_READ);
 	if (!r && !wow_ckpt_header_decode(blk, a->block_size, a->uuid,
-					  a->nr_slots, a->nr_segments, ci))
+					  a->nr_slots, a->nr_segments,
+					  a->max_tombs, ci))
 		r = -ENOENT;
 	if (!r && a->closing) {
 		/* decode checked the tables fit the area */

@@ -162,8 +162,9 @@ void wow_ckpt_header_encode(void *block, u32 block_size, const u8 *uuid,
 }
 
 /*
- * Decode a checkpoint header of the cache with @uuid, @nr_slots slots and
- * @nr_segments segments.  Returns true when it is a valid checkpoint's
+ * Decode a checkpoint header of the cache with @uuid, @nr_slots slots,
+ * @nr_segments segments and room for @max_tombs tombstones
+ * (wow_ckpt_max_tombs_v).  Returns true when it is a valid checkpoint's
  * header that fits that cache; anything else (another magic or uuid, a bad
  * checksum, not valid, another geometry, more tombstones than the area
  * holds) means there is no checkpoint to load from.  @ci is filled from
@@ -171,7 +172,7 @@ void wow_ckpt_header_encode(void *block, u32 block_size, const u8 *uuid,
  */
 bool wow_ckpt_header_decode(const void *block, u32 block_size,
 			    const u8 *uuid, u64 nr_slots, u64 nr_segments,
-			    struct wow_ckpt_info *ci)
+			    u64 max_tombs, struct wow_ckpt_info *ci)
 {
 	const struct wow_ckpt_header *h = block;
 
@@ -197,7 +198,7 @@ bool wow_ckpt_header_decode(const void *block, u32 block_size,
 	return ci->valid && ci->nr_slots == nr_slots &&
 	       ci->nr_segments == nr_segments &&
 	       ci->slot_blocks == wow_ckpt_slot_blocks(nr_slots, block_size) &&
-	       ci->nr_tombs <= wow_ckpt_max_tombs(nr_slots) &&
+	       ci->nr_tombs <= max_tombs &&
 	       ci->seg_blocks == wow_ckpt_seg_blocks(nr_slots, nr_segments,
 						     ci->nr_tombs,
 						     block_size) &&

@@ -321,6 +321,34 @@ static inline __u64 wow_ckpt_area_blocks_v(__u32 version, __u64 nr_segments,
 				   wow_ckpt_max_tombs(slots), block_size);
 }
 
+/*
+ * Tombstones a checkpoint of a cache in format @version has room for.
+ * Version 2 sized its area for wow_ckpt_max_tombs().  Version 3's area
+ * takes whole erase blocks: what the two headers and the slot table
+ * leave of them holds the segment stream, so small caches (whose tables
+ * fill a fraction of one erase block) hold many more tombstones than
+ * nr_slots / 8 without a byte more on the device.
+ */
+static inline __u64 wow_ckpt_max_tombs_v(__u32 version, __u64 nr_segments,
+					 __u32 erase_block_size,
+					 __u32 block_size)
+{
+	__u64 per_eb = erase_block_size / block_size;
+	__u64 slots = nr_segments * per_eb;
+	__u64 slot_blocks = wow_ckpt_slot_blocks(slots, block_size);
+	__u64 blocks = wow_ckpt_area_blocks_v(version, nr_segments,
+					      erase_block_size, block_size);
+	__u64 bytes, fixed;
+
+	if (version < 3)
+		return wow_ckpt_max_tombs(slots);
+	blocks = (blocks + per_eb - 1) / per_eb * per_eb;
+	bytes = (blocks - 2 - slot_blocks) *
+		(block_size - sizeof(struct wow_ckpt_trailer));
+	fixed = nr_segments * sizeof(struct wow_ckpt_seg) + slot_blocks * 4;
+	return (bytes - fixed) / sizeof(struct wow_tomb);
+}
+
 /* The block of the cache device where the checkpoint area starts. */
 static inline __u64 wow_ckpt_first_block_v(__u32 version,
 					   __u32 erase_block_size,

@@ -176,6 +176,7 @@ int wow_log_alloc(struct wow_cache *wc)
 	INIT_LIST_HEAD(&wc->batch.copies);
 	INIT_WORK(&wc->commit_work, wow_log_commit_work);
 	INIT_DELAYED_WORK(&wc->pace_work, pace_work);
+	mutex_init(&wc->ckpt_mutex);
 	wow_pace_init(&wc->pace);
 	wow_pace_init(&wc->dpace);
 	wc->pace_sample_ns = ktime_get_ns();
@@ -1788,7 +1789,7 @@ void wow_log_commit_work(struct work_struct *ws)
 	}
 	/* the segment to open is on the replay's chain: checkpoint, go on */
 	spin_lock_irq(&wc->lock);
-	go = wc->ckpt_wanted && wc->state == WOW_STATE_OK && !wc->stopped;
+	go = wc->ckpt_wanted && wc->state == WOW_STATE_OK;
 	spin_unlock_irq(&wc->lock);
 	if (go)
 		queue_work(wc->wq, &wc->commit_work);
@@ -2511,6 +2512,9 @@ static void ckpt_area(struct wow_cache *wc, struct wow_ckpt_area *a)
 	a->uuid = wc->sb.uuid;
 	a->nr_slots = wc->nr_slots;
 	a->nr_segments = wc->nr_segments;
+	a->max_tombs = wow_ckpt_max_tombs_v(wc->sb.version, wc->nr_segments,
+					    g->erase_block_size,
+					    g->block_size);
 }
 
 /*
@@ -2617,6 +2621,7 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 
 	if (wc->sb.version < 2)
 		return 0;
+	mutex_lock(&wc->ckpt_mutex);
 	spin_lock_irq(&wc->lock);
 	ok = wc->state == WOW_STATE_OK && wc->completed_seq < wc->next_seq;
 	ci.next_seq = wc->next_seq;
@@ -2629,14 +2634,15 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 	valid = wc->valid_blocks;
 	wc->ckpt_log_blocks = 0;
 	spin_unlock_irq(&wc->lock);
+	r = 0;
 	if (!ok)
-		return 0;
+		goto out;
 	ckpt_area(wc, &a);
 	ckpt_ops_init(wc, &ops);
 	ci.generation = ++wc->ckpt_gen;
 	r = wow_ckpt_write(&a, &ci, &ops);
 	if (r)
-		return r;
+		goto out;
 	spin_lock_irq(&wc->lock);
 	if (wc->durable_seq < ci.completed_seq)
 		wc->durable_seq = ci.completed_seq;
@@ -2648,7 +2654,9 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 		DMINFO(MSG_CKPT_WRITTEN, wow_name(wc), ci.generation,
 		       1 + ci.slot_blocks + ci.seg_blocks, ci.nr_tombs, dirty,
 		       valid);
-	return 0;
+out:
+	mutex_unlock(&wc->ckpt_mutex);
+	return r;
 }
 
 /*
@@ -2658,12 +2666,14 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
  */
 static int retire_checkpoint(struct wow_cache *wc)
 {
-	struct wow_ckpt_info ci = { .generation = ++wc->ckpt_gen };
+	struct wow_ckpt_info ci = { };
 	struct wow_ckpt_area a;
 	int r;
 
 	if (wc->sb.version < 2)
 		return 0;
+	mutex_lock(&wc->ckpt_mutex);
+	ci.generation = ++wc->ckpt_gen;
 	ckpt_area(wc, &a);
 	DMWARN("%s: too many tombstones for a checkpoint; the next load scans the log",
 	       wow_name(wc));
@@ -2675,6 +2685,7 @@ static int retire_checkpoint(struct wow_cache *wc)
 		wc->ckpt_wanted = false;
 		spin_unlock_irq(&wc->lock);
 	}
+	mutex_unlock(&wc->ckpt_mutex);
 	return r;
 }
 
@@ -2699,23 +2710,27 @@ static int periodic_checkpoint(struct wow_cache *wc)
 {
 	u64 interval = READ_ONCE(checkpoint_interval) ?:
 		       max_t(u64, wc->nr_slots / 64, 16);
-	bool due, wanted;
+	bool due, wanted, stopped;
 	int r;
 
 	spin_lock_irq(&wc->lock);
 	/*
 	 * also when the last record could not name the segment the log
 	 * goes on in (the free list was empty then) and one is free now:
-	 * the replay could not follow the log there
+	 * the replay could not follow the log there.  While suspended only
+	 * for a record that waits for its segment (suspend's clean marks):
+	 * suspend writes the last checkpoint itself.
 	 */
-	due = (wc->ckpt_log_blocks >= interval ||
-	       wc->chain_next != next_free_seg(wc) || wc->ckpt_wanted) &&
-	      !wc->stopped;
 	wanted = wc->ckpt_wanted;
+	stopped = wc->stopped;
+	due = wanted ||
+	      (!stopped && (wc->ckpt_log_blocks >= interval ||
+			    wc->chain_next != next_free_seg(wc)));
 	spin_unlock_irq(&wc->lock);
 	if (!due)
 		return 0;
-	r = write_checkpoint(wc, false);
+	/* while suspending, said as suspend's own is */
+	r = write_checkpoint(wc, stopped);
 	/*
 	 * a segment on the replay's chain waits to be reopened: with no room
 	 * for a checkpoint, the one on disk must go (the load scans)
@@ -3352,9 +3367,9 @@ int wow_log_mark_clean(struct wow_cache *wc)
 	m->done = &done;
 
 	/*
-	 * a hint: skip it rather than wait for space that may never come,
-	 * or for a segment on the replay's chain (with the log stopped, no
-	 * checkpoint comes to free it: seen hanging a removal)
+	 * a hint: skip it rather than wait for space that may never come
+	 * (a segment on the replay's chain comes free by a checkpoint: the
+	 * commit worker writes one for a waiting record while suspended)
 	 */
 	nr = DIV_ROUND_UP(m->nr_tombs, wow_max_tombs(wc->args.block_size));
 	spin_lock_irq(&wc->lock);
@@ -3362,9 +3377,8 @@ int wow_log_mark_clean(struct wow_cache *wc)
 	r = wc->state == WOW_STATE_OK &&
 	    ((wc->open_seg != WOW_NO_SEG &&
 	      wc->blocks_per_seg - wc->segs[wc->open_seg].wp >= nr) ||
-	     (wc->nr_free_segs > WOW_RESERVE_SEGMENTS +
-				 DIV_ROUND_UP(nr, wc->blocks_per_seg) &&
-	      !seg_on_chain(wc, next_free_seg(wc)))) ?
+	     wc->nr_free_segs > WOW_RESERVE_SEGMENTS +
+				DIV_ROUND_UP(nr, wc->blocks_per_seg)) ?
 	    0 : -ENOSPC;
 	spin_unlock_irq(&wc->lock);
 	if (r)

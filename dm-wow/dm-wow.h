@@ -261,7 +261,7 @@ void wow_ckpt_header_encode(void *block, u32 block_size, const u8 *uuid,
 			    const struct wow_ckpt_info *ci);
 bool wow_ckpt_header_decode(const void *block, u32 block_size,
 			    const u8 *uuid, u64 nr_slots, u64 nr_segments,
-			    struct wow_ckpt_info *ci);
+			    u64 max_tombs, struct wow_ckpt_info *ci);
 bool wow_ckpt_covers(u64 life_max, u64 t);
 
 /* ---- dm-wow-checkpoint.c: checkpoint I/O ---- */
@@ -278,6 +278,7 @@ struct wow_ckpt_area {
 	const u8 *uuid;
 	u64 nr_slots;
 	u64 nr_segments;
+	u64 max_tombs;			/* room in the segment stream */
 };
 
 struct wow_ckpt_seg_info {
@@ -640,7 +641,11 @@ struct wow_cache {
 	u64 load_dropped;		/* records the last load dropped */
 	u64 load_bytes;			/* metadata the last load read */
 	bool load_from_ckpt;		/* it read the checkpoint */
-	/* checkpoint: the newest generation, log written since it */
+	/*
+	 * checkpoint: the newest generation, log written since it; one
+	 * checkpoint write at a time (the commit worker's, suspend's)
+	 */
+	struct mutex ckpt_mutex;
 	u64 ckpt_gen;
 	u64 ckpt_log_blocks;
 	u32 chain_next;			/* next_seg of the last record */

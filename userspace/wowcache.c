@@ -454,6 +454,13 @@ static int ckpt_closing_check(struct wowc *c, const void *hdr)
 	return r;
 }
 
+/* Tombstones this cache's checkpoint area has room for. */
+static uint64_t ckpt_room(const struct wowc *c)
+{
+	return wow_ckpt_max_tombs_v(c->sb.version, c->nr_segments,
+				    c->sb.erase_block_size, c->bs);
+}
+
 /* wow_ckpt_header_decode, split by what is wrong */
 static void ckpt_header_decode(struct wowc *c, const void *blk)
 {
@@ -491,7 +498,7 @@ static void ckpt_header_decode(struct wowc *c, const void *blk)
 		strcpy(k->why, "its slot or segment count is not this cache's");
 	else if (k->slot_blocks != wow_ckpt_slot_blocks(k->nr_slots, c->bs))
 		strcpy(k->why, "its slot table size is wrong");
-	else if (k->nr_tombs > wow_ckpt_max_tombs(k->nr_slots))
+	else if (k->nr_tombs > ckpt_room(c))
 		strcpy(k->why, "more tombstones than the area holds");
 	else if (k->seg_blocks != wow_ckpt_seg_blocks(k->nr_slots,
 						      k->nr_segments,
@@ -2150,19 +2157,18 @@ static int finish(struct wowc *c, struct wowc_view *v)
 	/*
 	 * Every load ends with a checkpoint (write_checkpoint at the end of
 	 * wow_log_recover); with more tombstones than the area holds that
-	 * write fails (-ENOSPC) and so does the load.
+	 * write fails (-ENOSPC), and the load retires the checkpoint on disk
+	 * instead: it loads, but the next load scans the whole log.
 	 */
 	if (c->sb.version >= 2) {
 		uint64_t tombs = 0;
 
 		for (s = 0; s < c->nr_segments; s++)
 			tombs += v->segs[s].nr_tombs;
-		if (tombs > wow_ckpt_max_tombs(c->nr_slots)) {
-			v->refused = true;
-			problem(&v->probs, WOWC_SEV_ERROR,
-				"the segments hold %" PRIu64 " tombstones, more than a checkpoint has room for (%" PRIu64 "): the kernel cannot write the checkpoint a load ends with and refuses to load this cache",
-				tombs, (uint64_t)wow_ckpt_max_tombs(c->nr_slots));
-		}
+		if (tombs > ckpt_room(c))
+			problem(&v->probs, WOWC_SEV_WARN,
+				"the segments hold %" PRIu64 " tombstones, more than a checkpoint has room for (%" PRIu64 "): a load retires the checkpoint and the next load scans the log",
+				tombs, ckpt_room(c));
 	}
 	for (s = 0; s < c->nr_segments; s++) {
 		struct wowc_seg *seg = &v->segs[s];
@@ -3024,7 +3030,13 @@ int wowc_msize(uint64_t cache_bytes, uint32_t bs, uint32_t ebs,
 	m->load_bytes_min = (2 + wow_ckpt_slot_blocks(slots, bs) +
 			     wow_ckpt_seg_blocks(slots, m->nr_segments, 0, bs)) *
 			    (uint64_t)bs;
-	m->load_bytes_max = m->ckpt_area_blocks * (uint64_t)bs;
+	/* ... and with every tombstone the area has room for */
+	m->load_bytes_max = (2 + wow_ckpt_slot_blocks(slots, bs) +
+			     wow_ckpt_seg_blocks(slots, m->nr_segments,
+						 wow_ckpt_max_tombs_v(WOW_SB_VERSION,
+								      m->nr_segments,
+								      ebs, bs),
+						 bs)) * (uint64_t)bs;
 	return 0;
 }
 

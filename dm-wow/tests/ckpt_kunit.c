@@ -10,6 +10,9 @@
 
 static const u8 uuid[16] = { 7, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
 
+/* The header tests' caches are version 2's: room for slots / 8 + 64. */
+#define MAXT(slots)	wow_ckpt_max_tombs(slots)
+
 /* At 4 KiB blocks the slot table is 6 bytes per block: under 1/512. */
 static void wow_ckpt_area_sizes(struct kunit *test)
 {
@@ -99,6 +102,44 @@ static void wow_ckpt_geometry(struct kunit *test)
 			(n + 1) * 2048, cache);
 	KUNIT_EXPECT_GE(test, first * 512ULL,
 			(256 + wow_ckpt_area_blocks_v(3, n, eb, bs)) * 4096ULL);
+}
+
+/*
+ * Version 3's room for tombstones is what its whole erase blocks leave:
+ * a stream of that many fits, one more does not, and it is never less
+ * than version 2's slots / 8 + 64.  Version 2 keeps its own.
+ */
+static void wow_ckpt_tomb_room(struct kunit *test)
+{
+	static const u64 segs[] = { 4, 14, 127, 1024, 65536 };
+	static const u32 ebs[] = { 1 << 20, 4 << 20 };
+	u32 bs = 4096, i, j;
+
+	for (j = 0; j < ARRAY_SIZE(ebs); j++) {
+		u32 eb = ebs[j], per = eb / bs;
+
+		for (i = 0; i < ARRAY_SIZE(segs); i++) {
+			u64 n = segs[i], slots = n * per;
+			u64 room = wow_ckpt_max_tombs_v(3, n, eb, bs);
+			u64 area = wow_first_segment_sector_v(3, n, eb, bs) /
+				   (bs >> 9) - per;
+			u64 sb = wow_ckpt_slot_blocks(slots, bs);
+
+			KUNIT_EXPECT_GE(test, room, wow_ckpt_max_tombs(slots));
+			KUNIT_EXPECT_LE(test, 2 + sb +
+					wow_ckpt_seg_blocks(slots, n, room, bs),
+					area);
+			KUNIT_EXPECT_GT(test, 2 + sb +
+					wow_ckpt_seg_blocks(slots, n, room + 1,
+							    bs), area);
+			KUNIT_EXPECT_EQ(test,
+					wow_ckpt_max_tombs_v(2, n, eb, bs),
+					wow_ckpt_max_tombs(slots));
+		}
+	}
+	/* a 16 MiB cache: 14 segments, one erase block of area */
+	KUNIT_EXPECT_EQ(test, wow_ckpt_max_tombs_v(3, 14, 1 << 20, 4096),
+			((256 - 2 - 6) * 4080ULL - 14 * 32 - 6 * 4) / 24);
 }
 
 static void wow_ckpt_slot_entries(struct kunit *test)
@@ -217,7 +258,7 @@ static void wow_ckpt_header_round_trip(struct kunit *test)
 	ci.seg_blocks = wow_ckpt_seg_blocks(4096, 16, 5, 4096);
 	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
 	KUNIT_EXPECT_TRUE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
-						       16, &out));
+						       16, MAXT(4096), &out));
 	KUNIT_EXPECT_EQ(test, out.generation, 3ULL);
 	KUNIT_EXPECT_EQ(test, out.next_seq, 1000ULL);
 	KUNIT_EXPECT_EQ(test, out.completed_seq, 999ULL);
@@ -225,16 +266,16 @@ static void wow_ckpt_header_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, out.slot_blocks, ci.slot_blocks);
 	/* another cache, another geometry: no checkpoint */
 	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, other, 4096,
-							16, &out));
+							16, MAXT(4096), &out));
 	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 8192,
-							16, &out));
+							16, MAXT(8192), &out));
 	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
-							15, &out));
+							15, MAXT(4096), &out));
 	/* any flipped byte of the covered part */
 	for (i = 0; i < 512; i++) {
 		blk[i] ^= 0x80;
 		KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid,
-								4096, 16,
+								4096, 16, MAXT(4096),
 								&out));
 		blk[i] ^= 0x80;
 	}
@@ -242,33 +283,33 @@ static void wow_ckpt_header_round_trip(struct kunit *test)
 	ci.valid = false;
 	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
 	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
-							16, &out));
+							16, MAXT(4096), &out));
 	KUNIT_EXPECT_EQ(test, out.generation, 3ULL);
 	/* table sizes that do not match the counts */
 	ci.valid = true;
 	ci.seg_blocks++;
 	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
 	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
-							16, &out));
+							16, MAXT(4096), &out));
 	ci.seg_blocks--;
 	ci.slot_blocks++;
 	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
 	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
-							16, &out));
+							16, MAXT(4096), &out));
 	ci.slot_blocks--;
 	/* more tombstones than the area holds */
 	ci.nr_tombs = wow_ckpt_max_tombs(4096) + 1;
 	ci.seg_blocks = wow_ckpt_seg_blocks(4096, 16, ci.nr_tombs, 4096);
 	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
 	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
-							16, &out));
+							16, MAXT(4096), &out));
 	/* seqs out of order */
 	ci.nr_tombs = 5;
 	ci.seg_blocks = wow_ckpt_seg_blocks(4096, 16, 5, 4096);
 	ci.completed_seq = ci.next_seq;
 	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
 	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
-							16, &out));
+							16, MAXT(4096), &out));
 }
 
 /*
@@ -303,7 +344,7 @@ static void wow_ckpt_header_head(struct kunit *test)
 	ci.seg_blocks = wow_ckpt_seg_blocks(4096, 16, 0, 4096);
 	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
 	KUNIT_ASSERT_TRUE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
-						       16, &out));
+						       16, MAXT(4096), &out));
 	KUNIT_EXPECT_EQ(test, out.head_seg, 7U);
 	KUNIT_EXPECT_EQ(test, out.head_wp, 33U);
 	KUNIT_EXPECT_EQ(test, out.next_seg, WOW_NO_SEG);
@@ -311,7 +352,7 @@ static void wow_ckpt_header_head(struct kunit *test)
 	ci.next_seg = 0;
 	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
 	KUNIT_ASSERT_TRUE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
-						       16, &out));
+						       16, MAXT(4096), &out));
 	KUNIT_EXPECT_EQ(test, out.head_seg, WOW_NO_SEG);
 	KUNIT_EXPECT_EQ(test, out.next_seg, 0U);
 }
@@ -321,6 +362,7 @@ static struct kunit_case wow_ckpt_cases[] = {
 	KUNIT_CASE(wow_ckpt_header_head),
 	KUNIT_CASE(wow_ckpt_area_sizes),
 	KUNIT_CASE(wow_ckpt_geometry),
+	KUNIT_CASE(wow_ckpt_tomb_room),
 	KUNIT_CASE(wow_ckpt_slot_entries),
 	KUNIT_CASE(wow_ckpt_sealed_blocks),
 	KUNIT_CASE(wow_ckpt_stream_bytes),

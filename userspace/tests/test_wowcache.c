@@ -1574,6 +1574,12 @@ static const char *metadata_size(void)
 	EXPECT_EQ(ms.load_bytes_min, (2 + wow_ckpt_slot_blocks(n * 256, 4096) +
 				       wow_ckpt_seg_blocks(n * 256, n, 0, 4096)) *
 				      4096);
+	/* at most the area's whole erase blocks; at least version 2's room */
+	EXPECT(ms.load_bytes_max <= ms.first_segment_sector * 512 - (1 << 20));
+	EXPECT(ms.load_bytes_max >= ms.ckpt_area_blocks * 4096);
+	/* 16 MiB: one erase block of area, all but 8 blocks tombstones */
+	EXPECT(!wowc_msize(16 << 20, 4096, 1 << 20, &ms, err));
+	EXPECT_EQ(ms.load_bytes_max, 256 * 4096);
 	EXPECT(wowc_msize(1 << 20, 4096, 1 << 20, &ms, err));	/* too small */
 	EXPECT(wowc_msize(64 << 20, 3000, 1 << 20, &ms, err));
 	return NULL;
