@@ -673,7 +673,12 @@ u64 wow_log_prune_held_tombs(struct wow_cache *wc)
 	return total;
 }
 
-/* Tombstones for a clean victim: its copies, and what it still holds. */
+/*
+ * Tombstones for a clean victim: its copies, and what it still holds.
+ * NULL when it needs none after all (its held tombstones all pruned, its
+ * copies overwritten since the caller looked): then it is DRAINING, as if
+ * it had held nothing (an empty record would be written otherwise).
+ */
 static struct wow_meta *build_meta(struct wow_cache *wc, u32 v)
 {
 	u32 first = v * wc->blocks_per_seg, i, n, cap;
@@ -687,11 +692,11 @@ static struct wow_meta *build_meta(struct wow_cache *wc, u32 v)
 
 	m = kzalloc(sizeof(*m), GFP_NOIO);
 	if (!m)
-		return NULL;
+		return ERR_PTR(-ENOMEM);
 	m->tombs = kvmalloc_array(max(cap, 1U), sizeof(*m->tombs), GFP_NOIO);
 	if (!m->tombs) {
 		kfree(m);
-		return NULL;
+		return ERR_PTR(-ENOMEM);
 	}
 	m->victim = v;
 
@@ -717,6 +722,14 @@ static struct wow_meta *build_meta(struct wow_cache *wc, u32 v)
 	for (i = 0; i < seg->nr_tombs; i++)
 		if (seg->tombs[i].t >= min_seq)
 			m->tombs[n++] = seg->tombs[i];
+	if (!n) {
+		seg->nr_tombs = 0;
+		seg->state = WOW_SEG_DRAINING;
+		spin_unlock_irq(&wc->lock);
+		kvfree(m->tombs);
+		kfree(m);
+		return NULL;
+	}
 	m->nr_tombs = n;
 	seg->state = WOW_SEG_FREEING;
 	wc->meta_inflight = true;
@@ -772,9 +785,12 @@ int wow_log_retire_seg(struct wow_cache *wc, u32 v)
 	}
 	spin_unlock_irq(&wc->lock);
 	m = build_meta(wc, v);
-	if (!m)
-		return -ENOMEM;
-	wow_log_queue_meta(wc, m);
+	if (IS_ERR(m))
+		return PTR_ERR(m);
+	if (m)
+		wow_log_queue_meta(wc, m);
+	else
+		wow_kick(wc);
 	return 0;
 }
 
