@@ -2034,7 +2034,7 @@ rewrites this page from one run.
   6, 12, 24, 48 and 96 MiB (8x to 0.5x the cache) and the SPC-1-like mix at
   8, 16 and 32 MiB for dm-wow's three policies and dm-writecache; the
   rate-limited closed loop at 16 MiB; three alternated rounds of the CPU
-  cost, two of the flush cost.  Measured at 99 minutes (5,951 s, 182
+  cost, two of the flush cost.  Measured at 109 minutes (6,535 s, 186
   runs) on an otherwise idle 2-core machine under TCG on 2026-11-27; the
   estimate from the parts' caps is 2 h 35 min, but most closed runs stop
   early on the steady rule (16 MiB runs about 30 to 80 s, 128 MiB ones 3
