@@ -674,10 +674,9 @@ u64 wow_log_prune_held_tombs(struct wow_cache *wc)
 }
 
 /*
- * Tombstones for a clean victim: its copies, and what it still holds.
- * NULL when it needs none after all (its held tombstones all pruned, its
- * copies overwritten since the caller looked): then it is DRAINING, as if
- * it had held nothing (an empty record would be written otherwise).
+ * Tombstones for a clean victim: its current copies, and the tombstones
+ * it holds that are still needed.  NULL when that is none (nothing
+ * current in it): then no record is needed and it is DRAINING already.
  */
 static struct wow_meta *build_meta(struct wow_cache *wc, u32 v)
 {
@@ -772,19 +771,8 @@ void wow_log_take_copies_done(struct wow_cache *wc, struct list_head *done)
  */
 int wow_log_retire_seg(struct wow_cache *wc, u32 v)
 {
-	struct wow_segment *seg = &wc->segs[v];
-	struct wow_meta *m;
+	struct wow_meta *m = build_meta(wc, v);
 
-	spin_lock_irq(&wc->lock);
-	if (!seg->nr_valid && !seg->nr_tombs) {
-		/* nothing current in it: no record needed */
-		seg->state = WOW_SEG_DRAINING;
-		spin_unlock_irq(&wc->lock);
-		wow_kick(wc);
-		return 0;
-	}
-	spin_unlock_irq(&wc->lock);
-	m = build_meta(wc, v);
 	if (IS_ERR(m))
 		return PTR_ERR(m);
 	if (m)
