@@ -1035,10 +1035,10 @@ static void insert_write(struct wow_cache *wc, struct bio *bio, u32 slot)
 	struct wow_segment *seg = &wc->segs[wow_slot_seg(wc, slot)];
 	u64 ob = wow_bio_oblock(wc, bio);
 	u32 n = wow_bio_blocks(wc, bio), i;
-	bool hit = false, sequential = ob == wc->last_write_end;
+	bool hit = false, sequential;
 
 	lockdep_assert_held(&wc->lock);
-	wc->last_write_end = ob + n;
+	sequential = wow_streams_note(&wc->streams, ob, n);
 	for (i = 0; i < n; i++, slot++) {
 		u32 old = wow_index_lookup(&wc->index, to_oblock(ob + i));
 

@@ -324,6 +324,35 @@ int wow_policy_note_write(struct wow_policy *p, u64 oblock, u32 nr,
 	return 0;
 }
 
+/*
+ * A write of [@oblock, @oblock + @nr): true if it continues one of the
+ * streams in @s, that is, starts within WOW_STREAM_SLACK blocks of where
+ * one ended (either side: writes of one stream in flight together may
+ * reach the log a little out of order).  Either way the write's stream
+ * becomes the most recent; a new stream pushes out the least recent.
+ */
+bool wow_streams_note(struct wow_streams *s, u64 oblock, u32 nr)
+{
+	u64 end = oblock + nr;
+	bool found = false;
+	u32 i;
+
+	for (i = 0; i < s->nr && !found; i++)
+		found = oblock + WOW_STREAM_SLACK >= s->end[i] &&
+			oblock <= s->end[i] + WOW_STREAM_SLACK;
+	if (found) {
+		i--;
+		end = max(end, s->end[i]);
+	} else {
+		if (s->nr < WOW_STREAMS)
+			s->nr++;
+		i = s->nr - 1;
+	}
+	memmove(&s->end[1], &s->end[0], i * sizeof(s->end[0]));
+	s->end[0] = end;
+	return found;
+}
+
 /* @oblock is dirty again without a write (a failed destage, recovery). */
 int wow_policy_mark_dirty(struct wow_policy *p, u64 oblock)
 {

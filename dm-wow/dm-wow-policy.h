@@ -52,6 +52,21 @@ struct wow_gbits {
 
 struct wow_policy;
 
+/*
+ * Which writes continue a sequential stream, for note_write's @sequential:
+ * where the last WOW_STREAMS streams ended, the most recent first.  One
+ * end for the whole device would lose every stream as soon as two run at
+ * once (a log beside random writes), and each write of a stream would then
+ * set its group's recency bit.
+ */
+#define WOW_STREAMS		16
+#define WOW_STREAM_SLACK	8	/* blocks a write may land off the end */
+
+struct wow_streams {
+	u64 end[WOW_STREAMS];
+	u32 nr;
+};
+
 /* *pos for wow_policy_src.older: from the least recently written. */
 #define WOW_POLICY_OLDEST	U64_MAX
 
@@ -138,6 +153,7 @@ void wow_policy_trim_spares(struct wow_policy *p, u32 keep,
 
 int wow_policy_note_write(struct wow_policy *p, u64 oblock, u32 nr,
 			  bool sequential);
+bool wow_streams_note(struct wow_streams *s, u64 oblock, u32 nr);
 int wow_policy_mark_dirty(struct wow_policy *p, u64 oblock);
 void wow_policy_forget(struct wow_policy *p, u64 oblock);
 bool wow_policy_busy(struct wow_policy *p, u64 oblock);

@@ -680,7 +680,7 @@ struct wow_cache {
 	u64 pace_sample_ns;
 	struct bio_set log_bs;		/* record bios */
 	struct work_struct commit_work;
-	u64 last_write_end;		/* sequential stream detection */
+	struct wow_streams streams;	/* sequential stream detection */
 
 	/* owner: destage (rate, runs, the origin flush) */
 	bool stopped;			/* suspended: no destage, no cleaning */

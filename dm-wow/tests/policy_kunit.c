@@ -268,6 +268,62 @@ static void wow_policy_sequential_does_not_set_recency(struct kunit *test)
 	wow_policy_exit(p);
 }
 
+/*
+ * Two streams and random writes at once (a log beside a database): each
+ * write of either stream is seen to continue it; a single end for the
+ * device would see none.
+ */
+static void wow_streams_interleaved(struct kunit *test)
+{
+	struct wow_streams s = {};
+	u32 i, seq = 0;
+
+	for (i = 0; i < 64; i++) {
+		seq += wow_streams_note(&s, 1000 + i, 1);	/* stream A */
+		seq += wow_streams_note(&s, 50000 + 2 * i, 2);	/* stream B */
+		KUNIT_EXPECT_FALSE(test, wow_streams_note(&s, 7919 * i + 100000,
+							  1));
+	}
+	/* the first write of each stream starts it */
+	KUNIT_EXPECT_EQ(test, seq, 126U);
+}
+
+/* Writes of one stream that reach the log a little out of order. */
+static void wow_streams_reordered(struct kunit *test)
+{
+	struct wow_streams s = {};
+
+	KUNIT_EXPECT_FALSE(test, wow_streams_note(&s, 100, 1));
+	KUNIT_EXPECT_TRUE(test, wow_streams_note(&s, 102, 1));
+	KUNIT_EXPECT_TRUE(test, wow_streams_note(&s, 101, 1));
+	KUNIT_EXPECT_EQ(test, s.end[0], 103ULL);	/* the end never moves back */
+	KUNIT_EXPECT_TRUE(test, wow_streams_note(&s, 103, 4));
+	KUNIT_EXPECT_EQ(test, s.nr, 1U);
+	/* far off the end: another stream */
+	KUNIT_EXPECT_FALSE(test, wow_streams_note(&s, 107 + WOW_STREAM_SLACK + 1,
+						  1));
+	KUNIT_EXPECT_EQ(test, s.nr, 2U);
+}
+
+/* WOW_STREAMS other streams push the least recent one out. */
+static void wow_streams_forget_least_recent(struct kunit *test)
+{
+	struct wow_streams s = {};
+	u32 i;
+
+	wow_streams_note(&s, 0, 1);
+	for (i = 1; i < WOW_STREAMS; i++)
+		wow_streams_note(&s, i * 1000, 1);
+	KUNIT_EXPECT_EQ(test, s.nr, (u32)WOW_STREAMS);
+	/* the first stream is the least recent and still known */
+	KUNIT_EXPECT_TRUE(test, wow_streams_note(&s, 1, 1));
+	/* now stream 1000 is the least recent: one more new stream drops it */
+	wow_streams_note(&s, 999999, 1);
+	KUNIT_EXPECT_FALSE(test, wow_streams_note(&s, 1001, 1));
+	KUNIT_EXPECT_TRUE(test, wow_streams_note(&s, 2, 1));
+	KUNIT_EXPECT_EQ(test, s.nr, (u32)WOW_STREAMS);
+}
+
 static void wow_policy_drain_ignores_recency(struct kunit *test)
 {
 	struct wow_policy *p = new_policy(test, &wow_policy_wow_ops);
@@ -519,6 +575,9 @@ static struct kunit_case wow_policy_cases[] = {
 	KUNIT_CASE(wow_policy_wow_skips_recent_once),
 	KUNIT_CASE(wow_policy_hold_and_give_back),
 	KUNIT_CASE(wow_policy_sequential_does_not_set_recency),
+	KUNIT_CASE(wow_streams_interleaved),
+	KUNIT_CASE(wow_streams_reordered),
+	KUNIT_CASE(wow_streams_forget_least_recent),
 	KUNIT_CASE(wow_policy_drain_ignores_recency),
 	KUNIT_CASE(wow_policy_lrw_oldest_write_first),
 	KUNIT_CASE(wow_policy_lrw_skips_busy),
