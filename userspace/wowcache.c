@@ -2981,6 +2981,14 @@ out:
 
 /* ---- metadata size ---- */
 
+/* What a clean load reads: the header and its closing copy, the tables. */
+static uint64_t ckpt_load_bytes(uint64_t slots, uint64_t segs, uint64_t tombs,
+				uint32_t bs)
+{
+	return (2 + wow_ckpt_slot_blocks(slots, bs) +
+		wow_ckpt_seg_blocks(slots, segs, tombs, bs)) * (uint64_t)bs;
+}
+
 int wowc_msize(uint64_t cache_bytes, uint32_t bs, uint32_t ebs,
 	       struct wowc_msize *m, char *err)
 {
@@ -3026,17 +3034,12 @@ int wowc_msize(uint64_t cache_bytes, uint32_t bs, uint32_t ebs,
 	while (slots >= 4 && (2ULL << hb) <= slots / 2)
 		hb++;
 	m->index_bytes = slots * 12 + (4ULL << hb);
-	/* the header and its closing copy, the tables with no tombstone */
-	m->load_bytes_min = (2 + wow_ckpt_slot_blocks(slots, bs) +
-			     wow_ckpt_seg_blocks(slots, m->nr_segments, 0, bs)) *
-			    (uint64_t)bs;
-	/* ... and with every tombstone the area has room for */
-	m->load_bytes_max = (2 + wow_ckpt_slot_blocks(slots, bs) +
-			     wow_ckpt_seg_blocks(slots, m->nr_segments,
-						 wow_ckpt_max_tombs_v(WOW_SB_VERSION,
-								      m->nr_segments,
-								      ebs, bs),
-						 bs)) * (uint64_t)bs;
+	/* with no tombstone, and with every one the area has room for */
+	m->load_bytes_min = ckpt_load_bytes(slots, m->nr_segments, 0, bs);
+	m->load_bytes_max = ckpt_load_bytes(slots, m->nr_segments,
+					    wow_ckpt_max_tombs_v(WOW_SB_VERSION,
+								 m->nr_segments,
+								 ebs, bs), bs);
 	return 0;
 }
 
