@@ -85,10 +85,10 @@ info "origin file system UUID $UUID"
 
 info "1. udev, no wowtab: the origin's file system is found"
 $UDEVD --daemon --resolve-names=never || fail "systemd-udevd did not start"
-reader=
+BUSY=
 # at the end: udevd stops, and the links it made go (the scenarios after
 # this one in the same boot expect no udev links)
-trap '[ -z "$reader" ] || kill $reader 2>/dev/null; udevadm control --exit 2>/dev/null; rm -rf /dev/disk' EXIT
+trap '[ -z "$BUSY" ] || kill $BUSY 2>/dev/null; udevadm control --exit 2>/dev/null; rm -rf /dev/disk' EXIT
 udevadm trigger --action=add --subsystem-match=block || fail "udevadm trigger"
 settle
 [ -L "$OLINK" ] && [ -L "$CLINK" ] || fail "no by-id links: $(ls /dev/disk/by-id 2>&1)"
@@ -156,11 +156,7 @@ echo "written through dm-wow" >/mnt/w/dirty-file
 run umount /mnt/w
 # keep the device busy (idle for 1 s, dm-wow destages everything) until
 # ExecStop, so the file is likely still only in the cache then
-( while :; do
-	dd if=/dev/mapper/slow of=/dev/null bs=4k count=1 iflag=direct 2>/dev/null
-	sleep 0.2
-done ) &
-reader=$!
+wow_keep_busy /dev/mapper/slow
 if msg=$(mount -t ext2 -o ro "$ORIGIN" /mnt/o 2>&1); then
 	umount /mnt/o
 	fail "the origin could be mounted while the dm-wow device is active"
@@ -179,9 +175,7 @@ udev_event change "$CACHE"
 udevadm info --query=property --name="$CACHE" | grep -e '^ID_FS' -e '^WOW_'
 
 info "4. ExecStop: the origin is stale and stays hidden"
-kill $reader
-wait $reader 2>/dev/null || true
-reader=
+wow_stop_busy
 dirty=$(wow_field slow 6)
 echo "dirty blocks at ExecStop: $dirty"
 cmd=$(sed -n 's/^ExecStop=//p' "$U")

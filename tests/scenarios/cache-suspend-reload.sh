@@ -25,19 +25,13 @@ info "write A, suspend with dirty data, resume, verify"
 # A device idle for a second destages everything: a read every 0.2 s keeps
 # it busy from the writes to the check, so A is still dirty when suspended
 # however slow the VM (a fio exit and a dmsetup took over a second on 6.12)
-( while :; do
-	dd if="$D" of=/dev/null bs=4k count=1 skip=262144 iflag=direct \
-		2> /dev/null
-	sleep 0.2
-done ) &
-BUSY=$!
+wow_keep_busy "$D" 262144
 fio_run "$D" $A --iodepth=16 --verify=crc32c --do_verify=0
 run dmsetup suspend sr
 st=$(wow_status sr)
 echo "suspended: $(dmsetup info -c --noheadings -o attr sr) $st"
 run dmsetup resume sr
-kill $BUSY
-wait $BUSY 2> /dev/null
+wow_stop_busy
 echo "$st" | awk '{ exit !($6 > 0) }' ||
 	fail "no dirty data while suspended (destaged everything?): $st"
 # below the low watermark, busy, no max_age: nothing destaged at all (a

@@ -21,12 +21,7 @@ wow_create st "$ORIGIN" "$CACHE" policy wow low_watermark 50 high_watermark 60
 D=$(dm_node st)
 # a reader keeps the device from looking idle (an idle device destages,
 # and the hand would clear the bits it passes) until the status is read
-(while :; do
-	dd if="$D" of=/dev/null bs=4k count=1 skip=500000 iflag=direct \
-		2> /dev/null
-	sleep 0.2
-done) &
-READER=$!
+wow_keep_busy "$D" 500000
 echo "+ fio: two sequential streams and a random one, at once"
 fio --ioengine=libaio --direct=1 --filename="$D" --bs=4k --group_reporting \
 	--output=/tmp/wow-fio.out \
@@ -37,8 +32,7 @@ fio --ioengine=libaio --direct=1 --filename="$D" --bs=4k --group_reporting \
 	fail "fio failed: $(cat /tmp/wow-fio.out)"
 grep -E 'IOPS=' /tmp/wow-fio.out | sed 's/^/    /'
 st=$(wow_status st)
-kill "$READER"
-wait "$READER" 2> /dev/null
+wow_stop_busy
 echo "status: $st"
 groups=$(echo "$st" | tr ' ' '\n' | sed -n 's/^dirty_groups=//p')
 bits=$(echo "$st" | tr ' ' '\n' | sed -n 's/^recency_bits=//p')

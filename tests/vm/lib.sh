@@ -464,3 +464,25 @@ wow_unwatch() {
 	[ -z "$WOW_WATCH_PID" ] || kill "$WOW_WATCH_PID" 2> /dev/null
 	WOW_WATCH_PID=
 }
+
+# wow_keep_busy DEV [BLOCK]: read 4 KiB block BLOCK (default 0) of DEV
+# every 0.2 s in the background, so the device never looks idle (a dm-wow
+# device idle for a second destages everything, and a slow VM takes that
+# long between two commands); the reader's pid is in BUSY
+wow_keep_busy() {
+	( while :; do
+		dd if="$1" of=/dev/null bs=4k count=1 skip="${2:-0}" \
+			iflag=direct 2> /dev/null
+		sleep 0.2
+	done ) &
+	BUSY=$!
+}
+
+# wow_stop_busy: stop wow_keep_busy's reader
+wow_stop_busy() {
+	if [ -n "$BUSY" ]; then
+		kill "$BUSY" 2> /dev/null || :
+		wait "$BUSY" 2> /dev/null || :
+	fi
+	BUSY=
+}
