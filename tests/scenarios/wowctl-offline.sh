@@ -194,10 +194,7 @@ case $WOW_BOOT in
 	# everything within a second, and on the debug kernel the gaps between
 	# these writes are that long, so every batch was clean (or written to
 	# the origin) at the cut and no record was left to corrupt
-	fio --name=busy --filename="$D" --readonly --rw=read --bs=4k --size=4k \
-		--direct=1 --time_based --runtime=1d --rate_iops=20 \
-		--output=/dev/null &
-	BUSY=$!
+	wow_keep_busy "$D"
 	fio_run "$D" $F --iodepth=16 --verify=crc32c --do_verify=0
 	wow_message off commit
 	for i in 0 1 2 3 4 5 6 7 8 9; do
@@ -207,7 +204,7 @@ case $WOW_BOOT in
 		wow_message off commit
 	done
 	echo "at the cut: $(wow_status off)"
-	kill $BUSY
+	wow_stop_busy
 	[ -z "$FAILED" ] || fail "${FAILED#; }"
 	wow_power_cut
 	;;
