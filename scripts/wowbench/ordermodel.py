@@ -38,13 +38,14 @@ import heapq
 import random
 
 from . import hddmodel
+from .systems import HOT_MB, HOT_PCT, SPC1_STREAMS
 
 BLOCK = 4096
 SECTORS_PER_BLOCK = BLOCK // hddmodel.SECTOR_SIZE
 MIB_BLOCKS = (1 << 20) // BLOCK
 
 
-def hot_writes(n, origin_blocks, seed, hot_mb=48, hot_pct=90):
+def hot_writes(n, origin_blocks, seed, hot_mb=HOT_MB, hot_pct=HOT_PCT):
     """The bench's hot set: hot_pct% of the writes uniform over the first
     hot_mb MiB, the rest uniform over the rest of the origin."""
     rnd = random.Random(seed)
@@ -80,7 +81,6 @@ def spc1_writes(n, origin_blocks, seed):
     """The writes of the bench's SPC-1-like mix (systems.SPC1_STREAMS):
     each stream's share of the writes, uniform or zipf(1.2) (ranks
     scattered over the region, as fio does) or sequential."""
-    from .systems import SPC1_STREAMS
     rnd = random.Random(seed)
     streams = []
     for name, share, rw, read_pct, (lo, hi), dist in SPC1_STREAMS:
@@ -274,7 +274,7 @@ def _simulate_min(workload, dirty, writes, warm, origin_blocks, seed):
             "absorbed": absorbed / counted}
 
 
-def online_bound(workload, dirty, hot_mb=48, hot_pct=90):
+def online_bound(workload, dirty, hot_mb=HOT_MB, hot_pct=HOT_PCT):
     """The most writes an order that cannot see the future absorbs on the
     hot set: its writes are independent, each hot block is written with
     the same chance, so the best a policy can do is to hold only hot
