@@ -10,7 +10,7 @@
 # made durable, and once the fault clears a FLUSH succeeds and cleaning
 # ends with the data on the origin.
 #
-# vm: origin=2G cache=256M timeout=180
+# vm: origin=2G cache=256M timeout=240
 . "${WOW_LIB:-/wow/lib.sh}"
 
 LEN=$(size_sectors "$ORIGIN")
@@ -24,6 +24,11 @@ dd if=/dev/zero bs=4k count=1 2> /dev/null | tr '\000' Z > /tmp/of.b2
 dd if=/dev/urandom of=/tmp/of.w bs=64k count=1 2> /dev/null
 run dd if=/tmp/of.b1 of="$D" bs=4k seek=100 oflag=direct conv=notrunc
 wow_message of cleaner on
+# B1's destage commits the log first, and that commit flushes the origin:
+# were it to run after W, W would be durable before the fault and the
+# O_SYNC write below rightly succeed.  So B1 is clean (it stays cached)
+# before W, and nothing flushes the origin between W and the fault.
+wow_wait_clean of 60
 info "W: bypassed (cleaner mode, block not cached)"
 run dd if=/tmp/of.w of="$D" bs=64k seek=64 oflag=direct conv=notrunc
 [ "$(wow_stat of writes_bypassed)" -ge 1 ] || fail "W was not bypassed: $(wow_status of)"
