@@ -1035,10 +1035,9 @@ static void insert_write(struct wow_cache *wc, struct bio *bio, u32 slot)
 	struct wow_segment *seg = &wc->segs[wow_slot_seg(wc, slot)];
 	u64 ob = wow_bio_oblock(wc, bio);
 	u32 n = wow_bio_blocks(wc, bio), i;
-	bool hit = false, sequential;
+	bool hit = false;
 
 	lockdep_assert_held(&wc->lock);
-	sequential = wow_streams_note(&wc->streams, ob, n);
 	for (i = 0; i < n; i++, slot++) {
 		u32 old = wow_index_lookup(&wc->index, to_oblock(ob + i));
 
@@ -1053,7 +1052,8 @@ static void insert_write(struct wow_cache *wc, struct bio *bio, u32 slot)
 		wc->valid_blocks++;
 		wc->dirty_blocks++;
 	}
-	WARN_ON_ONCE(wow_policy_note_write(&wc->policy, ob, n, sequential));
+	WARN_ON_ONCE(wow_policy_note_write(&wc->policy, ob, n,
+					   wow_bio_io(bio)->sequential));
 	atomic64_inc(hit ? &wc->stats.write_hits : &wc->stats.write_misses);
 }
 

@@ -325,15 +325,16 @@ int wow_policy_note_write(struct wow_policy *p, u64 oblock, u32 nr,
 }
 
 /*
- * A write of [@oblock, @oblock + @nr): true if it continues one of the
- * streams in @s, that is, starts within WOW_STREAM_SLACK blocks of where
- * one ended (either side: writes of one stream in flight together may
- * reach the log a little out of order).  Either way the write's stream
- * becomes the most recent; a new stream pushes out the least recent.
+ * A write of [@oblock, @oblock + @nr): the blocks its stream wrote before
+ * it if it continues one of the streams in @s, that is, starts within
+ * WOW_STREAM_SLACK blocks of where one ended (either side: writes of one
+ * stream in flight together may be submitted a little out of order); 0 if
+ * it starts a new one.  Either way the write's stream becomes the most
+ * recent; a new stream pushes out the least recent.
  */
-bool wow_streams_note(struct wow_streams *s, u64 oblock, u32 nr)
+u64 wow_streams_note(struct wow_streams *s, u64 oblock, u32 nr)
 {
-	u64 end = oblock + nr;
+	u64 end = oblock + nr, len = 0;
 	bool found = false;
 	u32 i;
 
@@ -343,14 +344,17 @@ bool wow_streams_note(struct wow_streams *s, u64 oblock, u32 nr)
 	if (found) {
 		i--;
 		end = max(end, s->end[i]);
+		len = s->len[i];
 	} else {
 		if (s->nr < WOW_STREAMS)
 			s->nr++;
 		i = s->nr - 1;
 	}
 	memmove(&s->end[1], &s->end[0], i * sizeof(s->end[0]));
+	memmove(&s->len[1], &s->len[0], i * sizeof(s->len[0]));
 	s->end[0] = end;
-	return found;
+	s->len[0] = len + nr;
+	return len;
 }
 
 /* @oblock is dirty again without a write (a failed destage, recovery). */

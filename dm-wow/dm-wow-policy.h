@@ -53,17 +53,20 @@ struct wow_gbits {
 struct wow_policy;
 
 /*
- * Which writes continue a sequential stream, for note_write's @sequential:
- * where the last WOW_STREAMS streams ended, the most recent first.  One
- * end for the whole device would lose every stream as soon as two run at
- * once (a log beside random writes), and each write of a stream would then
- * set its group's recency bit.
+ * Which writes continue a sequential stream, and how long the stream is:
+ * for note_write's @sequential and for sequential_cutoff.  Where the last
+ * WOW_STREAMS streams ended and how many blocks each has written, the
+ * most recent first.  One end for the whole device would lose every
+ * stream as soon as two run at once (a log beside random writes): each
+ * write of a stream would then set its group's recency bit, and no stream
+ * would ever reach the cutoff.
  */
 #define WOW_STREAMS		16
 #define WOW_STREAM_SLACK	8	/* blocks a write may land off the end */
 
 struct wow_streams {
 	u64 end[WOW_STREAMS];
+	u64 len[WOW_STREAMS];		/* blocks written in the stream */
 	u32 nr;
 };
 
@@ -153,7 +156,7 @@ void wow_policy_trim_spares(struct wow_policy *p, u32 keep,
 
 int wow_policy_note_write(struct wow_policy *p, u64 oblock, u32 nr,
 			  bool sequential);
-bool wow_streams_note(struct wow_streams *s, u64 oblock, u32 nr);
+u64 wow_streams_note(struct wow_streams *s, u64 oblock, u32 nr);
 int wow_policy_mark_dirty(struct wow_policy *p, u64 oblock);
 void wow_policy_forget(struct wow_policy *p, u64 oblock);
 bool wow_policy_busy(struct wow_policy *p, u64 oblock);

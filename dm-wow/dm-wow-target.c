@@ -26,12 +26,6 @@
 
 #include "dm-wow.h"
 
-/* Per-bio data: the segment a cache read pinned. */
-struct wow_io {
-	u32 seg;		/* a cached read pins this segment */
-	bool bypass;		/* a write sent straight to the origin */
-};
-
 /*
  * What names the origin independent of its /dev name, which can change at
  * boot: a partition's UUID (GPT, or an MBR disk signature and number),
@@ -385,21 +379,20 @@ static int wow_map_read(struct wow_cache *wc, struct bio *bio,
 }
 
 /*
- * May this write go straight to the origin (cleaner mode, or past the
- * sequential cutoff)?  Only if no block of it is cached or being
- * destaged: a cached copy must be replaced through the log, or recovery
- * could bring it back.  Lock held.
+ * May this write go straight to the origin (cleaner mode, or its stream
+ * past the sequential cutoff: @stream blocks before it)?  Only if no
+ * block of it is cached or being destaged: a cached copy must be replaced
+ * through the log, or recovery could bring it back.  Lock held.
  */
-static bool wow_bypass(struct wow_cache *wc, struct bio *bio)
+static bool wow_bypass(struct wow_cache *wc, struct bio *bio, u64 stream)
 {
 	u64 ob = wow_bio_oblock(wc, bio), cutoff = wc->args.sequential_cutoff;
 	u32 n = wow_bio_blocks(wc, bio), i;
 	bool want = wc->cleaner;
 
 	lockdep_assert_held(&wc->lock);
-	if (cutoff)
-		want |= bio->bi_iter.bi_sector == wc->seq_next_sector &&
-			wc->seq_bytes + bio->bi_iter.bi_size > cutoff;
+	if (cutoff && stream)
+		want |= (stream + n) * wc->args.block_size > cutoff;
 	if (!want)
 		return false;
 	for (i = 0; i < n; i++)
@@ -412,11 +405,13 @@ static bool wow_bypass(struct wow_cache *wc, struct bio *bio)
 static int wow_map(struct dm_target *ti, struct bio *bio)
 {
 	struct wow_cache *wc = ti->private;
-	struct wow_io *io = dm_per_bio_data(bio, sizeof(struct wow_io));
+	struct wow_io *io = wow_bio_io(bio);
 	bool bypass;
+	u64 stream;
 
 	io->seg = WOW_NO_SEG;
 	io->bypass = false;
+	io->sequential = false;
 	WRITE_ONCE(wc->last_io, jiffies);
 
 	if (bio->bi_opf & REQ_PREFLUSH && !bio_sectors(bio)) {
@@ -439,12 +434,10 @@ static int wow_map(struct dm_target *ti, struct bio *bio)
 		spin_unlock_irq(&wc->lock);
 		return DM_MAPIO_KILL;
 	}
-	bypass = wow_bypass(wc, bio);
-	if (bio->bi_iter.bi_sector == wc->seq_next_sector)
-		wc->seq_bytes += bio->bi_iter.bi_size;
-	else
-		wc->seq_bytes = bio->bi_iter.bi_size;
-	wc->seq_next_sector = bio_end_sector(bio);
+	stream = wow_streams_note(&wc->streams, wow_bio_oblock(wc, bio),
+				  wow_bio_blocks(wc, bio));
+	io->sequential = stream;
+	bypass = wow_bypass(wc, bio, stream);
 	spin_unlock_irq(&wc->lock);
 
 	if (bypass) {
@@ -463,7 +456,7 @@ static int wow_end_io(struct dm_target *ti, struct bio *bio,
 		      blk_status_t *error)
 {
 	struct wow_cache *wc = ti->private;
-	struct wow_io *io = dm_per_bio_data(bio, sizeof(struct wow_io));
+	struct wow_io *io = wow_bio_io(bio);
 
 	if (io->bypass) {
 		wow_log_bypass_done(wc);

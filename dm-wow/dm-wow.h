@@ -600,8 +600,8 @@ struct wow_cache {
 	bool loaded;			/* preresume formatted or recovered */
 	bool needs_format;		/* ctr: format at first preresume */
 	struct wow_thresholds thresh;	/* current destage thresholds */
-	sector_t seq_next_sector;	/* sequential_cutoff detection */
-	u64 seq_bytes;
+	/* every write's stream, at map: for the cutoff and the policy */
+	struct wow_streams streams;
 	unsigned long last_io;		/* jiffies of the last user bio */
 
 	/* owner: core (the error latch, background I/O) */
@@ -680,7 +680,6 @@ struct wow_cache {
 	u64 pace_sample_ns;
 	struct bio_set log_bs;		/* record bios */
 	struct work_struct commit_work;
-	struct wow_streams streams;	/* sequential stream detection */
 
 	/* owner: destage (rate, runs, the origin flush) */
 	bool stopped;			/* suspended: no destage, no cleaning */
@@ -742,6 +741,21 @@ static inline u64 wow_bio_oblock(struct wow_cache *wc, struct bio *bio)
 static inline u32 wow_bio_blocks(struct wow_cache *wc, struct bio *bio)
 {
 	return bio_sectors(bio) >> wc->block_shift;
+}
+
+/*
+ * Per-bio data.  The target writes it at map; the log reads a logged
+ * write's stream verdict when it inserts the write.
+ */
+struct wow_io {
+	u32 seg;		/* a cached read pins this segment */
+	bool bypass;		/* a write sent straight to the origin */
+	bool sequential;	/* a write continues a stream (wow_streams) */
+};
+
+static inline struct wow_io *wow_bio_io(struct bio *bio)
+{
+	return dm_per_bio_data(bio, sizeof(struct wow_io));
 }
 
 static inline const char *wow_name(struct wow_cache *wc)

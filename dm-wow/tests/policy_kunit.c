@@ -279,8 +279,8 @@ static void wow_streams_interleaved(struct kunit *test)
 	u32 i, seq = 0;
 
 	for (i = 0; i < 64; i++) {
-		seq += wow_streams_note(&s, 1000 + i, 1);	/* stream A */
-		seq += wow_streams_note(&s, 50000 + 2 * i, 2);	/* stream B */
+		seq += !!wow_streams_note(&s, 1000 + i, 1);	/* stream A */
+		seq += !!wow_streams_note(&s, 50000 + 2 * i, 2); /* stream B */
 		KUNIT_EXPECT_FALSE(test, wow_streams_note(&s, 7919 * i + 100000,
 							  1));
 	}
@@ -303,6 +303,37 @@ static void wow_streams_reordered(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, wow_streams_note(&s, 107 + WOW_STREAM_SLACK + 1,
 						  1));
 	KUNIT_EXPECT_EQ(test, s.nr, 2U);
+}
+
+/*
+ * Each stream counts its own blocks, whatever runs beside it: what
+ * sequential_cutoff compares.  The count is what the stream wrote before
+ * the write being noted.
+ */
+static void wow_streams_lengths(struct kunit *test)
+{
+	struct wow_streams s = {};
+	u32 i;
+
+	for (i = 0; i < 32; i++) {
+		/* A: 32-block writes; B: 8-block writes; a random one */
+		KUNIT_EXPECT_EQ(test, wow_streams_note(&s, 4096 + 32 * i, 32),
+				32ULL * i);
+		KUNIT_EXPECT_EQ(test, wow_streams_note(&s, 900000 + 8 * i, 8),
+				8ULL * i);
+		KUNIT_EXPECT_EQ(test, wow_streams_note(&s, 7919 * i + 100000,
+						       1), 0ULL);
+	}
+	/* a write a little behind the end still counts in its stream */
+	KUNIT_EXPECT_EQ(test, wow_streams_note(&s, 4096 + 32 * 32 - 4, 4),
+			32ULL * 32);
+	KUNIT_EXPECT_EQ(test, wow_streams_note(&s, 4096 + 32 * 32, 32),
+			32ULL * 32 + 4);
+	/* pushed out by WOW_STREAMS new streams, B starts again from 0 */
+	for (i = 0; i < WOW_STREAMS; i++)
+		wow_streams_note(&s, 2000000 + 1000 * i, 1);
+	KUNIT_EXPECT_EQ(test, wow_streams_note(&s, 900000 + 8 * 32, 8), 0ULL);
+	KUNIT_EXPECT_EQ(test, wow_streams_note(&s, 900000 + 8 * 33, 8), 8ULL);
 }
 
 /* WOW_STREAMS other streams push the least recent one out. */
@@ -577,6 +608,7 @@ static struct kunit_case wow_policy_cases[] = {
 	KUNIT_CASE(wow_policy_sequential_does_not_set_recency),
 	KUNIT_CASE(wow_streams_interleaved),
 	KUNIT_CASE(wow_streams_reordered),
+	KUNIT_CASE(wow_streams_lengths),
 	KUNIT_CASE(wow_streams_forget_least_recent),
 	KUNIT_CASE(wow_policy_drain_ignores_recency),
 	KUNIT_CASE(wow_policy_lrw_oldest_write_first),
