@@ -514,7 +514,7 @@ void wow_log_bypass_done(struct wow_cache *wc)
 	unsigned long flags;
 
 	spin_lock_irqsave(&wc->lock, flags);
-	wc->origin_unflushed = true;
+	wow_flush_gen_write(&wc->origin_gen);
 	spin_unlock_irqrestore(&wc->lock, flags);
 }
 
@@ -913,25 +913,23 @@ void wow_log_tick(struct wow_cache *wc)
  */
 int wow_log_commit(struct wow_cache *wc)
 {
-	bool origin;
-	u64 seq;
+	u64 seq, origin;
 	int r = 0;
 
 	spin_lock_irq(&wc->lock);
 	seq = wc->completed_seq;
-	origin = wc->origin_unflushed;
-	wc->origin_unflushed = false;
+	origin = wow_flush_gen_begin(&wc->origin_gen);
 	spin_unlock_irq(&wc->lock);
 
 	if (origin) {
 		r = blkdev_issue_flush(wc->origin_dev->bdev);
 		if (r) {
-			spin_lock_irq(&wc->lock);
-			wc->origin_unflushed = true;
-			spin_unlock_irq(&wc->lock);
 			atomic64_inc(&wc->stats.origin_errors);
 			return r;
 		}
+		spin_lock_irq(&wc->lock);
+		wow_flush_gen_end(&wc->origin_gen, origin);
+		spin_unlock_irq(&wc->lock);
 	}
 	if (READ_ONCE(wc->durable_seq) >= seq)
 		return 0;
@@ -1683,7 +1681,7 @@ static void submit_batch(struct wow_cache *wc)
 	u32 bs = wc->args.block_size, off, data_bytes = b->nr_data * bs;
 	blk_opf_t opf = REQ_OP_WRITE | REQ_SYNC | (b->fua ? REQ_FUA : 0);
 	struct wow_record_info ri;
-	bool origin_flush;
+	u64 origin_flush;
 	struct bio *bio;
 
 	ri.data_csum = copy_batch_data(wc);
@@ -1695,8 +1693,7 @@ static void submit_batch(struct wow_cache *wc)
 	ri.durable_seq = b->fua || b->preflush ? b->seq - 1 : wc->durable_seq;
 	ri.next_seg = next_free_seg(wc);
 	wc->chain_next = ri.next_seg;
-	origin_flush = b->fua && wc->origin_unflushed;
-	wc->origin_unflushed &= !origin_flush;
+	origin_flush = b->fua ? wow_flush_gen_begin(&wc->origin_gen) : 0;
 	spin_unlock_irq(&wc->lock);
 	wow_record_seal(b->hdr, bs, wc->sb.uuid, &ri);
 
@@ -1707,10 +1704,11 @@ static void submit_batch(struct wow_cache *wc)
 	 */
 	if (origin_flush && blkdev_issue_flush(wc->origin_dev->bdev)) {
 		atomic64_inc(&wc->stats.origin_errors);
-		spin_lock_irq(&wc->lock);
-		wc->origin_unflushed = true;
-		spin_unlock_irq(&wc->lock);
 		b->origin_failed = true;
+	} else if (origin_flush) {
+		spin_lock_irq(&wc->lock);
+		wow_flush_gen_end(&wc->origin_gen, origin_flush);
+		spin_unlock_irq(&wc->lock);
 	}
 
 	bio = bio_alloc_bioset(wc->cache_dev->bdev, BIO_MAX_VECS,

@@ -581,6 +581,39 @@ struct wow_stats {
 };
 
 /*
+ * Writes that bypassed the cache against the origin flushes that made them
+ * durable.  A flush covers the writes that completed before it was
+ * issued, and only once it has succeeded: a committer takes the count
+ * before it issues the flush (wow_flush_gen_begin) and records it after
+ * success (wow_flush_gen_end).  A second committer while that flush is in
+ * flight still finds the writes unflushed and flushes too: clearing a
+ * flag before the flush ended once let it acknowledge a FLUSH whose
+ * bypassed writes the origin had not yet made durable.  Lock held.
+ */
+struct wow_flush_gen {
+	u64 done;			/* writes completed */
+	u64 flushed;			/* of them, covered by a flush done */
+};
+
+static inline void wow_flush_gen_write(struct wow_flush_gen *g)
+{
+	g->done++;
+}
+
+/* Before an origin flush: what it would cover; 0 when none is needed. */
+static inline u64 wow_flush_gen_begin(const struct wow_flush_gen *g)
+{
+	return g->done > g->flushed ? g->done : 0;
+}
+
+/* The flush begun at @gen succeeded. */
+static inline void wow_flush_gen_end(struct wow_flush_gen *g, u64 gen)
+{
+	if (gen > g->flushed)
+		g->flushed = gen;
+}
+
+/*
  * One cache.  Each section names the part that owns its fields: only that
  * part's files write them (scripts/ownership.py checks it); the others
  * read them, under the lock where the field says so, and change them
@@ -658,7 +691,7 @@ struct wow_cache {
 	u32 ckpt_head;
 	bool ckpt_wanted;		/* the next segment to open waits */
 	bool ckpt_live;			/* the last load read one */
-	bool origin_unflushed;		/* bypass writes since origin flush */
+	struct wow_flush_gen origin_gen;	/* bypass writes, origin flushes */
 	struct bio_list pending_writes;
 	struct bio_list pending_flushes;
 	struct bio_list pending_discards;
