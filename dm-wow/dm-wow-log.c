@@ -907,6 +907,28 @@ void wow_log_tick(struct wow_cache *wc)
 }
 
 /*
+ * Flush the origin for the bypassed writes up to @gen (what
+ * wow_flush_gen_begin gave; 0: none to flush), and count them durable
+ * only once the flush succeeded.  Sleeps.
+ */
+static int flush_origin_bypassed(struct wow_cache *wc, u64 gen)
+{
+	int r;
+
+	if (!gen)
+		return 0;
+	r = blkdev_issue_flush(wc->origin_dev->bdev);
+	if (r) {
+		atomic64_inc(&wc->stats.origin_errors);
+		return r;
+	}
+	spin_lock_irq(&wc->lock);
+	wow_flush_gen_end(&wc->origin_gen, gen);
+	spin_unlock_irq(&wc->lock);
+	return 0;
+}
+
+/*
  * Make every completed write durable: flush the cache device if a record
  * completed since its last flush, and the origin if writes bypassed the
  * cache since its last flush.  Sleeps.
@@ -914,23 +936,16 @@ void wow_log_tick(struct wow_cache *wc)
 int wow_log_commit(struct wow_cache *wc)
 {
 	u64 seq, origin;
-	int r = 0;
+	int r;
 
 	spin_lock_irq(&wc->lock);
 	seq = wc->completed_seq;
 	origin = wow_flush_gen_begin(&wc->origin_gen);
 	spin_unlock_irq(&wc->lock);
 
-	if (origin) {
-		r = blkdev_issue_flush(wc->origin_dev->bdev);
-		if (r) {
-			atomic64_inc(&wc->stats.origin_errors);
-			return r;
-		}
-		spin_lock_irq(&wc->lock);
-		wow_flush_gen_end(&wc->origin_gen, origin);
-		spin_unlock_irq(&wc->lock);
-	}
+	r = flush_origin_bypassed(wc, origin);
+	if (r)
+		return r;
 	if (READ_ONCE(wc->durable_seq) >= seq)
 		return 0;
 	r = blkdev_issue_flush(wc->cache_dev->bdev);
@@ -1702,14 +1717,8 @@ static void submit_batch(struct wow_cache *wc)
 	 * (finish_batch); the record is written all the same, since its
 	 * blocks are taken at the write pointer already.
 	 */
-	if (origin_flush && blkdev_issue_flush(wc->origin_dev->bdev)) {
-		atomic64_inc(&wc->stats.origin_errors);
+	if (flush_origin_bypassed(wc, origin_flush))
 		b->origin_failed = true;
-	} else if (origin_flush) {
-		spin_lock_irq(&wc->lock);
-		wow_flush_gen_end(&wc->origin_gen, origin_flush);
-		spin_unlock_irq(&wc->lock);
-	}
 
 	bio = bio_alloc_bioset(wc->cache_dev->bdev, BIO_MAX_VECS,
 			       opf | (b->fua || b->preflush ? REQ_PREFLUSH : 0),
