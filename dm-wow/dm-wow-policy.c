@@ -576,9 +576,14 @@ u32 wow_rate(u64 occupancy_bp, const struct wow_thresholds *t, u32 max_ios)
  * Adapt the high threshold to the peak occupancy of the last period (the
  * WOW paper's scheme): the target is halfway between the configured high
  * threshold and a full cache.  A peak above the target lowers the high
- * threshold by the overshoot; a peak below the current high threshold
- * raises it by 1% towards the configured value.  High never drops below
- * 10% of the cache; low stays the configured gap under high.
+ * threshold by the overshoot; a peak below the target raises it by 1%
+ * towards the configured value.  High never drops below 10% of the cache;
+ * low stays the configured gap under high.
+ *
+ * Not "a peak below the current high threshold": at saturation destage
+ * runs at full rate from the high threshold up and dirty data settles
+ * above it, so once one burst had lowered it, it never came back (seen:
+ * 8 MiB caches held at 10% for a whole run after the fill overshot).
  */
 void wow_thresholds_adapt(struct wow_thresholds *t, u32 peak_bp)
 {
@@ -588,7 +593,7 @@ void wow_thresholds_adapt(struct wow_thresholds *t, u32 peak_bp)
 	if (peak_bp > target)
 		t->high = t->high > WOW_MIN_HIGH_BP + (peak_bp - target) ?
 			  t->high - (peak_bp - target) : WOW_MIN_HIGH_BP;
-	else if (peak_bp < t->high)
+	else if (peak_bp < target)
 		t->high = min(t->high + 100, t->cfg_high);
 	t->high = max_t(u32, t->high, min_t(u32, WOW_MIN_HIGH_BP, t->cfg_high));
 	t->low = t->high > gap ? t->high - gap : 0;

@@ -581,10 +581,10 @@ static void wow_policy_thresholds_adapt(struct kunit *test)
 	wow_thresholds_adapt(&t, 9900);
 	KUNIT_EXPECT_EQ(test, t.high, 8600U);
 	KUNIT_EXPECT_EQ(test, t.low, 7600U);
-	/* between high and target: unchanged */
-	wow_thresholds_adapt(&t, 9000);
+	/* at the target: unchanged */
+	wow_thresholds_adapt(&t, 9500);
 	KUNIT_EXPECT_EQ(test, t.high, 8600U);
-	/* under high: one point back up per period, never past 90% */
+	/* under the target: one point back up per period, never past 90% */
 	wow_thresholds_adapt(&t, 5000);
 	KUNIT_EXPECT_EQ(test, t.high, 8700U);
 	for (i = 0; i < 10; i++)
@@ -598,9 +598,39 @@ static void wow_policy_thresholds_adapt(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t.low, 0U);
 }
 
+/*
+ * At saturation destage runs at full rate from the high threshold up, so
+ * dirty data settles above it: peaks over the lowered high threshold but
+ * under the target must still bring it back (they once kept it at 10%).
+ */
+static void wow_policy_thresholds_recover(struct kunit *test)
+{
+	struct wow_thresholds t;
+	int i;
+
+	wow_thresholds_init(&t, 20, 30);
+	/* target 65%: a fill to 100% drops high to the floor */
+	wow_thresholds_adapt(&t, 10000);
+	KUNIT_EXPECT_EQ(test, t.high, 1000U);
+	KUNIT_EXPECT_EQ(test, t.low, 0U);
+	/* dirty held a little over high, well under the target */
+	for (i = 0; i < 10; i++)
+		wow_thresholds_adapt(&t, t.high + 500);
+	KUNIT_EXPECT_EQ(test, t.high, 2000U);
+	for (i = 0; i < 20; i++)
+		wow_thresholds_adapt(&t, t.high + 500);
+	KUNIT_EXPECT_EQ(test, t.high, 3000U);
+	KUNIT_EXPECT_EQ(test, t.low, 2000U);
+	/* over the target again: down by the overshoot */
+	wow_thresholds_adapt(&t, 7000);
+	KUNIT_EXPECT_EQ(test, t.high, 2500U);
+	KUNIT_EXPECT_EQ(test, t.low, 1500U);
+}
+
 static struct kunit_case wow_policy_cases[] = {
 	KUNIT_CASE(wow_policy_rate_curve),
 	KUNIT_CASE(wow_policy_thresholds_adapt),
+	KUNIT_CASE(wow_policy_thresholds_recover),
 	KUNIT_CASE(wow_policy_cscan_ascending_from_hand),
 	KUNIT_CASE(wow_policy_runs_split_at_size_and_group),
 	KUNIT_CASE(wow_policy_wow_skips_recent_once),
