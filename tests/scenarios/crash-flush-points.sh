@@ -108,8 +108,27 @@ modprobe null_blk nr_devices=1 queue_mode=0 irqmode=0 memory_backed=1 \
 [ -b /dev/nullb0 ] || fail "no /dev/nullb0"
 grep -q "write back" /sys/block/nullb0/queue/write_cache ||
 	fail "/dev/nullb0 has no volatile cache: flushes would not reach dm-log-writes"
+# Switching the preemption model patches kernel text (static calls, with
+# int3 breakpoints); under TCG another vCPU can still run the old code
+# and trap on a breakpoint that is gone ("Oops: int3" in __fput, seen
+# once on 6.12 with the switch back to voluntary just after CPU 1 came
+# back).  So the switch is made only while one CPU runs: CPUs go offline
+# first and come back last.
 CPUS_OFF=""
 PREEMPT=/sys/kernel/debug/sched/preempt PREEMPT_WAS=""
+# shellcheck disable=SC2317
+cpus_on() {
+	[ -z "$PREEMPT_WAS" ] || echo "$PREEMPT_WAS" > $PREEMPT
+	PREEMPT_WAS=""
+	for c in $CPUS_OFF; do echo 1 > "$c"; done
+	CPUS_OFF=""
+}
+trap cpus_on EXIT
+for c in /sys/devices/system/cpu/cpu[1-9]*/online; do
+	[ -e "$c" ] && [ "$(cat "$c")" = 1 ] || continue
+	echo 0 > "$c" || fail "cannot take $(dirname "$c") offline"
+	CPUS_OFF="$CPUS_OFF $c"
+done
 grep -q ' /sys/kernel/debug debugfs ' /proc/mounts ||
 	mount -t debugfs none /sys/kernel/debug
 if [ -w $PREEMPT ]; then
@@ -119,19 +138,6 @@ fi
 grep -q "(none)" $PREEMPT 2> /dev/null ||
 	grep -q "^CONFIG_PREEMPT_NONE=y" "/boot/config-$(uname -r)" 2> /dev/null ||
 	fail "cannot record with preempt=none (no $PREEMPT)"
-# shellcheck disable=SC2317
-cpus_on() {
-	for c in $CPUS_OFF; do echo 1 > "$c"; done
-	CPUS_OFF=""
-	[ -z "$PREEMPT_WAS" ] || echo "$PREEMPT_WAS" > $PREEMPT
-	PREEMPT_WAS=""
-}
-trap cpus_on EXIT
-for c in /sys/devices/system/cpu/cpu[1-9]*/online; do
-	[ -e "$c" ] && [ "$(cat "$c")" = 1 ] || continue
-	echo 0 > "$c" || fail "cannot take $(dirname "$c") offline"
-	CPUS_OFF="$CPUS_OFF $c"
-done
 echo "recording on $(grep -c ^processor /proc/cpuinfo) CPU, preempt $(cat $PREEMPT 2> /dev/null), data on /dev/nullb0"
 run dmsetup create fpl --table "0 $(size_sectors "$ORIGIN") linear $ORIGIN 0"
 zero_dev "$(dm_node fpl)" 1
