@@ -21,9 +21,10 @@
 # suspend: after about as many writes as there are segments, the next
 # free segment is one written since the load's checkpoint.  Every suspend
 # must finish and write its marks and its checkpoint, and the data must
-# read back.  The writes go back to back so that the idle device does not
-# destage and clean between them; when no k reaches the chain case all
-# the same, the scenario says skipped.
+# read back.  The writes go back to back: with a second between them (fio
+# started for each) the idle device destaged and cleaned in between,
+# which moved the free list, and about one run in two never reached the
+# case.  When no k reaches it all the same, the scenario says skipped.
 #
 # vm: origin=1G cache=8M timeout=300
 . "${WOW_LIB:-/wow/lib.sh}"
@@ -32,9 +33,7 @@ PARAM=/sys/module/dm_wow/parameters/checkpoint_interval
 
 echo 1073741824 > "$PARAM" || fail "cannot set $PARAM"
 
-# the k writes go back to back (dd from files made beforehand): a pause
-# of a second between two would let the idle device destage and clean,
-# which moves the free list and made the case a matter of chance
+# the data of the k writes, made beforehand so that dd writes back to back
 i=1
 while [ $i -le 14 ]; do
 	dd if=/dev/urandom of=/tmp/sc.$i bs=1020k count=1 2> /dev/null ||
@@ -79,8 +78,5 @@ while [ $k -le 14 ]; do
 done
 echo "suspends that waited for a checkpoint: $chain of 14"
 echo 0 > "$PARAM"
-# where the free list stands at a suspend depended on when cleaning ran
-# between fio's writes (a second apart): the case was reached about one
-# run in two; with the writes back to back it should be every run
 [ $chain -ge 1 ] ||
 	skip "no suspend found its segment on the replay chain: the case was not reached"
