@@ -79,3 +79,38 @@ def test_device_sectors_stretched_over_full_stroke():
     t = hm.total_time([(dev - 8, 8, True), (0, 8, True)], dev)
     assert t == pytest.approx(2 * (0.1 * MS + hm.ROTATIONAL_LATENCY_S + 0.5 * MS + XFER_4K)
                               + hm.seek_time(153351) * 2, rel=1e-12)
+
+
+def _sweep_mean(n, rounds, seed):
+    """Mean service time of lone 4 KiB writes, n random ones sorted and
+    served in order by the model itself, over several rounds."""
+    import random
+    rng = random.Random(seed)
+    total, count = 0.0, 0
+    for _ in range(rounds):
+        sectors = sorted(rng.randrange(0, hm.DISK_SECTORS - 8, 8)
+                         for _ in range(n))
+        times = hm.service_times((s, 8, True) for s in sectors)
+        total += math.fsum(times[1:])  # the first seeks from cylinder 0
+        count += n - 1
+    return total / count
+
+
+@pytest.mark.parametrize("n", [200, 1500, 6000])
+def test_sweep_write_time_matches_the_model_served(n):
+    assert hm.sweep_write_time(n) == pytest.approx(
+        _sweep_mean(n, 24000 // n + 2, seed=n), rel=0.004)
+
+
+def test_sweep_write_time_falls_with_density_to_no_seek():
+    fixed = 0.1 * MS + hm.ROTATIONAL_LATENCY_S + 0.5 * MS + XFER_4K
+    times = [hm.sweep_write_time(n) for n in (1, 10, 100, 1000, 10 ** 4,
+                                             10 ** 5, 10 ** 9)]
+    assert times == sorted(times, reverse=True)
+    # a billion blocks: nearly every gap stays on its cylinder
+    assert times[-1] == pytest.approx(fixed, rel=1e-4)
+    # one block per sweep: the gap is uniform over the stroke
+    assert times[0] == pytest.approx(
+        fixed + (0.8 + 2.03 / 2 + 13.17 * 2 / 3) * MS, rel=1e-3)
+    with pytest.raises(ValueError):
+        hm.sweep_write_time(0)

@@ -108,3 +108,35 @@ def service_times(requests, device_sectors=DISK_SECTORS):
 def total_time(requests, device_sectors=DISK_SECTORS):
     """Total modelled seconds for ``requests`` (see :func:`service_times`)."""
     return math.fsum(service_times(requests, device_sectors))
+
+
+def sweep_write_time(n, nsectors=8):
+    """Expected seconds of one lone write of ``nsectors`` in an ascending
+    sweep (CSCAN) over ``n`` writes placed independently and uniformly over
+    the whole stroke: no two are contiguous, so each pays overhead,
+    rotation, settle and transfer, and the seek over the gap to the next.
+
+    The gap, as a share of the stroke, has the density n (1 - x)^(n - 1);
+    a gap of d cylinders changes cylinder with chance min(1, d) (positions
+    within a cylinder are uniform) and then moves max(1, d) of them.  The
+    expectation is integrated numerically (Simpson's rule over the span
+    that holds all but e^-40 of the density).  What it is for: the most a
+    sweep over a dirty set of n blocks can destage, 1 / sweep_write_time(n)
+    writes per second, whatever the cache does around it."""
+    if n < 1:
+        raise ValueError("n must be at least 1")
+    fixed = (OVERHEAD_S + ROTATIONAL_LATENCY_S + WRITE_SETTLE_S +
+             transfer_time(nsectors))
+
+    def integrand(x):
+        d = x * CYLINDERS
+        return (min(1.0, d) * seek_time(max(1.0, d)) *
+                n * (1.0 - x) ** (n - 1))
+
+    hi = min(1.0, 40.0 / n)
+    steps = 4000
+    h = hi / steps
+    acc = integrand(0.0) + integrand(hi)
+    for i in range(1, steps):
+        acc += (4 if i % 2 else 2) * integrand(i * h)
+    return fixed + acc * h / 3
