@@ -31,9 +31,11 @@
 # So a second round holds destage off (watermarks 99/100) while the
 # writes go in back to back, then runs it at full rate and suspends as
 # soon as nothing is dirty, while the clean marks still wait for their
-# record (due a second later): that reached the case in 8 runs of 8.  If
-# neither round reaches it, a third (held) runs; if none does, the
-# scenario says skipped.
+# record (due a second later): that reached the case in 11 runs of 12
+# (the twelfth, beside two other scenarios, missed in all three rounds,
+# likely because a marks' record still lands when a write or the suspend
+# waits a second for the CPU).  If neither round reaches it, a third
+# (held) runs; if none does, the scenario says skipped.
 #
 # vm: origin=1G cache=8M timeout=600
 . "${WOW_LIB:-/wow/lib.sh}"
@@ -49,16 +51,6 @@ while [ $i -le 14 ]; do
 		fail "cannot make /tmp/sc.$i"
 	i=$((i + 1))
 done
-
-# wait_dirty_zero NAME: poll dirty_blocks every 0.1 s until it is 0
-wait_dirty_zero() {
-	_t=$(( $(date +%s) + 60 ))
-	while [ "$(wow_stat "$1" dirty_blocks)" != 0 ]; do
-		[ "$(date +%s)" -lt "$_t" ] ||
-			fail "$1 still dirty after 60 s: $(wow_status "$1")"
-		sleep 0.1
-	done
-}
 
 # one_round held|beside: k = 1 .. 14 writes, each on a fresh cache, then
 # a suspend; counts in $chain the suspends that waited for a checkpoint.
@@ -88,7 +80,7 @@ one_round() {
 		if [ "$1" = held ]; then
 			wow_message sc low_watermark 0
 			wow_message sc high_watermark 1
-			wait_dirty_zero sc
+			wow_wait_clean sc 60 0.1
 		fi
 		dmesg_clear
 		if ! timeout 60 dmsetup suspend sc; then

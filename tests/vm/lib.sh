@@ -336,13 +336,14 @@ wow_message() {
 	dmsetup message "$_n" 0 "$@" || fail "message '$*' to $_n failed"
 }
 
-# wow_wait_clean NAME [SECONDS]: wait until dirty_blocks is 0 (default 60 s)
+# wow_wait_clean NAME [SECONDS [POLL]]: wait until dirty_blocks is 0
+# (default 60 s), looking every POLL seconds (default 0.5)
 wow_wait_clean() {
 	_t=$(( $(date +%s) + ${2:-60} ))
 	while [ "$(wow_stat "$1" dirty_blocks)" != 0 ]; do
 		[ "$(date +%s)" -lt "$_t" ] ||
 			fail "$1 still has $(wow_stat "$1" dirty_blocks) dirty blocks after ${2:-60} s: $(wow_status "$1")"
-		sleep 0.5
+		sleep "${3:-0.5}"
 	done
 }
 
