@@ -2,6 +2,7 @@
 
 Modules:
   hddmodel  -- the 7200 rpm HDD service-time model of TESTING.md
+  hddtrace  -- a summary of the live disk's request trace (--hdd-trace)
   blktrace  -- parser for blkparse's default text output
   analysis  -- origin (destage order vs. oracle) and cache (flash-friendliness)
                figures computed from parsed traces
