@@ -17,6 +17,9 @@ PKGS=(
 	build-essential flex bison bc libelf-dev libssl-dev python3
 	# bench
 	nbdkit nbdkit-plugin-python python3-matplotlib python3-pytest bcache-tools
+	# make deb (debhelper, dh-dkms, lintian); the style suite's sparse
+	# (C=2) and coccicheck
+	debhelper dh-dkms lintian fakeroot sparse coccinelle
 )
 
 # The second kernel (issue 15: Debian 13's, and Debian 12's security
@@ -62,4 +65,29 @@ if [ ${#missing[@]} -gt 0 ]; then
 	echo "setup: installing ${missing[*]}"
 	apt_update
 	$SUDO apt-get install -y -q "${missing[@]}" >/dev/null
+fi
+
+# promtool (userspace/tests/prometheus.sh checks wowctl status --prometheus
+# with it): taken out of Debian's prometheus package into
+# $WOW_CACHE/promtool/<version>, not installed (the package would start a
+# Prometheus server on this machine)
+WOW_CACHE=${WOW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dm-wow}
+if ! ls "$WOW_CACHE"/promtool/*/usr/bin/promtool >/dev/null 2>&1; then
+	apt_update
+	pv=$(apt-cache policy prometheus | awk '/Candidate:/ { print $2 }')
+	if [ -z "$pv" ] || [ "$pv" = "(none)" ]; then
+		echo "setup: no prometheus package; userspace skips promtool" >&2
+	else
+		echo "setup: extracting promtool from prometheus $pv"
+		t=$(mktemp -d /tmp/wow-promtool.XXXXXX)
+		chmod 0755 "$t"
+		(cd "$t" && apt-get download -q "prometheus=$pv" >/dev/null 2>&1) &&
+			mkdir -p "$WOW_CACHE/promtool" &&
+			dpkg-deb -x "$t"/prometheus_*.deb "$t/x" &&
+			rm -f "$t/x/usr/bin/prometheus" &&
+			rm -rf "$WOW_CACHE/promtool/$pv" &&
+			mv "$t/x" "$WOW_CACHE/promtool/$pv" ||
+			echo "setup: could not extract promtool" >&2
+		rm -rf "$t"
+	fi
 fi

@@ -141,111 +141,122 @@ static int words_split(const char *line, struct words *ws)
 
 /* ---- status fields ---- */
 
-/* F(ENUM, member, heading, unit, description): one numeric field */
-#define F(e, m, head, u, desc) \
+/*
+ * G(ENUM, member, heading, unit, description): one numeric field that goes
+ * up and down (a Prometheus gauge); C(...): one that only counts up, until
+ * clear_stats or a reload (a counter).
+ */
+#define F(e, m, head, u, desc, k) \
 	[WOW_F_##e] = { #m, head, u, desc, WOW_FT_U64, \
-			offsetof(struct wow_status, m) }
+			offsetof(struct wow_status, m), k }
+#define G(e, m, head, u, desc) F(e, m, head, u, desc, WOW_MK_GAUGE)
+#define C(e, m, head, u, desc) F(e, m, head, u, desc, WOW_MK_COUNTER)
 
 const struct wow_field wow_fields[WOW_NR_FIELDS] = {
 	[WOW_F_STATE] = { "state", "State", "",
 		"ok; cleaning (cleaner mode: destaging everything, new writes "
 		"go to the origin); read_only (cache device error, no new "
 		"dirty data); failed (the cache can no longer be trusted)",
-		WOW_FT_STATE, offsetof(struct wow_status, state) },
+		WOW_FT_STATE, offsetof(struct wow_status, state),
+		WOW_MK_STATESET },
 	[WOW_F_POLICY] = { "policy", "Policy", "",
 		"destage order: wow, cscan or lrw",
-		WOW_FT_POLICY, offsetof(struct wow_status, policy) },
-	F(BLOCK_SIZE, block_size, "Block size", "bytes",
+		WOW_FT_POLICY, offsetof(struct wow_status, policy),
+		WOW_MK_STATESET },
+	G(BLOCK_SIZE, block_size, "Block size", "bytes",
 	  "cache block size, also the logical block size of the device"),
-	F(CACHE_BLOCKS, cache_blocks, "Cache blocks", "blocks",
+	G(CACHE_BLOCKS, cache_blocks, "Cache blocks", "blocks",
 	  "data blocks the cache device can hold (all log segments)"),
-	F(FREE_BLOCKS, free_blocks, "Free blocks", "blocks",
+	G(FREE_BLOCKS, free_blocks, "Free blocks", "blocks",
 	  "cache blocks available for new writes"),
-	F(DIRTY_BLOCKS, dirty_blocks, "Dirty blocks", "blocks",
+	G(DIRTY_BLOCKS, dirty_blocks, "Dirty blocks", "blocks",
 	  "cache blocks holding data not yet destaged to the origin"),
-	F(READ_HITS, read_hits, "Read hits", "bios",
+	C(READ_HITS, read_hits, "Read hits", "bios",
 	  "reads (or runs of a split read) served from the cache"),
-	F(READ_MISSES, read_misses, "Read misses", "bios",
+	C(READ_MISSES, read_misses, "Read misses", "bios",
 	  "reads (or runs of a split read) served from the origin"),
-	F(WRITE_HITS, write_hits, "Write hits", "bios",
+	C(WRITE_HITS, write_hits, "Write hits", "bios",
 	  "cached writes of which a block was already cached"),
-	F(WRITE_MISSES, write_misses, "Write misses", "bios",
+	C(WRITE_MISSES, write_misses, "Write misses", "bios",
 	  "cached writes of blocks that were not cached"),
-	F(WRITES_BYPASSED, writes_bypassed, "Writes bypassed", "bios",
+	C(WRITES_BYPASSED, writes_bypassed, "Writes bypassed", "bios",
 	  "writes sent straight to the origin (sequential_cutoff, "
 	  "cleaner mode)"),
-	F(DESTAGE_WRITES, destage_writes, "Destage writes", "writes",
+	C(DESTAGE_WRITES, destage_writes, "Destage writes", "writes",
 	  "origin writes issued by destage"),
-	F(DESTAGE_BLOCKS, destage_blocks, "Destaged blocks", "blocks",
+	C(DESTAGE_BLOCKS, destage_blocks, "Destaged blocks", "blocks",
 	  "dirty blocks written back to the origin"),
-	F(MERGED_BLOCKS, merged_blocks, "Merged blocks", "blocks",
+	C(MERGED_BLOCKS, merged_blocks, "Merged blocks", "blocks",
 	  "destaged blocks that rode in an origin write started by a "
 	  "contiguous neighbour (write-IO elision)"),
-	F(COMMITS, commits, "Commits", "records",
+	C(COMMITS, commits, "Commits", "records",
 	  "log appends completed (one record per group commit)"),
-	F(FLUSHES, flushes, "Flushes", "bios",
+	C(FLUSHES, flushes, "Flushes", "bios",
 	  "FLUSH requests received from the layer above"),
-	F(RECLAIMED_SEGMENTS, reclaimed_segments, "Reclaimed segments",
+	C(RECLAIMED_SEGMENTS, reclaimed_segments, "Reclaimed segments",
 	  "segments",
 	  "log segments made wholly free by cleaning"),
-	F(COPIED_BLOCKS, copied_blocks, "Copied blocks", "blocks",
+	C(COPIED_BLOCKS, copied_blocks, "Copied blocks", "blocks",
 	  "dirty blocks cleaning copied forward to the head of the log"),
-	F(LOG_BLOCKS, log_blocks, "Log blocks written", "blocks",
+	C(LOG_BLOCKS, log_blocks, "Log blocks written", "blocks",
 	  "blocks the log wrote to the cache device: record headers, "
 	  "user data and copies (over the user's blocks: the cache's write "
 	  "amplification)"),
-	F(LOAD_DROPPED, load_dropped, "Dropped at load", "records",
+	G(LOAD_DROPPED, load_dropped, "Dropped at load", "records",
 	  "log records the last load dropped as torn or corrupt (the tail "
 	  "of a power cut; the kernel log says which)"),
-	F(NEEDS_CHECK, needs_check, "Needs check", "flag",
+	G(NEEDS_CHECK, needs_check, "Needs check", "flag",
 	  "1 once the cache device failed an I/O, now or before this load "
 	  "(the cache loads in cleaner mode); cleared only by format"),
-	F(ORIGIN_ERRORS, origin_errors, "Origin errors", "errors",
+	C(ORIGIN_ERRORS, origin_errors, "Origin errors", "errors",
 	  "I/O errors from the origin device (data stays dirty, retried)"),
-	F(CACHE_ERRORS, cache_errors, "Cache errors", "errors",
+	C(CACHE_ERRORS, cache_errors, "Cache errors", "errors",
 	  "I/O errors from the cache device"),
-	F(SEGMENTS, segments, "Segments", "segments",
+	G(SEGMENTS, segments, "Segments", "segments",
 	  "log segments on the cache device (one erase block each)"),
-	F(FREE_SEGMENTS, free_segments, "Free segments", "segments",
+	G(FREE_SEGMENTS, free_segments, "Free segments", "segments",
 	  "log segments holding no live data, ready for writing"),
-	F(LOW_WATERMARK, low_watermark, "Low watermark", "%",
+	G(LOW_WATERMARK, low_watermark, "Low watermark", "%",
 	  "dirty occupancy below which destage is idle (current value)"),
-	F(HIGH_WATERMARK, high_watermark, "High watermark", "%",
+	G(HIGH_WATERMARK, high_watermark, "High watermark", "%",
 	  "dirty occupancy at which destage runs max_destage_ios writes "
 	  "(current value, adapted by the wow policy)"),
-	F(DESTAGE_INFLIGHT, destage_inflight, "Destage in flight", "writes",
+	G(DESTAGE_INFLIGHT, destage_inflight, "Destage in flight", "writes",
 	  "destage writes to the origin in flight now"),
-	F(HAND, hand, "Destage hand", "write group",
+	G(HAND, hand, "Destage hand", "write group",
 	  "write group number the destage hand points at"),
-	F(DIRTY_GROUPS, dirty_groups, "Dirty groups", "groups",
+	G(DIRTY_GROUPS, dirty_groups, "Dirty groups", "groups",
 	  "write groups holding dirty blocks"),
-	F(RECENCY_BITS, recency_bits, "Recency bits set", "groups",
+	G(RECENCY_BITS, recency_bits, "Recency bits set", "groups",
 	  "dirty write groups whose recency bit is set (skipped once by "
 	  "the hand)"),
-	F(DESTAGE_RUNS, destage_runs, "Destage runs", "runs",
+	C(DESTAGE_RUNS, destage_runs, "Destage runs", "runs",
 	  "runs of contiguous dirty blocks destaged"),
-	F(MEAN_RUN_BLOCKS, mean_run_blocks, "Mean run length", "blocks",
+	G(MEAN_RUN_BLOCKS, mean_run_blocks, "Mean run length", "blocks",
 	  "mean length of a destaged run"),
-	F(MEAN_SEEK_SECTORS, mean_seek_sectors, "Mean destage seek",
+	G(MEAN_SEEK_SECTORS, mean_seek_sectors, "Mean destage seek",
 	  "sectors",
 	  "mean origin distance between consecutive destage writes"),
-	F(AGE_OLDEST_S, age_oldest_s, "Oldest dirty age", "s",
+	G(AGE_OLDEST_S, age_oldest_s, "Oldest dirty age", "s",
 	  "age of the oldest log segment holding dirty data (0 when clean)"),
-	F(VALID_BLOCKS, valid_blocks, "Valid blocks", "blocks",
+	G(VALID_BLOCKS, valid_blocks, "Valid blocks", "blocks",
 	  "cache blocks holding a current copy, clean or dirty"),
-	F(DISCARDS, discards, "Discards", "bios",
+	C(DISCARDS, discards, "Discards", "bios",
 	  "discard requests received"),
-	F(SWEEPS, sweeps, "Sweeps", "sweeps",
+	C(SWEEPS, sweeps, "Sweeps", "sweeps",
 	  "times the destage hand wrapped around (cscan, wow)"),
-	F(LOAD_KIB, load_kib, "Metadata read at load", "KiB",
+	G(LOAD_KIB, load_kib, "Metadata read at load", "KiB",
 	  "metadata the last load read from the cache device (checkpoint "
 	  "or log)"),
 	[WOW_F_LOADED_FROM] = { "loaded_from", "Loaded from", "",
 		"checkpoint (a checkpoint and the log written since), log (the "
 		"whole log scanned) or format (the cache was blank)",
-		WOW_FT_WORD, offsetof(struct wow_status, loaded_from) },
+		WOW_FT_WORD, offsetof(struct wow_status, loaded_from),
+		WOW_MK_INFO },
 };
 
+#undef C
+#undef G
 #undef F
 
 static int field_lookup(const char *id)
@@ -1276,6 +1287,203 @@ void wow_print_status_json(FILE *f, const char *name,
 	wow_print_report_json(f, &r);
 }
 
+/* ---- Prometheus text exposition (wowctl status --prometheus) ---- */
+
+/*
+ * A field's unit in the status line, and the base unit Prometheus names
+ * want: the suffix the metric gets, the factor to it, and the suffix of
+ * the field id (if any) that the base unit's suffix replaces.
+ */
+static const struct {
+	const char *unit, *suffix, *id_suffix;
+	uint64_t mul, div;
+} prom_units[] = {
+	{ "bytes", "_bytes", "", 1, 1 },
+	{ "KiB", "_bytes", "_kib", 1024, 1 },
+	{ "sectors", "_bytes", "_sectors", 512, 1 },
+	{ "s", "_seconds", "_s", 1, 1 },
+	{ "%", "_ratio", "", 1, 100 },
+};
+
+static int prom_unit(const struct wow_field *fl)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(prom_units); i++)
+		if (!strcmp(fl->unit, prom_units[i].unit))
+			return i;
+	return -1;
+}
+
+/* Ids that would read as a unit (promtool: "bits" is no base unit) */
+static const struct {
+	enum wow_field_id id;
+	const char *name;
+} prom_renamed[] = {
+	{ WOW_F_RECENCY_BITS, "recency_groups" },
+};
+
+void wow_prom_name(enum wow_field_id id, char *buf, size_t len)
+{
+	const struct wow_field *fl = &wow_fields[id];
+	const char *base = fl->id;
+	int u = prom_unit(fl);
+	size_t i, n, sl = u < 0 ? 0 : strlen(prom_units[u].id_suffix);
+
+	for (i = 0; i < ARRAY_SIZE(prom_renamed); i++)
+		if (prom_renamed[i].id == id)
+			base = prom_renamed[i].name;
+	n = strlen(base);
+	if (sl && n > sl && !strcmp(base + n - sl, prom_units[u].id_suffix))
+		n -= sl;
+	snprintf(buf, len, "dm_wow_%.*s%s%s", (int)n, base,
+		 u < 0 ? "" : prom_units[u].suffix,
+		 fl->kind == WOW_MK_COUNTER ? "_total" : "");
+}
+
+/* HELP text: backslash and newline escaped */
+static void prom_help(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", f);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+/* A label value: backslash, double quote and newline escaped */
+static void prom_label(FILE *f, const char *name, const char *value)
+{
+	fprintf(f, "%s=\"", name);
+	for (; *value; value++) {
+		if (*value == '\\' || *value == '"')
+			fputc('\\', f);
+		if (*value == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*value, f);
+	}
+	fputc('"', f);
+}
+
+static void prom_sample(FILE *f, const char *metric, const char *device,
+			const char *label, const char *word, const char *value)
+{
+	fprintf(f, "%s{", metric);
+	prom_label(f, "device", device);
+	if (label) {
+		fputc(',', f);
+		prom_label(f, label, word);
+	}
+	fprintf(f, "} %s\n", value);
+}
+
+static void prom_family(FILE *f, const char *metric, const char *help,
+			const char *unit, const char *id, const char *type)
+{
+	fprintf(f, "# HELP %s ", metric);
+	prom_help(f, help);
+	if (id) {
+		fprintf(f, " (status field %s", id);
+		if (*unit)
+			fprintf(f, ", there in %s", unit);
+		fputc(')', f);
+	}
+	fprintf(f, "\n# TYPE %s %s\n", metric, type);
+}
+
+/* A numeric field in its base unit: exact for integers, else %.15g (0.35, not 0.34999...) */
+static const char *prom_value(const struct wow_field *fl, uint64_t v,
+			      char *buf, size_t len)
+{
+	int u = prom_unit(fl);
+	uint64_t mul = u < 0 ? 1 : prom_units[u].mul;
+	uint64_t div = u < 0 ? 1 : prom_units[u].div;
+
+	if (div == 1 && v <= UINT64_MAX / mul)
+		snprintf(buf, len, "%" PRIu64, v * mul);
+	else
+		snprintf(buf, len, "%.15g", (double)v * mul / div);
+	return buf;
+}
+
+/* The words a state set field can take */
+static void prom_words(enum wow_field_id id, const char *const **w,
+		       size_t *n)
+{
+	if (wow_fields[id].type == WOW_FT_STATE) {
+		*w = state_names;
+		*n = ARRAY_SIZE(state_names);
+	} else {
+		*w = policy_names;
+		*n = ARRAY_SIZE(policy_names);
+	}
+}
+
+static void prom_field(FILE *f, enum wow_field_id id,
+		       const struct wow_report *r, size_t nr)
+{
+	const struct wow_field *fl = &wow_fields[id];
+	const char *const *words;
+	char metric[64], buf[32];
+	size_t i, j, nw, shown = 0;
+
+	for (i = 0; i < nr; i++)
+		shown += wow_status_has(r[i].st, id);
+	if (!shown)
+		return;
+	wow_prom_name(id, metric, sizeof(metric));
+	prom_family(f, metric, fl->description, fl->unit, fl->id,
+		    fl->kind == WOW_MK_COUNTER ? "counter" : "gauge");
+	for (i = 0; i < nr; i++) {
+		const struct wow_status *st = r[i].st;
+		const char *now = wow_status_text(st, id, buf);
+
+		if (!wow_status_has(st, id))
+			continue;
+		switch (fl->kind) {
+		case WOW_MK_STATESET:
+			prom_words(id, &words, &nw);
+			for (j = 0; j < nw; j++)
+				prom_sample(f, metric, r[i].name, fl->id,
+					    words[j],
+					    strcmp(words[j], now) ? "0" : "1");
+			break;
+		case WOW_MK_INFO:
+			prom_sample(f, metric, r[i].name, fl->id, now, "1");
+			break;
+		default:
+			prom_sample(f, metric, r[i].name, NULL, NULL,
+				    prom_value(fl, wow_status_u64(st, id), buf,
+					       sizeof(buf)));
+		}
+	}
+}
+
+void wow_print_prometheus(FILE *f, const struct wow_report *r, size_t nr)
+{
+	size_t i, j;
+
+	for (i = 0; i < WOW_NR_FIELDS; i++)
+		prom_field(f, i, r, nr);
+	if (!nr)
+		return;
+	/* wow_health_of, as status --health sees it */
+	prom_family(f, "dm_wow_health",
+		    "ok, degraded (read_only, or needs_check=1) or failed, as "
+		    "wowctl status --health judges it", "", NULL, "gauge");
+	for (i = 0; i < nr; i++) {
+		enum wow_health_level h = wow_health_of(r[i].st, NULL);
+
+		for (j = 0; j < ARRAY_SIZE(health_names); j++)
+			prom_sample(f, "dm_wow_health", r[i].name, "health",
+				    health_names[j], j == h ? "1" : "0");
+	}
+}
+
 /* ---- wowctl status: a list of devices ---- */
 
 void wow_samples_free(struct wow_samples *ss)
@@ -1325,12 +1533,35 @@ static void sample_keep(struct wow_samples *ss, const char *name,
 	memset(st, 0, sizeof(*st));
 }
 
+/* Fetch and parse @name's status; *tline is the table's, or NULL. */
+static int fetch_one(const char *name, wow_fetch_fn *fetch, void *ctx,
+		     struct wow_status *st, char **tline, char *err)
+{
+	char *sline = NULL, e2[WOW_ERR_LEN];
+	int ret;
+
+	*tline = NULL;
+	ret = fetch(ctx, name, &sline, tline, err);
+	if (!ret) {
+		ret = wow_status_parse(sline, st, e2);
+		if (ret)
+			fail(err, ret, "%s: bad status line '%s': %s", name,
+			     sline, e2);
+	}
+	free(sline);
+	if (ret) {
+		free(*tline);
+		*tline = NULL;
+	}
+	return ret;
+}
+
 /* One device, rendered into *text; 0 or -errno with @err set. */
 static int show_one(const char *name, unsigned int flags, wow_fetch_fn *fetch,
 		    void *ctx, struct wow_samples *samples, double now,
 		    enum wow_health_level *worst, char **text, char *err)
 {
-	char *sline = NULL, *tline = NULL, e2[WOW_ERR_LEN];
+	char *tline = NULL;
 	struct wow_report r = { .name = name };
 	struct wow_sample *prev;
 	struct wow_rates rates;
@@ -1342,14 +1573,9 @@ static int show_one(const char *name, unsigned int flags, wow_fetch_fn *fetch,
 	int ret;
 
 	*text = NULL;
-	ret = fetch(ctx, name, &sline, &tline, err);
+	ret = fetch_one(name, fetch, ctx, &st, &tline, err);
 	if (ret)
-		goto out;
-	ret = wow_status_parse(sline, &st, e2);
-	if (ret) {
-		fail(err, ret, "%s: bad status line '%s': %s", name, sline, e2);
-		goto out;
-	}
+		return ret;
 	if (tline && !wow_table_parse(tline, &t, NULL))
 		have_t = true;
 	r.st = &st;
@@ -1378,9 +1604,46 @@ static int show_one(const char *name, unsigned int flags, wow_fetch_fn *fetch,
 	wow_status_free(&st);
 	if (have_t)
 		wow_table_free(&t);
-out:
-	free(sline);
 	free(tline);
+	return ret;
+}
+
+/* Every device's status first: a metric's samples must stay together. */
+static int show_prometheus(FILE *out, FILE *errf, char *const *names,
+			   size_t nr, wow_fetch_fn *fetch, void *ctx,
+			   enum wow_health_level *worst)
+{
+	struct wow_status *st = calloc(nr ? nr : 1, sizeof(*st));
+	struct wow_report *r = calloc(nr ? nr : 1, sizeof(*r));
+	char err[WOW_ERR_LEN], *tline;
+	size_t i, n = 0;
+	int ret = 0;
+
+	if (!st || !r) {
+		free(st);
+		free(r);
+		fprintf(errf, "wowctl: out of memory\n");
+		return 1;
+	}
+	for (i = 0; i < nr; i++) {
+		if (fetch_one(names[i], fetch, ctx, &st[n], &tline, err)) {
+			fprintf(errf, "wowctl: %s\n", err);
+			ret = 1;
+			continue;
+		}
+		free(tline);
+		if (worst && wow_health_of(&st[n], NULL) > *worst)
+			*worst = wow_health_of(&st[n], NULL);
+		r[n].name = names[i];
+		r[n].st = &st[n];
+		n++;
+	}
+	wow_print_prometheus(out, r, n);
+	for (i = 0; i < n; i++)
+		wow_status_free(&st[i]);
+	free(st);
+	free(r);
+	fflush(out);
 	return ret;
 }
 
@@ -1395,6 +1658,8 @@ int wow_show(FILE *out, FILE *errf, char *const *names, size_t nr,
 	size_t i, shown = 0;
 	int ret = 0;
 
+	if (flags & WOW_SHOW_PROMETHEUS)
+		return show_prometheus(out, errf, names, nr, fetch, ctx, worst);
 	if (array)
 		fputc('[', out);
 	for (i = 0; i < nr; i++) {

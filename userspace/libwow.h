@@ -14,7 +14,8 @@
  *                  from (status, table, default)
  *   wow_health_*   ok, degraded or failed, for monitoring
  *   wow_rates_*    rates from two status samples
- *   wow_print_*    text and JSON output built from the tables above
+ *   wow_print_*    text, JSON and Prometheus output built from the tables
+ *                  above
  *   wow_show       the status of a list of devices (wowctl status)
  *   wow_kmsg_*     the kernel's reason for a refusal (/dev/kmsg)
  *   wow_dm_*       device-mapper access through libdevmapper
@@ -105,6 +106,16 @@ enum wow_field_type { WOW_FT_U64, WOW_FT_STATE, WOW_FT_POLICY, WOW_FT_WORD };
 
 #define WOW_WORD_LEN	24	/* a WOW_FT_WORD value, with its NUL */
 
+/*
+ * What a field is as a Prometheus metric (wowctl status --prometheus): a
+ * gauge; a counter (only goes up, reset by clear_stats or a reload); a
+ * state set (one sample per possible word, 1 for the current one); an info
+ * gauge (always 1, the word as a label).
+ */
+enum wow_metric_kind {
+	WOW_MK_GAUGE, WOW_MK_COUNTER, WOW_MK_STATESET, WOW_MK_INFO
+};
+
 struct wow_field {
 	const char *id;		/* word in the status line */
 	const char *heading;	/* human heading */
@@ -112,6 +123,7 @@ struct wow_field {
 	const char *description;
 	enum wow_field_type type;
 	size_t offset;		/* of the value in struct wow_status */
+	enum wow_metric_kind kind;
 };
 
 extern const struct wow_field wow_fields[WOW_NR_FIELDS];
@@ -317,6 +329,18 @@ void wow_print_status_text(FILE *f, const char *name,
 void wow_print_status_json(FILE *f, const char *name,
 			   const struct wow_status *st);
 void wow_print_table_text(FILE *f, const struct wow_table *t);
+/*
+ * The Prometheus text exposition format (node_exporter's textfile
+ * collector) of @nr devices: per status field one metric family, HELP and
+ * TYPE first, then one sample per device (label device="NAME"); values in
+ * base units (bytes, seconds, ratios).  Field kinds (enum
+ * wow_metric_kind) decide gauge or counter (name ending in _total); state
+ * and policy become state sets (a label of that name, 1 for the current
+ * word, 0 for the others), loaded_from an info gauge; dm_wow_health last.
+ */
+void wow_print_prometheus(FILE *f, const struct wow_report *r, size_t nr);
+/* The metric name of field @id: dm_wow_<id without unit suffix><unit>[_total] */
+void wow_prom_name(enum wow_field_id id, char *buf, size_t len);
 void wow_print_fields_text(FILE *f);
 void wow_print_fields_json(FILE *f);
 void wow_print_fields_rst(FILE *f);
@@ -349,11 +373,14 @@ void wow_samples_free(struct wow_samples *ss);
 
 #define WOW_SHOW_JSON	(1U << 0)
 #define WOW_SHOW_ARRAY	(1U << 1)	/* JSON: an array even of one */
+#define WOW_SHOW_PROMETHEUS (1U << 2)	/* wow_print_prometheus; no samples */
 
 /*
  * Print the status of each device in @names, in order: text blocks
  * separated by a blank line, or JSON (one line: an array, or with one
- * name and no WOW_SHOW_ARRAY the object alone).  A device that cannot be
+ * name and no WOW_SHOW_ARRAY the object alone), or with
+ * WOW_SHOW_PROMETHEUS the Prometheus text format of them all (@samples
+ * unused).  A device that cannot be
  * read (vanished since it was listed, not a wow device, a bad line) is
  * left out, with a message on @errf, and the JSON stays valid.  With
  * @samples, rates against the last sample (@now, in seconds) are shown

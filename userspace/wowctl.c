@@ -43,6 +43,7 @@
 #define FLAG_HEALTH	(1U << 11)
 #define FLAG_CLEAN	(1U << 12)
 #define FLAG_INTERVAL	(1U << 13)
+#define FLAG_PROMETHEUS	(1U << 14)
 
 /* Options: a flag, or one with a value (stored in struct call) */
 static const struct opt {
@@ -65,6 +66,7 @@ static const struct opt {
 	{ "--health", FLAG_HEALTH, false },
 	{ "--clean", FLAG_CLEAN, false },
 	{ "--interval", FLAG_INTERVAL, true },
+	{ "--prometheus", FLAG_PROMETHEUS, false },
 };
 
 struct call;
@@ -107,6 +109,9 @@ static const char usage_text[] =
 	"                          status of each DEV, or of every wow device:\n"
 	"                          fields, derived figures, rates (--watch),\n"
 	"                          effective tunables\n"
+	"  status --prometheus [--health] [DEV...]\n"
+	"                          the status fields as Prometheus metrics (text\n"
+	"                          format, for node_exporter's textfile collector)\n"
 	"  table DEV               table options of DEV, by name\n"
 	"  set DEV OPTION VALUE    change a runtime tunable\n"
 	"  cleaner DEV on|off      destage everything, stop caching writes\n"
@@ -236,7 +241,8 @@ static void free_names(char **names, size_t nr)
 static int cmd_status(const struct call *a)
 {
 	/* JSON: an array, but an object alone for one DEV named */
-	unsigned int show = !(a->flags & FLAG_JSON) ? 0 :
+	unsigned int show = (a->flags & FLAG_PROMETHEUS) ? WOW_SHOW_PROMETHEUS :
+			    !(a->flags & FLAG_JSON) ? 0 :
 			    a->nr ? WOW_SHOW_JSON :
 			    WOW_SHOW_JSON | WOW_SHOW_ARRAY;
 	enum wow_health_level worst = WOW_HEALTH_OK;
@@ -248,6 +254,9 @@ static int cmd_status(const struct call *a)
 	size_t nr;
 	int ret = 0, r;
 
+	if ((a->flags & FLAG_PROMETHEUS) &&
+	    (a->flags & (FLAG_JSON | FLAG_WATCH)))
+		return usage_error("status: --prometheus takes neither --json nor --watch");
 	if ((a->flags & FLAG_WATCH) &&
 	    parse_seconds(opt_value(a, FLAG_WATCH), &interval))
 		return usage_error("status: --watch takes SECONDS > 0, not '%s'",
@@ -803,7 +812,7 @@ static const struct cmd cmds[] = {
 	{ "remove", 1, 1, FLAG_CLEAN | FLAG_INTERVAL, cmd_remove, NULL },
 	{ "clean", 1, 1, FLAG_INTERVAL, cmd_clean, NULL },
 	{ "status", 0, 1 << 20, FLAG_JSON | FLAG_WATCH | FLAG_COUNT |
-	  FLAG_HEALTH, cmd_status, NULL },
+	  FLAG_HEALTH | FLAG_PROMETHEUS, cmd_status, NULL },
 	{ "table", 1, 1, 0, cmd_table, NULL },
 	{ "set", 3, 3, 0, cmd_message, NULL },
 	{ "cleaner", 2, 2, 0, cmd_message, "cleaner" },

@@ -42,6 +42,8 @@ expect_rc cli_remove_bad_interval_exits_2 2 remove x --clean --interval 0
 expect_rc cli_clean_bad_option_exits_2 2 clean x --force
 expect_rc cli_status_bad_watch_exits_2 2 status --watch x
 expect_rc cli_status_count_without_watch_exits_2 2 status --count 2
+expect_rc cli_status_prometheus_and_json_exits_2 2 status --prometheus --json
+expect_rc cli_status_prometheus_and_watch_exits_2 2 status --prometheus --watch 1
 expect_rc cli_set_fixed_option_exits_1 1 set x block_size 8192
 expect_rc cli_set_bad_size_exits_1 1 set x max_destage_size 12Q
 

@@ -640,6 +640,18 @@ static const struct fake fakes[] = {
 	{ "bad", "ok wow 4096 12", "8:16 8:32 0" },
 	{ "dead", "failed lrw 512 8 8 0", NULL },
 	{ "gone2", NULL, NULL },
+	/* every field, as a 6.1 guest printed them */
+	{ "full", "ok wow 4096 61184 30210 28002 read_hits=10 read_misses=2 "
+	  "write_hits=300 write_misses=31000 writes_bypassed=0 "
+	  "destage_writes=900 destage_blocks=2998 merged_blocks=2000 "
+	  "commits=7000 flushes=12 reclaimed_segments=40 copied_blocks=55 "
+	  "log_blocks=40000 load_dropped=0 needs_check=0 origin_errors=0 "
+	  "cache_errors=0 segments=240 free_segments=118 low_watermark=20 "
+	  "high_watermark=35 destage_inflight=3 hand=517 dirty_groups=700 "
+	  "recency_bits=120 destage_runs=950 mean_run_blocks=3 "
+	  "mean_seek_sectors=96000 age_oldest_s=41 valid_blocks=30974 "
+	  "discards=0 sweeps=2 load_kib=1540 loaded_from=checkpoint",
+	  "8:16 8:32 0" },
 };
 
 static int fake_fetch(void *ctx, const char *name, char **status,
@@ -1068,6 +1080,282 @@ static const char *fields_rst_lists_every_field(void)
 	return NULL;
 }
 
+/* ---- wowctl status --prometheus ---- */
+
+static bool prom_name_ok(const char *s, size_t n, bool metric)
+{
+	size_t i;
+
+	if (!n || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_' ||
+		      (metric && s[i] == ':')))
+			return false;
+	return true;
+}
+
+/*
+ * A strict reader of the text exposition format (version 0.0.4) and of
+ * the naming rules: every line a HELP, a TYPE or a sample; each family's
+ * HELP and TYPE before its samples, its samples together, a family only
+ * once; names and label names valid, label values only with \\, \" and
+ * \n escapes, no label twice, no sample twice; values floats; counters
+ * end in _total and gauges do not; no unit but base units (no _kib,
+ * _sectors, _percent, _pct, _bits); _ratio gauges between 0 and 1.
+ * Returns NULL, or why not (with the line).  *@nr_samples counts samples.
+ */
+static const char *prom_check(const char *text, size_t *nr_samples)
+{
+	char family[128] = "", type[16] = "", seen[8192] = " ";
+	char samples[65536] = "\n";
+	const char *line = text, *end, *p, *q;
+	int lineno = 0, state = 0;	/* 0 want HELP, 1 TYPE, 2 samples */
+
+	*nr_samples = 0;
+#define PBAD(msg)							\
+	do {								\
+		snprintf(why, sizeof(why), "line %d: %s: %.*s", lineno,	\
+			 msg, (int)(end - line), line);			\
+		return why;						\
+	} while (0)
+	for (; *line; line = end + 1) {
+		lineno++;
+		end = strchr(line, '\n');
+		if (!end) {
+			end = line + strlen(line);
+			PBAD("no newline at the end");
+		}
+		if (!strncmp(line, "# HELP ", 7)) {
+			p = line + 7;
+			q = memchr(p, ' ', end - p);
+			if (!q || !prom_name_ok(p, q - p, true) || q + 1 >= end)
+				PBAD("bad HELP");
+			if (state == 1 || (size_t)(q - p) >= sizeof(family) - 2)
+				PBAD("HELP where TYPE was due");
+			snprintf(family, sizeof(family), "%.*s", (int)(q - p), p);
+			{
+				char key[132];
+
+				snprintf(key, sizeof(key), " %s ", family);
+				if (strstr(seen, key))
+					PBAD("family seen before");
+				if (strlen(seen) + strlen(key) >= sizeof(seen))
+					PBAD("too many families");
+				strcat(seen, key + 1);
+			}
+			for (q++; q < end; q++)
+				if (*q == '\\' && q[1] != '\\' && q[1] != 'n')
+					PBAD("bad escape in HELP");
+				else if (*q == '\\')
+					q++;
+			if (strstr(family, "_kib") || strstr(family, "_sectors") ||
+			    strstr(family, "_percent") || strstr(family, "_pct") ||
+			    strstr(family, "_bits"))
+				PBAD("not a base unit");
+			state = 1;
+			continue;
+		}
+		if (!strncmp(line, "# TYPE ", 7)) {
+			size_t fl = strlen(family);
+
+			p = line + 7;
+			if (state != 1 || strncmp(p, family, fl) || p[fl] != ' ')
+				PBAD("TYPE not after its HELP");
+			p += fl + 1;
+			snprintf(type, sizeof(type), "%.*s", (int)(end - p), p);
+			if (strcmp(type, "counter") && strcmp(type, "gauge"))
+				PBAD("type neither counter nor gauge");
+			fl = strlen(family);
+			if (!strcmp(type, "counter") !=
+			    (fl > 6 && !strcmp(family + fl - 6, "_total")))
+				PBAD("counters, and only they, end in _total");
+			state = 2;
+			continue;
+		}
+		if (line[0] == '#')
+			PBAD("unknown comment");
+		/* a sample: NAME{LABELS} VALUE */
+		if (state != 2)
+			PBAD("sample before its HELP and TYPE");
+		p = line;
+		q = p;
+		while (q < end && *q != '{' && *q != ' ')
+			q++;
+		if ((size_t)(q - p) != strlen(family) ||
+		    strncmp(p, family, q - p))
+			PBAD("sample outside its family");
+		if (*q == '{') {
+			char names[512] = " ";
+
+			q++;
+			while (*q != '}') {
+				const char *ln = q;
+
+				while (q < end && *q != '=')
+					q++;
+				if (q >= end || !prom_name_ok(ln, q - ln, false) ||
+				    q[1] != '"')
+					PBAD("bad label");
+				{
+					char key[80];
+
+					snprintf(key, sizeof(key), " %.*s ",
+						 (int)(q - ln), ln);
+					if (strstr(names, key))
+						PBAD("label twice");
+					strncat(names, key + 1,
+						sizeof(names) - strlen(names) - 1);
+				}
+				for (q += 2; q < end && *q != '"'; q++) {
+					if (*q == '\\' && q[1] != '\\' &&
+					    q[1] != '"' && q[1] != 'n')
+						PBAD("bad escape in a label");
+					if (*q == '\\')
+						q++;
+				}
+				if (q >= end)
+					PBAD("label value not closed");
+				q++;
+				if (*q == ',')
+					q++;
+				else if (*q != '}')
+					PBAD("labels not separated");
+			}
+			q++;
+		}
+		if (*q != ' ')
+			PBAD("no value");
+		{
+			char num[64], *e, key[600];
+			double v;
+
+			snprintf(num, sizeof(num), "%.*s",
+				 (int)(end - q - 1), q + 1);
+			v = strtod(num, &e);
+			if (!*num || *e)
+				PBAD("value not a float");
+			if (strstr(family, "_ratio") && (v < 0 || v > 1))
+				PBAD("ratio out of 0..1");
+			if (!strcmp(type, "counter") && v < 0)
+				PBAD("negative counter");
+			snprintf(key, sizeof(key), "\n%.*s\n", (int)(q - line),
+				 line);
+			if (strstr(samples, key))
+				PBAD("sample twice");
+			if (strlen(samples) + strlen(key) >= sizeof(samples))
+				PBAD("too many samples");
+			strcat(samples, key + 1);
+		}
+		(*nr_samples)++;
+	}
+#undef PBAD
+	if (state == 1) {
+		snprintf(why, sizeof(why), "HELP of %s without TYPE", family);
+		return why;
+	}
+	return NULL;
+}
+
+static const char *const prom_devs[] = { "gone", "a\"b", "bad", "dead",
+					 "full" };
+
+static void prom_sample_out(FILE *f, const void *arg)
+{
+	struct show_args *a = (struct show_args *)arg;
+
+	show(f, a);
+}
+
+static const char *prometheus_exposition(void)
+{
+	struct show_args a = { .names = prom_devs, .nr = ARRAY_SIZE(prom_devs),
+			       .flags = WOW_SHOW_PROMETHEUS };
+	const char *bad;
+	char *out, name[64], want[160];
+	size_t n, i, fields = 0;
+
+	out = capture(prom_sample_out, &a);
+	bad = prom_check(out, &n);
+	if (bad) {
+		free(out);
+		return bad;
+	}
+	EXPECT(a.ret == 1 && a.worst == WOW_HEALTH_FAILED);
+	/* one family per field, each of "full"'s fields a sample */
+	for (i = 0; i < WOW_NR_FIELDS; i++) {
+		wow_prom_name(i, name, sizeof(name));
+		snprintf(want, sizeof(want), "# TYPE %s %s\n", name,
+			 wow_fields[i].kind == WOW_MK_COUNTER ? "counter" :
+			 "gauge");
+		EXPECT(strstr(out, want));
+		snprintf(want, sizeof(want), "\n%s{device=\"full\"", name);
+		EXPECT(strstr(out, want));
+		fields++;
+	}
+	/*
+	 * 3 devices: 4 states, 3 policies, 4 numbers of the prefix and 3
+	 * healths each; a"b 3 keys; full every key (loaded_from: one sample)
+	 */
+	EXPECT(fields == WOW_NR_FIELDS);
+	EXPECT(n == 3 * (4 + 3 + 4 + 3) + 3 + WOW_NR_FIELDS - WOW_NR_PREFIX);
+	/* base units, label escapes, state sets */
+	EXPECT(strstr(out, "\ndm_wow_block_size_bytes{device=\"a\\\"b\"} 4096\n"));
+	EXPECT(strstr(out, "\ndm_wow_high_watermark_ratio{device=\"full\"} 0.35\n"));
+	EXPECT(strstr(out, "\ndm_wow_load_bytes{device=\"full\"} 1576960\n"));
+	EXPECT(strstr(out, "\ndm_wow_mean_seek_bytes{device=\"full\"} 49152000\n"));
+	EXPECT(strstr(out, "\ndm_wow_age_oldest_seconds{device=\"full\"} 41\n"));
+	EXPECT(strstr(out, "\ndm_wow_read_hits_total{device=\"full\"} 10\n"));
+	EXPECT(strstr(out, "\ndm_wow_state{device=\"dead\",state=\"failed\"} 1\n"));
+	EXPECT(strstr(out, "\ndm_wow_state{device=\"dead\",state=\"ok\"} 0\n"));
+	EXPECT(strstr(out, "\ndm_wow_policy{device=\"full\",policy=\"wow\"} 1\n"));
+	EXPECT(strstr(out, "\ndm_wow_loaded_from{device=\"full\",loaded_from=\"checkpoint\"} 1\n"));
+	EXPECT(strstr(out, "\ndm_wow_health{device=\"dead\",health=\"failed\"} 1\n"));
+	EXPECT(!strstr(out, "dm_wow_mode"));	/* unknown keys: no metric */
+	free(out);
+	/* no device: nothing at all */
+	a.nr = 1;
+	out = capture(prom_sample_out, &a);
+	EXPECT_STR(out, "");
+	free(out);
+	return NULL;
+}
+
+/* The checker itself: each rule catches its break */
+static const char *prometheus_checker_rejects(void)
+{
+	static const char *const bad[] = {
+		"x 1\n",
+		"# HELP a_total h\n# TYPE a_total gauge\na_total 1\n",
+		"# HELP a h\n# TYPE a counter\na 1\n",
+		"# HELP a h\n# TYPE a gauge\na{d=\"x\"} 1\na{d=\"x\"} 2\n",
+		"# HELP a h\n# TYPE a gauge\nb 1\n",
+		"# HELP a h\n# TYPE a gauge\na{d=\"x\\q\"} 1\n",
+		"# HELP a h\n# TYPE a gauge\na{d=\"x\",d=\"y\"} 1\n",
+		"# HELP a h\n# TYPE a gauge\na one\n",
+		"# HELP a h\n# TYPE a gauge\na 1",
+		"# HELP a_kib h\n# TYPE a_kib gauge\na_kib 1\n",
+		"# HELP a_ratio h\n# TYPE a_ratio gauge\na_ratio 35\n",
+		"# HELP a h\n# TYPE a gauge\na 1\n# HELP b h\n# TYPE b gauge\n"
+		"b 1\n# HELP a h\n# TYPE a gauge\n",
+		"# HELP a h\n",
+		"# TYPE a gauge\na 1\n",
+		"# HELP 1a h\n# TYPE 1a gauge\n1a 1\n",
+	};
+	size_t i, n;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		if (!prom_check(bad[i], &n)) {
+			snprintf(why, sizeof(why), "accepted case %zu", i);
+			return why;
+		}
+	EXPECT(!prom_check("# HELP a h \\\\ \\n\n# TYPE a gauge\n"
+			   "a{d=\"\\\"\\\\\\n\",e=\"\"} 1.5e3\n", &n) && n == 1);
+	return NULL;
+}
+
 #define T(fn)	{ #fn, fn }
 
 static const struct {
@@ -1075,6 +1363,8 @@ static const struct {
 	const char *(*fn)(void);
 } tests[] = {
 	T(status_prefix_only),
+	T(prometheus_exposition),
+	T(prometheus_checker_rejects),
 	T(status_states_and_policies),
 	T(status_all_known_keys),
 	T(status_unknown_keys_kept),
@@ -1101,10 +1391,20 @@ static const struct {
 	T(fields_rst_lists_every_field),
 };
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char name[128];
 	size_t i;
+
+	/* the fake devices' metrics, for promtool (tests/prometheus.sh) */
+	if (argc == 2 && !strcmp(argv[1], "--prometheus-sample")) {
+		FILE *devnull = fopen("/dev/null", "w");
+
+		wow_show(stdout, devnull, (char *const *)prom_devs,
+			 ARRAY_SIZE(prom_devs), WOW_SHOW_PROMETHEUS, fake_fetch,
+			 NULL, NULL, 0, NULL);
+		return 0;
+	}
 
 	for (i = 0; i < ARRAY_SIZE(tests); i++)
 		report(tests[i].name, tests[i].fn());
