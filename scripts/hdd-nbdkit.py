@@ -1,13 +1,17 @@
-# nbdkit Python plugin: a position-aware 7200 rpm disk for closed-loop runs.
+# nbdkit Python plugin: a position-aware 7200 rpm (or 10K rpm) disk for
+# closed-loop runs.
 """Serve a sparse file as an NBD disk that takes as long as a real HDD would.
 
     nbdkit -U SOCK python scripts/hdd-nbdkit.py file=/path/disk.img \\
-        [size=8G] [timescale=0.1] [stats=/path/stats.json] [trace=/path/trace.txt]
+        [size=8G] [timescale=0.1] [disk=7200|10k] [stats=/path/stats.json]
+        [trace=/path/trace.txt]
 
     file=       backing file; created (sparse) if missing
     size=       disk size (K/M/G/T suffixes); default: the file's size.  A
                 smaller file is extended.
     timescale=  sleep for modelled time * timescale (default 1; 0 = no sleep)
+    disk=       the disk modelled: 7200 (the default, TESTING.md's 7200 rpm
+                disk) or 10k (a 10K rpm SCSI disk: hddmodel.D10K)
     stats=      JSON counters (requests, bytes, modelled and slept seconds per
                 kind) rewritten at each connection close and at unload
     trace=      one line per request: seconds since load at the request's
@@ -53,7 +57,7 @@ SECTOR = hddmodel.SECTOR_SIZE
 ZERO_CHUNK = 1 << 20
 
 _cfg = {"file": None, "size": None, "timescale": 1.0, "stats": None,
-        "trace": None}
+        "trace": None, "disk": hddmodel.D7200}
 _queue = threading.Condition()
 _tickets = [0, 0]  # next ticket to hand out, ticket being served
 _stats_lock = threading.Lock()
@@ -80,6 +84,8 @@ def config(key, value):
         _cfg["timescale"] = float(value)
         if _cfg["timescale"] < 0:
             raise ValueError("timescale must be >= 0")
+    elif key == "disk":
+        _cfg["disk"] = hddmodel.disk(value)
     elif key == "stats":
         _cfg["stats"] = os.path.realpath(value)
     elif key == "trace":
@@ -104,7 +110,7 @@ def config_complete():
     if size <= 0:
         raise ValueError("empty disk: give size=")
     _cfg["size"] = size
-    _model = hddmodel.HddModel(size // SECTOR)
+    _model = hddmodel.HddModel(size // SECTOR, _cfg["disk"])
 
 
 def thread_model():
@@ -238,7 +244,8 @@ def _write_stats():
     if not path:
         return
     with _stats_lock:
-        out = dict(_stats, timescale=_cfg["timescale"], size=_cfg["size"])
+        out = dict(_stats, timescale=_cfg["timescale"], size=_cfg["size"],
+                   disk=_cfg["disk"].name)
         tmp = path + ".tmp"
         with builtins.open(tmp, "w") as f:
             json.dump(out, f, indent=1, sort_keys=True)

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
 class Disk:
     """One nbdkit instance on a unix socket in ``tmp``."""
 
-    def __init__(self, tmp, timescale=0.0, trace=False):
+    def __init__(self, tmp, timescale=0.0, trace=False, model=None):
         self.sock = str(tmp / "nbd.sock")
         self.image = str(tmp / "disk.img")
         self.stats_path = str(tmp / "stats.json")
@@ -44,7 +44,8 @@ class Disk:
             ["nbdkit", "-f", "--exit-with-parent", "-U", self.sock, "python",
              PLUGIN, "file=" + self.image, "size=8G",
              "timescale=%g" % timescale, "stats=" + self.stats_path] +
-            (["trace=" + self.trace_path] if trace else []),
+            (["trace=" + self.trace_path] if trace else []) +
+            (["disk=" + model] if model else []),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 20
         while not os.path.exists(self.sock):
@@ -111,8 +112,8 @@ def test_nbdkit_data_round_trip(disk):
     assert stats["reads"] == 5 and stats["write_bytes"] == 4096 * 18 + 2 * 8192
 
 
-def _write_run(tmp_path, offsets):
-    with Disk(tmp_path) as d:
+def _write_run(tmp_path, offsets, model=None):
+    with Disk(tmp_path, model=model) as d:
         d.qemu_io(*["write -P 0x77 %d 4k" % o for o in offsets])
         return d.stop()
 
@@ -167,3 +168,19 @@ def test_nbdkit_queue_is_one_disk(tmp_path):
         t0 = float(r[0])
         assert t0 >= ends - 1e-6, "two requests on the disk at once"
         ends = t0 + float(r[4]) * scale
+
+
+def test_nbdkit_10k_disk(tmp_path):
+    """disk=10k charges the 10K rpm model: the same random writes cost what
+    hddmodel.D10K gives, less than the 7200 rpm disk's."""
+    rng = random.Random(11)
+    offs = [rng.randrange(SIZE // 4096) * 4096 for _ in range(32)]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    fast = _write_run(tmp_path / "a", offs, model="10k")
+    slow = _write_run(tmp_path / "b", offs)
+    assert fast["disk"] == "10k" and slow["disk"] == "7200"
+    reqs = [(o // 512, 8, True) for o in offs]
+    assert fast["write_modelled_s"] == pytest.approx(
+        hddmodel.total_time(reqs, SIZE // 512, hddmodel.D10K), rel=1e-9)
+    assert fast["write_modelled_s"] < 0.75 * slow["write_modelled_s"]

@@ -114,3 +114,85 @@ def test_sweep_write_time_falls_with_density_to_no_seek():
         fixed + (0.8 + 2.03 / 2 + 13.17 * 2 / 3) * MS, rel=1e-3)
     with pytest.raises(ValueError):
         hm.sweep_write_time(0)
+
+
+# ---- the 10K rpm disk (hddmodel.D10K) ----
+
+D = hm.D10K
+
+
+def test_10k_geometry():
+    assert D.rpm == 10000
+    assert D.sectors == 35840 * 8 * 1000
+    assert D.rotational_latency_s == pytest.approx(3.0 * MS, rel=1e-12)
+    assert D.media_rate == pytest.approx(1000 * 10000 / 60.0)
+    assert hm.disk("10k") is D and hm.disk("10000") is D
+    assert hm.disk("7200") is hm.D7200
+    with pytest.raises(ValueError):
+        hm.disk("5400")
+
+
+def test_10k_seek_curve():
+    """0.5 ms to the next cylinder, 9.5 ms full stroke, 4.7 ms averaged
+    over random pairs; the 7200 rpm disk's average is 8.5 ms."""
+    assert hm.seek_time(0, D) == 0.0
+    assert hm.seek_time(1, D) == pytest.approx(0.5 * MS, abs=0.05 * MS)
+    assert hm.seek_time(D.cylinders, D) == pytest.approx(9.5 * MS, rel=1e-12)
+    assert hm.mean_random_seek(D) == pytest.approx(4.7 * MS, rel=1e-12)
+    assert hm.mean_random_seek() == pytest.approx(8.5 * MS, abs=0.05 * MS)
+    # the closed form matches an average over random pairs of cylinders
+    import random
+    rng = random.Random(1)
+    n = 40000
+    avg = sum(hm.seek_time(rng.randrange(D.cylinders) -
+                           rng.randrange(D.cylinders), D)
+              for _ in range(n)) / n
+    assert avg == pytest.approx(hm.mean_random_seek(D), rel=0.01)
+
+
+def test_10k_request_costs():
+    m = hm.HddModel(disk=D)
+    cyl = 1000
+    t = m.service_time(cyl * D.sectors_per_cylinder, 8, True)
+    assert t == pytest.approx(0.1 * MS + hm.seek_time(cyl, D) + 3.0 * MS +
+                              0.5 * MS + 8 / (1000 * 10000 / 60.0),
+                              rel=1e-12)
+    nxt = cyl * D.sectors_per_cylinder + 8
+    assert m.service_time(nxt, 8, False) == pytest.approx(
+        0.1 * MS + 8 / (1000 * 10000 / 60.0), rel=1e-12)
+
+
+def test_10k_stretches_a_small_device():
+    """A 2 GiB member disk spans the whole stroke: its last sector is on
+    the last cylinder."""
+    m = hm.HddModel(4 << 20, D)
+    assert m.cylinder_of(0) == 0
+    assert m.cylinder_of((4 << 20) - 1) == D.cylinders - 1
+
+
+def test_10k_random_4k_writes():
+    """Random 4 KiB writes over the whole 10K disk: about 8.3 ms each
+    (0.1 + 4.7 + 3.0 + 0.5 + transfer), 120 a second, against about
+    13.3 ms on the 7200 rpm disk."""
+    import random
+    rng = random.Random(4)
+    reqs = [(rng.randrange(D.sectors // 8) * 8, 8, True) for _ in range(20000)]
+    per = hm.total_time(reqs, D.sectors, D) / len(reqs)
+    assert per == pytest.approx(8.35 * MS, rel=0.02)
+    reqs7 = [(s * hm.DISK_SECTORS // D.sectors // 8 * 8, 8, True)
+             for s, _, _ in reqs]
+    per7 = hm.total_time(reqs7) / len(reqs7)
+    assert per7 == pytest.approx(13.3 * MS, rel=0.02)
+
+
+def test_sweep_write_time_10k():
+    """A sweep over n blocks costs the 10K disk its fixed part plus short
+    seeks: at n = 1 the gap is uniform over the stroke (mean seek
+    a + b/2 + 2c/3 = 6.0 ms)."""
+    one = hm.sweep_write_time(1, disk=D)
+    assert one == pytest.approx(0.1 * MS + 3.0 * MS + 0.5 * MS +
+                                8 / (1000 * 10000 / 60.0) + 6.0 * MS,
+                                rel=1e-3)
+    big = hm.sweep_write_time(10000, disk=D)
+    assert 3.6 * MS < big < 4.5 * MS
+    assert big < hm.sweep_write_time(10000)
