@@ -20,7 +20,7 @@ VERSION := $(shell cat dm-wow/VERSION)
 export PREFIX DESTDIR
 
 .PHONY: all module userspace clean setup check demo kunit vmtest shell \
-	checkpatch bench bench-quick check-debug debug-kernel soak \
+	checkpatch bench bench-quick bench-raid check-debug debug-kernel soak \
 	test-userspace test-bench-tools test-kunit test-vm test-style \
 	test-vm-debug test-vm612 test-vm-systemd check-large install uninstall \
 	install-module install-userspace uninstall-module uninstall-userspace \
@@ -141,3 +141,8 @@ bench: setup
 
 bench-quick: setup
 	@scripts/bench.py --quick
+
+# the WOW paper's experiments on md RAID-5 and RAID-10 of live 10K rpm
+# disks (about two hours; Documentation/benchmarks.md)
+bench-raid: setup
+	@scripts/bench.py $(if $(RESUME),--resume $(RESUME),--raid)

@@ -15,8 +15,9 @@ PKGS=(
 	dkms udev systemd e2fsprogs util-linux
 	# UML / KUnit build
 	build-essential flex bison bc libelf-dev libssl-dev python3
-	# bench
+	# bench (mdadm: the bench's md RAID-5 and RAID-10 origins, in its guest)
 	nbdkit nbdkit-plugin-python python3-matplotlib python3-pytest bcache-tools
+	mdadm
 	# make deb (debhelper, dh-dkms, lintian); the style suite's sparse
 	# (C=2) and coccicheck
 	debhelper dh-dkms lintian fakeroot sparse coccinelle

@@ -10,7 +10,11 @@
 #
 # Disks: /dev/vda = 8 GiB file-backed origin (measurement 1, traced),
 #        /dev/vdb = cache disk (sliced with dm-linear to the cache size),
-#        /dev/vdc = the live emulated HDD (scripts/hdd-nbdkit.py, NBD).
+#        /dev/vdc = the live emulated HDD (scripts/hdd-nbdkit.py, NBD),
+#        /dev/vdd.. = in a bench run with RAID runs, the arrays' members:
+#                   live emulated disks (10K rpm), one server each;
+#                   raid_setup builds md RAID-5 (4+1) or RAID-10 (2+2)
+#                   over them and points B_HDD at it.
 #
 # Systems (names as in scripts/wowbench/systems.py):
 #   wow cscan lrw  dm-wow with that policy
@@ -323,6 +327,79 @@ sys_remove() {
 	[ "$(dm_count)" -eq 0 ] || fail "cannot remove dm devices: $(dmsetup ls)"
 }
 
+# ---- md arrays over live disks (the RAID runs) ----
+
+: "${B_MD:=/dev/md0}"
+
+# raid_modules: load md and the raid456/raid10 personalities (the host
+# puts them and their order in /wow/bench/raid-modules: the base
+# initramfs lacks them)
+raid_modules() {
+	[ -d /sys/module/raid456 ] && [ -d /sys/module/raid10 ] && return 0
+	[ -f /wow/bench/raid-modules ] || fail "no /wow/bench/raid-modules"
+	while read -r _m; do
+		[ -n "$_m" ] && insmod "$_m" 2> /dev/null
+	done < /wow/bench/raid-modules
+	[ -d /sys/module/raid456 ] && [ -d /sys/module/raid10 ] ||
+		fail "cannot load raid456/raid10: $(dmesg | tail -n 5)"
+}
+
+# raid_members N: the first N member disks (/dev/vdd on, each checked by
+# its serial, extra2 on: scripts/bench.py attaches them after the HDD)
+raid_members() {
+	_rm=
+	for _i in $(seq 1 "$1"); do
+		_l=$(echo defghijk | cut -c"$_i")
+		_dev=/dev/vd$_l
+		[ -b "$_dev" ] || fail "no member disk $_dev"
+		[ "$(cat "/sys/block/vd$_l/serial" 2> /dev/null)" = "extra$((_i + 1))" ] ||
+			fail "$_dev is not member $_i (serial $(cat "/sys/block/vd$_l/serial"))"
+		_rm="$_rm $_dev"
+	done
+	echo $_rm
+}
+
+# raid_stop: stop the array if there is one
+raid_stop() {
+	[ -e /sys/block/${B_MD#/dev/}/md ] || return 0
+	mdadm --stop "$B_MD" > /dev/null 2>&1 ||
+		fail "cannot stop $B_MD: $(cat /proc/mdstat)"
+}
+
+# raid_setup raid5|raid10: a fresh md array over the live members (no
+# resync: --assume-clean, the members read zeros), 64 KiB chunks, no
+# bitmap, data from 1 MiB on each member (systems.MD_DATA_OFFSET_MB);
+# sets B_HDD to it, so bench_closed runs over it
+raid_setup() {
+	raid_modules
+	raid_stop
+	case $1 in
+	raid5) _n=5 _lv="--level=5 --layout=left-symmetric" ;;
+	raid10) _n=4 _lv="--level=10 --layout=n2" ;;
+	*) fail "unknown array $1" ;;
+	esac
+	_devs=$(raid_members $_n)
+	for _d in $_devs; do
+		mdadm --zero-superblock "$_d" > /dev/null 2>&1
+		hdd_setup "$_d"
+	done
+	echo "+ mdadm --create $B_MD $_lv --raid-devices=$_n --chunk=64 $_devs"
+	echo y | mdadm --create "$B_MD" --run --assume-clean --metadata=1.2 \
+		$_lv --raid-devices=$_n --chunk=64 --bitmap=none \
+		--data-offset=1M $_devs > /tmp/mdadm.out 2>&1 ||
+		fail "mdadm --create failed: $(cat /tmp/mdadm.out)"
+	[ -b "$B_MD" ] || fail "no $B_MD after mdadm --create"
+	_md=${B_MD#/dev/}
+	meta raid "$1"
+	meta raid_members "$(echo $_devs)"
+	meta raid_sectors "$(size_sectors "$B_MD")"
+	meta raid_optimal_io "$(cat /sys/block/$_md/queue/optimal_io_size)"
+	[ -e /sys/block/$_md/md/stripe_cache_size ] &&
+		meta raid_stripe_cache "$(cat /sys/block/$_md/md/stripe_cache_size)"
+	cat /proc/mdstat
+	B_HDD=$B_MD
+}
+
 # ---- fio ----
 
 # run_fio JOB [/tmp] [FIO OPTION...]: run /wow/bench/jobs/JOB.fio on $BDEV;
@@ -607,8 +684,14 @@ bench_closed() {
 	meta turnover_pct "$_cturn"
 	meta origin_sectors "$(size_sectors "$B_HDD")"
 	sys_create "$_sys" "$B_HDD" "$_mb" live
-	rm -f /tmp/iops_* /tmp/lat_* /tmp/fio.json
+	rm -f /tmp/iops_* /tmp/lat_* /tmp/fio.json /tmp/*.iolog
 	ln -sfn "$BDEV" /tmp/bench-dev
+	# an iolog workload (scripts/wowbench/spc1.py): its log, unpacked
+	if [ -f "$B_JOBS/$_job.iolog.gz" ]; then
+		gunzip -c "$B_JOBS/$_job.iolog.gz" > "/tmp/$_job.iolog" ||
+			fail "cannot unpack $_job.iolog.gz"
+		meta iolog "$_job"
+	fi
 	phase fio
 	echo "+ fio $_job.fio --runtime=$_rt (DEV=$BDEV)"
 	DEV=/tmp/bench-dev fio --output-format=json --output=/tmp/fio.json \
@@ -639,7 +722,7 @@ bench_closed() {
 	for _f in /tmp/iops_iops.*.log /tmp/lat_clat_hist.*.log; do
 		cp "$_f" "$OUT/" || fail "cannot copy $_f"
 	done
-	rm -f /tmp/iops_* /tmp/lat_*
+	rm -f /tmp/iops_* /tmp/lat_* /tmp/*.iolog
 	phase remove
 	sys_remove
 	phase done

@@ -942,3 +942,41 @@ def test_a_module_the_bench_did_not_build_is_named(res):
     assert "* dm-wow.ko as it was (`--no-build`), built " \
         "2026-01-02T01:00:00+00:00" in md
     assert "--no-build" not in report.markdown(res)
+
+
+def _raid_run(system, k, sus, steady=True, cache=16, span=354):
+    return {"id": systems.raid_id("spc1h", "raid5", span, cache, system, k),
+            "system": system, "workload": "spc1h", "cache_mb": cache,
+            "origin": "raid5", "span_mb": span, "steady": steady,
+            "iops_since_turnover": sus, "iops": sus}
+
+
+def test_raid_tables_spread_and_claims():
+    """The RAID cases' repeats: mean, lowest and highest; wow's ratio to a
+    peer is claimed (apart) only when the spreads do not overlap."""
+    runs = [_raid_run("wow", 1, 300), _raid_run("wow", 2, 330),
+            _raid_run("wow", 3, 310, steady=False),
+            _raid_run("cscan", 1, 150), _raid_run("cscan", 2, 160),
+            _raid_run("cscan", 3, 170),
+            _raid_run("lrw", 1, 290), _raid_run("lrw", 2, 320),
+            _raid_run("lrw", 3, 305)]
+    t = report.raid_tables(runs)
+    row = t["raid5 spc1h 354 MiB"]["16"]
+    assert row["wow"]["sustained"]["n"] == 3
+    assert row["wow"]["sustained"]["mean"] == pytest.approx(313.333, abs=1e-3)
+    assert (row["wow"]["sustained"]["min"],
+            row["wow"]["sustained"]["max"]) == (300, 330)
+    assert row["wow"]["steady"] == 2
+    c = row["wow_x"]["cscan"]
+    assert c["apart"] and c["mean"] == pytest.approx(313.333 / 160, rel=1e-4)
+    assert c["lo"] == pytest.approx(300 / 170.0)
+    assert c["hi"] == pytest.approx(330 / 150.0)
+    assert not row["wow_x"]["lrw"]["apart"]
+    md = report.raid_md(t)
+    assert "**raid5 spc1h 354 MiB**" in md
+    assert "313 [300–330] (3 †)" in md
+    assert "| 16 MiB |" in md
+    assert "= 1.03 [0.94–1.14]" in md and "1.96 [1.76–2.20]" in md
+    # a single-disk closed run is not a RAID case
+    assert report.raid_case(_raid_run("wow", 1, 1, span=0)) == \
+        "raid5 spc1h full"

@@ -7,6 +7,7 @@ import pytest
 from wowbench import systems
 
 GIB = 1 << 30
+MIB = 1 << 20
 
 
 def _sections(text):
@@ -43,8 +44,12 @@ def test_systems_are_the_issue_list():
 
 def test_workloads_cover_the_issue_list():
     assert systems.WORKLOAD_NAMES == ["uniform", "zipf", "spc1", "seq",
-                                      "hot"]
+                                      "hot", "spc1h"]
+    assert systems.CLASSIC_WORKLOADS == systems.WORKLOAD_NAMES[:-1]
     for w in systems.WORKLOADS:
+        if w.iolog:     # spc1h: one iolog job, iodepth 16 (iolog_job)
+            assert not w.jobs
+            continue
         assert sum(j.iodepth for j in w.jobs) == 16, w.name
         assert all(j.iodepth >= 1 for j in w.jobs)
 
@@ -84,6 +89,8 @@ def test_depths_add_up_and_keep_every_job():
 
 def test_job_blocks_split_writes_exactly():
     for w in systems.WORKLOADS:
+        if w.iolog:
+            continue
         n = systems.job_blocks(w, 10240)
         writes = sum(n[j.name] * j.write_frac for j in w.jobs)
         assert writes == pytest.approx(10240, rel=0.001), w.name
@@ -219,6 +226,13 @@ def test_plan_quick_is_one_point_of_each():
         if s not in ("ssd", "linear")}
     assert {r.blocks for r in d} == {p["destage_blocks"]}
     c = [r for r in runs if r.measurement == "closed"]
+    # the RAID profile's quick subset: the cache-sensitive SPC-1-like
+    # point on RAID-5, wow and dm-writecache once
+    raid = [r for r in c if r.origin != "hdd"]
+    assert [(r.id, r.origin, r.span_mb, r.cache_mb) for r in raid] == [
+        ("c-spc1h-r5p354-16m-wow-1", "raid5", 354, 16),
+        ("c-spc1h-r5p354-16m-writecache-1", "raid5", 354, 16)]
+    c = [r for r in c if r.origin == "hdd"]
     assert {r.system for r in c if r.workload == "uniform"} == {
         "wow", "cscan", "lrw", "writecache", "raw"}
     # one point of the hot set (2x the cache) and of the SPC-1-like mix
@@ -282,8 +296,8 @@ def test_plan_full_sweeps_sizes_for_every_workload():
     assert {r.system for r in c if r.cache_mb == 128} == {"wow",
                                                           "writecache"}
     # every system on every workload at 16 MiB
-    assert {r.workload for r in c} == set(systems.WORKLOAD_NAMES)
-    for w in systems.WORKLOAD_NAMES:
+    assert {r.workload for r in c} == set(systems.CLASSIC_WORKLOADS)
+    for w in systems.CLASSIC_WORKLOADS:
         assert sum(1 for r in c if r.workload == w and r.system == "raw") == 1
         if w != "uniform":
             assert {r.system for r in c if r.workload == w and
@@ -418,3 +432,67 @@ def test_every_dm_wow_cache_is_one_dm_wow_can_take():
         for r in systems.plan(prof):
             if r.system in ("wow", "cscan", "lrw") and r.cache_mb:
                 assert r.cache_mb >= 6, (name, r.id)
+
+
+def test_plan_raid_profile():
+    """make bench-raid: the WOW paper's cases on md arrays, every point
+    three times, repeat k of every case before repeat k + 1."""
+    p = systems.PROFILES["raid"]
+    runs = systems.plan(p)
+    ids = [r.id for r in runs]
+    assert len(ids) == len(set(ids)) == 87
+    assert {r.measurement for r in runs} == {"closed"}
+    assert {r.origin for r in runs} == {"raid5", "raid10"}
+    rounds = [r.round for r in runs]
+    assert rounds == sorted(rounds) and set(rounds) == {1, 2, 3}
+    points = {}
+    for r in runs:
+        points.setdefault((r.origin, r.workload, r.span_mb, r.cache_mb,
+                           r.system), []).append(r.round)
+    assert all(sorted(v) == [1, 2, 3] for v in points.values())
+    four = {"wow", "cscan", "lrw", "writecache"}
+    # cache-insensitive: the whole RAID-5, a cache of a few hundredths of
+    # a percent of it; cache-sensitive: 4.52% of the footprint
+    ins = {s for (o, w, sp, mb, s) in points if (o, w, sp, mb) ==
+           ("raid5", "spc1h", 0, 8)}
+    sen = {s for (o, w, sp, mb, s) in points if (o, w, sp, mb) ==
+           ("raid5", "spc1h", 354, 16)}
+    assert ins == sen == four
+    assert 8 * MIB / systems.raid_bytes("raid5", p) < 0.0005
+    assert 16 / 354.0 == pytest.approx(0.0452, abs=0.0002)
+    # random writes over the whole arrays, a cache-size sweep
+    for o, syss in (("raid5", four), ("raid10", four - {"writecache"})):
+        for mb in (8, 16, 32):
+            assert {s for (o2, w, sp, m, s) in points if (o2, w, sp, m) ==
+                    (o, "uniform", 0, mb)} == syss
+    for r in runs:
+        assert r.runtime_s > r.window_s > 0 and r.timeout_s > r.runtime_s
+    assert systems.raid_id("spc1h", "raid5", 354, 16, "wow", 2) == \
+        "c-spc1h-r5p354-16m-wow-2"
+
+
+def test_raid_sizes_and_jobs():
+    p = systems.PROFILES["raid"]
+    member = p["raid_member_bytes"]
+    assert member == 8 * GIB and p["raid_disk"] == "10k"
+    assert systems.raid_bytes("raid5", p) == 4 * (member - 2 * MIB)
+    assert systems.raid_bytes("raid10", p) == 2 * (member - 2 * MIB)
+    assert systems.RAID_SERVERS == 5
+    runs = {r.id: r for r in systems.plan(p)}
+    u = runs["c-uniform-r10f-16m-wow-1"]
+    name, text = systems.run_job(u, p)
+    assert name == "uniform-closed-%dm" % (systems.raid_bytes("raid10", p) //
+                                           MIB)
+    assert "size=%d" % systems.raid_bytes("raid10", p) in text
+    s = runs["c-spc1h-r5p354-16m-cscan-1"]
+    name, text = systems.run_job(s, p)
+    spec = systems.iolog_spec(s, p)
+    assert spec[0] == name and spec[1] == 354 * MIB
+    assert spec[2] == s.runtime_s * p["iolog_iops"]
+    assert "read_iolog=/tmp/%s.iolog" % name in text
+    assert "replay_no_stall=1" in text and "iodepth=16" in text
+    # the same log for every system of a point, another for the full array
+    assert systems.run_job(runs["c-spc1h-r5p354-16m-wow-3"], p)[0] == name
+    assert systems.run_job(runs["c-spc1h-r5f-8m-wow-1"], p)[0] != name
+    with pytest.raises(ValueError):
+        systems.run_job(s._replace(measurement="destage"), p)

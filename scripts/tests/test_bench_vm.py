@@ -303,3 +303,29 @@ def test_resume_dry_run_lists_what_is_left(tmp_path, monkeypatch, capsys):
     assert ok not in listed and {bug, failed, cut} <= listed
     # nothing was moved
     assert (tmp_path / "runs" / (failed + ".rc")).exists()
+
+
+def test_guest_files_raid(tmp_path):
+    """A RAID run's scenario builds its array first and stops it after;
+    an iolog workload's gzipped log goes with its job file."""
+    import gzip
+    prof = dict(systems.PROFILES["raid"], iolog_iops=5)
+    runs = [r for r in systems.plan(prof) if r.round == 1 and
+            r.system == "wow"]
+    scen, extra = bench.write_guest_files(str(tmp_path), prof, runs)
+    dests = dict((d, s) for s, d in extra)
+    for r in runs:
+        text = open(os.path.join(scen, r.id + ".sh")).read()
+        lines = text.splitlines()
+        i = lines.index("raid_setup %s" % r.origin)
+        assert lines[i + 1].startswith("bench_closed wow ")
+        assert lines[i + 2] == "raid_stop"
+        name = systems.run_job(r, prof)[0]
+        assert "/wow/bench/jobs/%s.fio" % name in dests
+        if r.workload == "spc1h":
+            gz = dests["/wow/bench/jobs/%s.iolog.gz" % name]
+            with gzip.open(gz, "rt") as f:
+                log = f.read().splitlines()
+            assert log[0] == "fio version 3 iolog"
+            assert len(log) == 3 + r.runtime_s * 5 + 1
+            assert all(" /tmp/bench-dev " in x for x in log[1:])

@@ -959,15 +959,119 @@ def summarize(res):
         if head not in by_blocks:
             head = max(by_blocks)
         dtab[wl] = dsweep[wl][str(head)]
-    ctab = closed_tables(_ok(runs, "closed"))
+    closed = _ok(runs, "closed")
+    ctab = closed_tables([r for r in closed
+                          if r.get("origin", "hdd") == "hdd"])
+    raid = raid_tables([r for r in closed if r.get("origin", "hdd") != "hdd"])
     rtab = closed_tables(_ok(runs, "rate"), rate_key)
     rate_vs_ssd(rtab)
     cpu, flush = cpu_table(_ok(runs, "cpu")), flush_table(_ok(runs, "flush"))
     return {"destage": dtab, "destage_sweep": dsweep, "closed": ctab,
+            "raid": raid,
             "rate": rtab, "policies": policies(ctab),
             "cpu": cpu, "flush": flush,
             "targets": targets(dtab, ctab) + targets16(ctab, rtab, cpu,
                                                        flush)}
+
+
+def raid_case(r):
+    """A RAID run's case: "<origin> <workload> <full|N MiB footprint>"."""
+    return "%s %s %s" % (r["origin"], r["workload"],
+                         "%d MiB" % r["span_mb"] if r.get("span_mb")
+                         else "full")
+
+
+def spread(xs):
+    """{n, mean, min, max, sd} of the figures ``xs`` (None left out)."""
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return {"n": 0, "mean": None, "min": None, "max": None, "sd": None}
+    m, sd = _mean_sd(xs)
+    return {"n": len(xs), "mean": m, "min": min(xs), "max": max(xs),
+            "sd": sd}
+
+
+RAID_PEERS = ("cscan", "lrw", "writecache")
+
+
+def raid_tables(runs):
+    """The RAID cases' closed runs: {case: {str(cache MiB): {system:
+    {sustained: spread of the repeats' sustained IOPS, runs: [(id,
+    sustained, steady)], steady: how many were}, "wow_x": {peer: {mean,
+    lo, hi, apart}}}}}: wow's mean over the peer's, the ratio's range
+    over the repeats (wow's lowest over the peer's highest, and the other
+    way) and whether the two spreads do not overlap (a ratio is claimed
+    only then)."""
+    groups = {}
+    for r in runs:
+        groups.setdefault(raid_case(r), {}).setdefault(
+            str(r["cache_mb"]), {}).setdefault(r["system"], []).append(r)
+    out = {}
+    for case, by_mb in groups.items():
+        out[case] = {}
+        for mb, by_sys in sorted(by_mb.items(), key=lambda x: int(x[0])):
+            row = {}
+            for sname, rs in by_sys.items():
+                sus = [sustained(r)[0] for r in rs]
+                row[sname] = {
+                    "sustained": spread(sus),
+                    "runs": [[r["id"], x, bool(r.get("steady"))]
+                             for r, x in zip(rs, sus)],
+                    "steady": sum(1 for r in rs if r.get("steady"))}
+            wow = row.get(systems.REFERENCE)
+            x = {}
+            for peer in RAID_PEERS:
+                o = row.get(peer)
+                if not wow or not o or not wow["sustained"]["n"] or \
+                        not o["sustained"]["n"]:
+                    continue
+                a, b = wow["sustained"], o["sustained"]
+                x[peer] = {"mean": ratio(a["mean"], b["mean"]),
+                           "lo": ratio(a["min"], b["max"]),
+                           "hi": ratio(a["max"], b["min"]),
+                           "apart": a["min"] > b["max"] or
+                           a["max"] < b["min"]}
+            row["wow_x"] = x
+            out[case][mb] = row
+    return out
+
+
+def raid_md(raid):
+    """The RAID cases as Markdown tables: per case, a row per cache size:
+    each system's mean sustained IOPS over the repeats with the lowest and
+    highest (and how many runs, † when one was not steady), then wow over
+    each peer: the ratio of the means and its range over the repeats; "="
+    marks a ratio whose spreads overlap (not claimed)."""
+    if not raid:
+        return ""
+    out = []
+    for case in sorted(raid):
+        by_mb = raid[case]
+        names = _order({s for row in by_mb.values() for s in row
+                        if s != "wow_x"}, systems.SYSTEM_NAMES)
+        peers = [p for p in RAID_PEERS if p in names]
+        header = ["cache"] + [_label(n) for n in names] + [
+            "wow / %s" % p for p in peers]
+        rows = []
+        for mb, row in sorted(by_mb.items(), key=lambda x: int(x[0])):
+            cells = ["%s MiB" % mb]
+            for n in names:
+                x = row.get(n)
+                if not x or not x["sustained"]["n"]:
+                    cells.append("–")
+                    continue
+                sp = x["sustained"]
+                cells.append("%.0f [%.0f–%.0f] (%d%s)" % (
+                    sp["mean"], sp["min"], sp["max"], sp["n"],
+                    "" if x["steady"] == len(x["runs"]) else " †"))
+            for p in peers:
+                r = row["wow_x"].get(p)
+                cells.append("–" if not r else "%s%.2f [%.2f–%.2f]" % (
+                    "" if r["apart"] else "= ", r["mean"], r["lo"],
+                    r["hi"]))
+            rows.append(cells)
+        out.append("**%s**\n\n%s\n" % (case, table(header, rows)))
+    return "\n".join(out)
 
 
 def rate_key(r):
@@ -1958,6 +2062,21 @@ def markdown(res, plots=(), plot_prefix="plots/", heading="#"):
                 p.get("flush_writes", 0), p.get("flush_runtime_s", 0),
                 p.get("flush_cache_mb", 0), p.get("flush_rounds", 0)))
         parts.append(ft + "\n")
+    rm = raid_md(s.get("raid") or {})
+    if rm:
+        parts.append("%s# md RAID origins\n" % h)
+        parts.append(
+            "Closed loop over md arrays of live %s rpm disks (members of "
+            "%d GiB: RAID-5 4+1, RAID-10 2+2, 64 KiB chunks), cache sizes "
+            "as listed; \"full\": the workload over the whole array, "
+            "\"N MiB\": over its first N MiB.  Each cell: the mean "
+            "sustained IOPS over the repeats [lowest–highest] (runs; † "
+            "when one was not steady).  wow / peer: the ratio of the means "
+            "[wow's lowest over the peer's highest – the other way]; \"= "
+            "\" marks one whose spreads overlap (not claimed).\n" % (
+                "10K" if p.get("raid_disk", "10k") == "10k" else
+                p.get("raid_disk"), p.get("raid_member_bytes", 0) >> 30))
+        parts.append(rm + "\n")
     parts.append("%s# Targets (reported, not asserted)\n" % h)
     parts.append(
         "Issue 5's, then issue 16's; a missed line says how far off it "

@@ -114,6 +114,8 @@ class Workload(NamedTuple):
                               # a job with dist "hot" (the rest: uniform
                               # over the rest of its region)
     hot_pct: int = 0
+    iolog: bool = False       # replayed from an iolog (spc1.py) that the
+                              # host writes, not fio's own generators
 
 
 def depths(shares, total=16):
@@ -210,8 +212,17 @@ WORKLOADS = [
              "hot set is near the cache size" % (HOT_PCT, HOT_MB),
              (Job("hot", "randwrite", 16, dist="hot"),),
              hot_mb=HOT_MB, hot_pct=HOT_PCT),
+    Workload("spc1h", "SPC-1-like (hierarchical reuse)",
+             "SPC-1-like with the specification's hierarchical reuse random "
+             "walk on the hot streams and its sequential transfer lengths "
+             "(scripts/wowbench/spc1.py): the same three ASUs and eight "
+             "streams, replayed from a fio iolog at iodepth 16",
+             (), iolog=True),
 ]
 WORKLOAD_NAMES = [w.name for w in WORKLOADS]
+# the workloads of the single-disk profiles' "every workload" runs (the
+# iolog one runs where a profile names it: the RAID cases)
+CLASSIC_WORKLOADS = [w.name for w in WORKLOADS if not w.iolog]
 HEADLINE_WORKLOAD = "uniform"
 # the flush-cost measurement: plain writes and every write FUA
 FLUSH_MODES = ["plain", "fua"]
@@ -349,11 +360,19 @@ def run_job(run, profile):
         return name, flush_job(run.workload, device, profile["flush_writes"],
                                profile["flush_runtime_s"])
     wl = workload(run.workload)
-    device = profile["origin_bytes"]
+    if wl.iolog:
+        if run.measurement != "closed":
+            raise ValueError("%s: an iolog workload runs closed only" %
+                             run.id)
+        name = iolog_spec(run, profile)[0]
+        return name, iolog_job(name)
+    device = run_span(run, profile)
     if run.measurement == "destage":
         name = "%s-destage-%d" % (wl.name, run.blocks)
     elif run.measurement == "closed":
         name = "%s-closed" % wl.name
+        if device != profile["origin_bytes"]:
+            name += "-%dm" % (device // MIB)
     else:
         name = "%s-rate-%d" % (wl.name, run.rate_iops)
     if run.system == "ssd":
@@ -365,6 +384,19 @@ def run_job(run, profile):
 
 # --------------------------------------------------------------------------
 # Profiles and the run plan
+
+# What the RAID cases share (the WOW paper's setting, scaled to the VM):
+# members of 8 GiB (RAID-5 4+1: a 32 GiB array, RAID-10 2+2: 16 GiB),
+# each a live 10K rpm disk; SPC-1-like iologs of 16 BSUs, enough I/Os for
+# a run's cap at 2,500 a second
+RAID_COMMON = {
+    "raid_member_bytes": 8 << 30,
+    "raid_disk": "10k",
+    "iolog_iops": 2500,
+    "spc1_seed": 1,
+    "spc1_bsus": 16,
+    "closed_expect_iops": 150,
+}
 
 PROFILES = {
     # make bench-quick: one point of each measurement.  Modelled destage of
@@ -426,6 +458,11 @@ PROFILES = {
         "flush_cache_mb": 512,
         "flush_writes": 32768,
         "flush_runtime_s": 30,
+        # the RAID profile's quick subset: the cache-sensitive SPC-1-like
+        # point on RAID-5 for wow and dm-writecache, once (RAID_COMMON)
+        "raid_cases": [("raid5", "spc1h", 354, [16], ["wow", "writecache"],
+                        1)],
+        **{k: v for k, v in RAID_COMMON.items() if k != "closed_expect_iops"},
     },
     # make bench: every workload over a sweep of dirty-set sizes
     # (modelled destage); closed loop over a sweep of cache sizes for
@@ -471,7 +508,135 @@ PROFILES = {
         "flush_writes": 32768,
         "flush_runtime_s": 30,
     },
+    # make bench-raid: the WOW paper's experiments on md arrays of live
+    # 10K rpm disks (about two hours): the SPC-1-like mix (hierarchical
+    # reuse, spc1.py) cache-insensitive (the whole 32 GiB RAID-5, an 8 MiB
+    # cache: 0.024% of the footprint; the paper's was 0.011%) and
+    # cache-sensitive (a 354 MiB footprint, a 16 MiB cache: 4.52%); uniform
+    # random writes over the whole RAID-5 and RAID-10 at caches of 8, 16
+    # and 32 MiB; wow, cscan, lrw and dm-writecache (RAID-10: the three
+    # policies); each point three times, the repeats interleaved
+    "raid": {
+        "origin_bytes": 8 << 30,
+        "destage_cache_mb": 128,
+        "destage_blocks": 2048,
+        "destage_sweep_blocks": [],
+        "destage_workloads": [],
+        "closed_cache_mb": [],
+        "closed_more_cache_mb": [],
+        "closed_other_cache_mb": None,
+        "closed_sweeps": [],
+        "closed_systems": None,
+        "closed_window_s": 20,
+        "closed_turnover_pct": 100,
+        "closed_fill_iops": 1000,
+        "closed_min_fill_s": 8,
+        "closed_floor_iops": 60,
+        "rate_cache_mb": [],
+        "rate_systems": [],
+        "rate_basis": "half",
+        "rate_iops": 55,
+        "rate_window_s": 30,
+        "timescale": 1.0,
+        "cpu_systems": [],
+        "cpu_rounds": 0,
+        "cpu_runtime_s": 10,
+        "cpu_origin_mb": 512,
+        "cpu_cache_mb": 128,
+        "flush_systems": [],
+        "flush_rounds": 0,
+        "flush_cache_mb": 512,
+        "flush_writes": 32768,
+        "flush_runtime_s": 30,
+        "raid_cases": [
+            ("raid5", "spc1h", 0, [8], ["wow", "cscan", "lrw", "writecache"],
+             3),
+            ("raid5", "spc1h", 354, [16],
+             ["wow", "cscan", "lrw", "writecache"], 3),
+            ("raid5", "uniform", 0, [8, 16, 32],
+             ["wow", "cscan", "lrw", "writecache"], 3),
+            ("raid10", "uniform", 0, [8, 16, 32], ["wow", "cscan", "lrw"], 3),
+        ],
+        **RAID_COMMON,
+    },
 }
+
+
+class Raid(NamedTuple):
+    """An md array the guest builds over live emulated disks (the WOW
+    paper's origins: md RAID-5 4+1 and RAID-10 2+2 of 10K rpm disks,
+    64 KiB chunks)."""
+    name: str
+    level: int
+    members: int
+    data_disks: int
+    chunk_kib: int
+    layout: str
+
+
+RAIDS = {
+    "raid5": Raid("raid5", 5, 5, 4, 64, "left-symmetric"),
+    "raid10": Raid("raid10", 10, 4, 2, 64, "n2"),
+}
+ORIGINS = ["hdd"] + list(RAIDS)
+# the member servers a bench run starts when any run wants an array: as
+# many as the largest array has (RAID-10 uses the first four)
+RAID_SERVERS = max(r.members for r in RAIDS.values())
+# md's data offset (mdadm --data-offset): the array is data_disks x
+# (member - offset), rounded down to the chunk
+MD_DATA_OFFSET_MB = 1
+
+
+def raid_bytes(origin, profile):
+    """The usable size of array ``origin`` (a RAIDS key) over members of
+    the profile's raid_member_bytes, less a MiB a member of slack (md
+    rounds to its chunk)."""
+    r = RAIDS[origin]
+    member = profile["raid_member_bytes"] - (MD_DATA_OFFSET_MB + 1) * MIB
+    return r.data_disks * (member // MIB * MIB)
+
+
+def origin_bytes(run, profile):
+    """Bytes of ``run``'s origin: the live disk, or its array."""
+    if run.origin in RAIDS:
+        return raid_bytes(run.origin, profile)
+    return profile["origin_bytes"]
+
+
+def run_span(run, profile):
+    """Bytes the workload of ``run`` addresses: its footprint (span_mb)
+    or the whole origin."""
+    full = origin_bytes(run, profile)
+    if run.span_mb:
+        if run.span_mb * MIB > full:
+            raise ValueError("%s: footprint over the origin" % run.id)
+        return run.span_mb * MIB
+    return full
+
+
+def iolog_spec(run, profile):
+    """(name, footprint bytes, I/Os, seed, BSUs) of the iolog an iolog
+    workload's closed run replays: enough I/Os for its runtime cap at the
+    profile's iolog_iops (fio stops at the log's end)."""
+    span = run_span(run, profile)
+    count = run.runtime_s * profile.get("iolog_iops", 2500)
+    seed = profile.get("spc1_seed", 1)
+    bsus = profile.get("spc1_bsus", 16)
+    name = "%s-%dm-%dk-s%d-b%d" % (run.workload, span // MIB, count // 1000,
+                                   seed, bsus)
+    return name, span, count, seed, bsus
+
+
+def iolog_job(name, iodepth=16):
+    """fio job text that replays /tmp/NAME.iolog (the guest unpacks
+    /wow/bench/jobs/NAME.iolog.gz there) closed loop: as fast as
+    ``iodepth`` I/Os in flight allow, in the log's order."""
+    return "\n".join([
+        "# %s (closed, iolog), generated by scripts/bench.py" % name,
+        "[global]", "ioengine=libaio", "direct=1", "group_reporting=1", "",
+        "[%s]" % name.split("-")[0], "read_iolog=/tmp/%s.iolog" % name,
+        "read_iolog_chunked=1", "replay_no_stall=1",
+        "iodepth=%d" % iodepth, ""])
 
 
 class Run(NamedTuple):
@@ -490,7 +655,12 @@ class Run(NamedTuple):
                         # is measured)
     rate_of: str = ""   # rate: the closed run whose sustained IOPS, halved,
                         # is the rate (resolve_rate)
-    round: int = 0      # cpu, flush: which of the alternated rounds
+    round: int = 0      # cpu, flush: which of the alternated rounds;
+                        # a RAID case's closed run: which of its repeats
+    origin: str = "hdd"  # closed: "hdd" (the live disk), or an md array
+                         # over live disks: "raid5", "raid10" (RAIDS)
+    span_mb: int = 0    # the footprint the workload addresses from the
+                        # origin's start (0: the whole origin)
 
 
 def rate_iops(profile):
@@ -625,7 +795,7 @@ def plan(profile, systems=None, workloads=None, measurements=None):
                   profile.get("closed_more_cache_mb") or []]
         other = profile.get("closed_other_cache_mb")
         if other:
-            cases += [(w, other, None) for w in WORKLOAD_NAMES
+            cases += [(w, other, None) for w in CLASSIC_WORKLOADS
                       if w != HEADLINE_WORKLOAD]
         for w, sizes, some in profile.get("closed_sweeps") or []:
             cases += [(w, mb, some) for mb in sizes]
@@ -651,6 +821,8 @@ def plan(profile, systems=None, workloads=None, measurements=None):
                 runs.append(Run(rid, "closed", s, w, mb, rt, window,
                                 timeout_s=rt + 240,
                                 turnover_pct=profile["closed_turnover_pct"]))
+    if "closed" in measurements:
+        runs += raid_runs(profile, systems, workloads)
     if "cpu" in measurements and HEADLINE_WORKLOAD in workloads:
         sel = [s for s in profile.get("cpu_systems") or []
                if s in systems and _takes_part(s, "cpu")]
@@ -677,6 +849,41 @@ def plan(profile, systems=None, workloads=None, measurements=None):
     for r in runs:
         assert re.fullmatch(r"[A-Za-z0-9_.+-]+", r.id), r.id
     return runs
+
+
+def raid_id(workload_name, origin, span_mb, cache_mb, system_name, k):
+    """c-<workload>-<r5|r10><f|pN>-<cache>m-<system>-<repeat>: f the whole
+    array (full backend), pN a footprint of N MiB (partial backend)."""
+    return "c-%s-%s%s-%dm-%s-%d" % (
+        workload_name, origin.replace("raid", "r"),
+        "p%d" % span_mb if span_mb else "f", cache_mb, system_name, k)
+
+
+def raid_runs(profile, systems, workloads):
+    """The closed runs of the profile's raid_cases, [(origin, workload,
+    footprint MiB or 0, [cache MiB], [systems], repeats)]: repeat k of
+    every case before repeat k + 1, so a slow spell of the machine falls
+    on all of them."""
+    cases = profile.get("raid_cases") or []
+    window = profile["closed_window_s"]
+    out = []
+    for k in range(1, max([c[5] for c in cases] + [0]) + 1):
+        for origin, w, span_mb, sizes, some, reps in cases:
+            if k > reps or w not in workloads:
+                continue
+            if origin not in RAIDS:
+                raise KeyError(origin)
+            for mb in sizes:
+                for s in systems:
+                    if s not in some or not _takes_part(s, "closed"):
+                        continue
+                    rt = closed_runtime_cap(mb, profile, s)
+                    out.append(Run(
+                        raid_id(w, origin, span_mb, mb, s, k), "closed", s,
+                        w, mb, rt, window, timeout_s=rt + 300,
+                        turnover_pct=profile["closed_turnover_pct"],
+                        round=k, origin=origin, span_mb=span_mb))
+    return out
 
 
 def rate_runs(profile, systems):
