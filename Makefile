@@ -19,7 +19,7 @@ DESTDIR ?=
 VERSION := $(shell cat dm-wow/VERSION)
 export PREFIX DESTDIR
 
-.PHONY: all module userspace clean setup check demo kunit vmtest shell \
+.PHONY: all module userspace clean setup check demo kunit vmtest shell deb \
 	checkpatch bench bench-quick bench-raid check-debug debug-kernel soak \
 	test-userspace test-bench-tools test-kunit test-vm test-style \
 	test-vm-debug test-vm612 test-vm-systemd check-large install uninstall \
@@ -52,6 +52,12 @@ uninstall-userspace:
 
 version:
 	@echo $(VERSION)
+
+# Debian packages: dm-wow-dkms (all) and wowctl, built with debhelper and
+# dh-dkms from a copy of the tree into results/deb/, then lintian
+# (scripts/deb.sh; DEB_VERSION=V for a rebuild under a newer version)
+deb: setup
+	@scripts/deb.sh
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/dm-wow clean
