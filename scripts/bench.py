@@ -255,7 +255,7 @@ def write_iolog(jobs, run, profile):
     return path
 
 
-def make_raid_files(kv, base, out):
+def make_raid_files(kv, base, run_dir):
     """What the guest needs to build md arrays, which the base initramfs
     lacks: mdadm and its libraries, and the raid456 and raid10 modules
     with what they depend on (in /lib/modules/KV/bench/, loaded in order
@@ -271,21 +271,21 @@ def make_raid_files(kv, base, out):
     if os.path.exists(base + ".files"):
         with open(base + ".files") as f:
             have = set(f.read().split())
-    out = [(exe, "/sbin/mdadm")]
+    files = [(exe, "/sbin/mdadm")]
     for lib in wowvm.ldd_libs(exe):
         if lib not in have:
-            out.append((lib, lib))
+            files.append((lib, lib))
     mods = wowvm.module_paths(kv, ["raid456", "raid10"], [])
     order = []
     for m in mods:
         dest = "/lib/modules/%s/bench/%s" % (kv, os.path.basename(m))
-        out.append((m, dest))
+        files.append((m, dest))
         order.append(dest)
-    lst = os.path.join(out, "guest", "raid-modules")
+    lst = os.path.join(run_dir, "guest", "raid-modules")
     with open(lst, "w") as f:
         f.write("\n".join(order) + "\n")
-    out.append((lst, "/wow/bench/raid-modules"))
-    return out
+    files.append((lst, "/wow/bench/raid-modules"))
+    return files
 
 
 class BenchHdd:
