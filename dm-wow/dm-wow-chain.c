@@ -216,3 +216,17 @@ int wow_chain_replay(struct wow_chain *c, const struct wow_chain_ops *ops,
 		return r;
 	return vouched(c, ops, ctx, s, off, next);
 }
+
+/*
+ * Only the segment the chain names: a load after a crash follows the
+ * chain from the last checkpoint, and a segment opened that no record or
+ * checkpoint named is a life it never reaches (everything written there,
+ * FUA and flushed writes included, would be lost; and its old slots
+ * would serve other blocks' data).  The named segment may be none
+ * (WOW_NO_SEG: the free list was empty): then nothing may be opened until
+ * a checkpoint names the new head.
+ */
+bool wow_chain_may_open(bool chained, __u32 named, __u32 head)
+{
+	return !chained || named == head;
+}

@@ -82,4 +82,12 @@ struct wow_chain {
 int wow_chain_replay(struct wow_chain *c, const struct wow_chain_ops *ops,
 		     void *ctx);
 
+/*
+ * The writer's side: may the log open @head (the free list's head) as its
+ * next segment, when the last record or checkpoint written named @named?
+ * @chained: a checkpoint anchors a chain (without one, loads scan every
+ * segment).  Pure; the log asks it with its lock held.
+ */
+bool wow_chain_may_open(bool chained, __u32 named, __u32 head);
+
 #endif /* DM_WOW_CHAIN_H */

@@ -189,7 +189,8 @@ static struct wow_copy *alloc_copy(struct wow_cache *wc)
 
 /*
  * Take up to the copy's room of the victim's dirty blocks that no destage
- * run holds: held from the policy, slots DESTAGING (lock held).
+ * run holds: held from the policy, slots DESTAGING, the victim pinned once
+ * per block until the log inserts or releases it (lock held).
  */
 static void fill_copy(struct wow_cache *wc, struct wow_copy *c, u32 max)
 {
@@ -209,6 +210,7 @@ static void fill_copy(struct wow_cache *wc, struct wow_copy *c, u32 max)
 			continue;
 		wow_index_set_flags(&wc->index, first + i,
 				    WOW_SLOT_DESTAGING, 0);
+		wow_log_pin(wc, wc->victim);
 		c->oblocks[c->nr] = ob;
 		c->slots[c->nr] = first + i;
 		c->nr++;
@@ -320,6 +322,11 @@ void wow_clean(struct wow_cache *wc)
 
 	wow_clean_free_done(wc);
 	spin_lock_irq(&wc->lock);
+	if (wow_log_reap_drained(wc)) {
+		wc->urgent_since = 0;	/* progress */
+		/* writers may be waiting for the space */
+		queue_work(wc->wq, &wc->commit_work);
+	}
 	if (wc->victim != WOW_NO_SEG) {
 		seg = &wc->segs[wc->victim];
 		if (wow_log_free_seg(wc, wc->victim)) {

@@ -248,8 +248,11 @@ static void submit_write(struct wow_cache *wc, struct wow_run *run)
 /*
  * The run's origin write is durable (@ok) or failed: record its blocks
  * clean where the destaged copy is still the current one (and note them
- * for a clean mark in the log), else leave them dirty for a retry.  Lock
- * held.
+ * for a clean mark in the log), else leave them dirty for a retry.  Each
+ * slot's segment was pinned by fill_run, so a slot that is VALID for the
+ * same origin block is the very copy the run read: a segment cannot be
+ * freed and reopened under a run, and a later write of the block cannot
+ * land in the slot the run read (issue 34, finding 2).  Lock held.
  */
 static void complete_run(struct wow_cache *wc, struct wow_run *run, bool ok)
 {
@@ -265,6 +268,7 @@ static void complete_run(struct wow_cache *wc, struct wow_run *run, bool ok)
 
 		wow_index_set_flags(&wc->index, run->slots[i], 0,
 				    WOW_SLOT_DESTAGING);
+		wow_log_unpin(wc, wow_slot_seg(wc, run->slots[i]));
 		if (!current_copy)
 			continue;
 		if (ok) {
@@ -402,8 +406,9 @@ static void process_writes(struct wow_cache *wc)
 }
 
 /*
- * Fill @run with the blocks [start, start + n) the policy handed out, and
- * mark their slots DESTAGING (lock held).
+ * Fill @run with the blocks [start, start + n) the policy handed out, mark
+ * their slots DESTAGING and pin their segments until complete_run (lock
+ * held).
  */
 static void fill_run(struct wow_cache *wc, struct wow_run *run, u64 start,
 		     u32 n)
@@ -421,6 +426,7 @@ static void fill_run(struct wow_cache *wc, struct wow_run *run, u64 start,
 			s = 0;
 		run->slots[i] = s;
 		wow_index_set_flags(&wc->index, s, WOW_SLOT_DESTAGING, 0);
+		wow_log_pin(wc, wow_slot_seg(wc, s));
 	}
 	wc->runs_inflight++;
 }

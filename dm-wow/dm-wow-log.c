@@ -32,11 +32,12 @@
  *    |                                    cleaning's victim, every |  | record
  *    |                                    block clean              |  | failed
  *    |                                                             v  |
- *    |  wow_log_free_seg():          finish_batch():           FREEING
+ *    |  wow_log_free_seg(),          finish_batch():           FREEING
+ *    |  wow_log_reap_drained():                                 |
  *    +----------------------- DRAINING <------------------------+
- *       no read pins it       (its tombstones are durable;    (its record
- *                              nothing current in it goes      of tombstones
- *                              straight here from CLOSED)      is queued)
+ *       no read or destage    (its tombstones are durable;    (its record
+ *       run pins it           nothing current in it goes      of tombstones
+ *                             straight here from CLOSED)      is queued)
  *
  * Recovery rebuilds FREE, OPEN (the log head) and CLOSED; FREEING and
  * DRAINING exist only while the device runs.
@@ -133,6 +134,7 @@ int wow_log_alloc(struct wow_cache *wc)
 	if (!wc->segs)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&wc->free_segs);
+	INIT_LIST_HEAD(&wc->drained);
 	INIT_LIST_HEAD(&wc->seg_order);
 	wc->lrw_cursor = WOW_NO_SLOT;
 	for (i = 0; i < wc->nr_segments; i++) {
@@ -562,6 +564,7 @@ static void release_copied(struct wow_cache *wc, struct wow_copy *c, u32 i)
 		WARN_ON_ONCE(wow_policy_mark_dirty(&wc->policy, ob));
 	}
 	wow_policy_run_done(&wc->policy, ob, 1);
+	wow_log_unpin(wc, wow_slot_seg(wc, src));
 	c->slots[i] = WOW_NO_SLOT;
 }
 
@@ -766,7 +769,8 @@ void wow_log_take_copies_done(struct wow_cache *wc, struct list_head *done)
  * copies its dirty blocks forward; the log changes the segment's state):
  * a closed victim with every block clean is retired, FREEING while the
  * record of tombstones for its copies is written (none needed when it
- * holds nothing current), DRAINING until reads from it finish, then FREE.
+ * holds nothing current), DRAINING until reads and destage runs from it
+ * finish, then FREE.
  * Returns 0, or -ENOMEM: the next kick tries again.
  */
 int wow_log_retire_seg(struct wow_cache *wc, u32 v)
@@ -783,19 +787,49 @@ int wow_log_retire_seg(struct wow_cache *wc, u32 v)
 }
 
 /*
- * The retired segment @v goes back on the free list once no read pins it
- * (lock held): true when it did.
+ * The retired segment @v goes back on the free list once no read or
+ * destage run pins it (lock held): true when cleaning is done with it,
+ * freed now or, while pinned, left on the drained list for
+ * wow_log_reap_drained (a destage run to a slow origin can pin it for
+ * seconds: cleaning goes on with other victims meanwhile).
  */
 bool wow_log_free_seg(struct wow_cache *wc, u32 v)
 {
 	struct wow_segment *seg = &wc->segs[v];
 
 	lockdep_assert_held(&wc->lock);
-	if (seg->state != WOW_SEG_DRAINING || atomic_read(&seg->pins))
+	if (seg->state != WOW_SEG_DRAINING)
 		return false;
+	if (atomic_read(&seg->pins)) {
+		if (list_empty(&seg->list))
+			list_add_tail(&seg->list, &wc->drained);
+		return true;
+	}
+	list_del_init(&seg->list);
 	free_seg_add(wc, v);
 	atomic64_inc(&wc->stats.reclaimed_segments);
 	return true;
+}
+
+/*
+ * Free the drained segments no pin holds any more (lock held); returns
+ * how many.  The list holds only segments retired while pinned: a few.
+ */
+u32 wow_log_reap_drained(struct wow_cache *wc)
+{
+	struct wow_segment *seg, *tmp;
+	u32 n = 0;
+
+	lockdep_assert_held(&wc->lock);
+	list_for_each_entry_safe(seg, tmp, &wc->drained, list) {
+		if (atomic_read(&seg->pins))
+			continue;
+		list_del_init(&seg->list);
+		free_seg_add(wc, seg - wc->segs);
+		atomic64_inc(&wc->stats.reclaimed_segments);
+		n++;
+	}
+	return n;
 }
 
 /* Has a retired segment's record been handed to the log? (lock held) */
@@ -1104,6 +1138,7 @@ static u32 insert_copies(struct wow_cache *wc, u32 slot)
 			if (c->slots[i] == WOW_NO_SLOT)
 				continue;
 			insert_copy(wc, c->oblocks[i], c->slots[i], slot++);
+			wow_log_unpin(wc, wow_slot_seg(wc, c->slots[i]));
 			c->slots[i] = WOW_NO_SLOT;
 			n++;
 		}
@@ -1239,9 +1274,14 @@ static bool seg_on_chain(struct wow_cache *wc, u32 s)
 }
 
 /*
- * Open a free segment for the record with seq @seq (lock held).  Not one
- * on the replay's chain: then a checkpoint is due first
- * (periodic_checkpoint).
+ * Open a free segment for the record with seq @seq (lock held).  Only the
+ * one the chain names (the last record's or checkpoint's next segment),
+ * and not one on the replay's chain: else a checkpoint is due first
+ * (periodic_checkpoint).  A segment the chain does not name would be a
+ * life the replay never reaches: everything written in it, FUA writes
+ * included, would be lost at the next load after a crash (issue 34,
+ * finding 1: a checkpoint taken with the free list empty named no next
+ * segment, and cleaning freed one while it was written).
  */
 static bool open_segment(struct wow_cache *wc, bool reserve, u64 seq)
 {
@@ -1253,7 +1293,9 @@ static bool open_segment(struct wow_cache *wc, bool reserve, u64 seq)
 	if (!wc->nr_free_segs ||
 	    (!reserve && wc->nr_free_segs <= WOW_RESERVE_SEGMENTS))
 		return false;
-	if (seg_on_chain(wc, next_free_seg(wc))) {
+	if (!wow_chain_may_open(wc->ckpt_seq != 0, wc->chain_next,
+				next_free_seg(wc)) ||
+	    seg_on_chain(wc, next_free_seg(wc))) {
 		wc->ckpt_wanted = true;
 		return false;
 	}
@@ -1689,12 +1731,27 @@ static void add_record_page(struct wow_cache *wc, struct bio **bio,
 	__bio_add_page(next, page, len, off);
 }
 
+/*
+ * Does the record need more than one bio?  Then a PREFLUSH on its first
+ * bio orders only that bio: the others may reach the device before the
+ * flush ends.
+ */
+static bool record_chained(struct wow_cache *wc)
+{
+	struct wow_batch *b = &wc->batch;
+	u32 bs = wc->args.block_size;
+
+	return DIV_ROUND_UP(offset_in_page(b->hdr) + bs, PAGE_SIZE) +
+	       DIV_ROUND_UP(b->nr_data * bs, PAGE_SIZE) > BIO_MAX_VECS;
+}
+
 /* Fill the header block and the checksums, build and submit the I/O. */
 static void submit_batch(struct wow_cache *wc)
 {
 	struct wow_batch *b = &wc->batch;
 	u32 bs = wc->args.block_size, off, data_bytes = b->nr_data * bs;
 	blk_opf_t opf = REQ_OP_WRITE | REQ_SYNC | (b->fua ? REQ_FUA : 0);
+	blk_opf_t first = b->fua || b->preflush ? REQ_PREFLUSH : 0;
 	struct wow_record_info ri;
 	u64 origin_flush;
 	struct bio *bio;
@@ -1720,8 +1777,21 @@ static void submit_batch(struct wow_cache *wc)
 	if (flush_origin_bypassed(wc, origin_flush))
 		b->origin_failed = true;
 
-	bio = bio_alloc_bioset(wc->cache_dev->bdev, BIO_MAX_VECS,
-			       opf | (b->fua || b->preflush ? REQ_PREFLUSH : 0),
+	/*
+	 * A record of more than one bio that needs the flush first (the
+	 * first record of a reused segment overwrites the earlier life; a FUA
+	 * record vouches for every earlier one): the flush is issued and
+	 * waited for before any of its bios, else a power cut could find the
+	 * earlier life overwritten and its replacement not durable (issue
+	 * 34, finding 3: 4 KiB blocks, erase blocks of 2 MiB or more).  A
+	 * failed flush leaves the PREFLUSH on the first bio (the cache then
+	 * fails the record).
+	 */
+	if (first && record_chained(wc) &&
+	    !blkdev_issue_flush(wc->cache_dev->bdev))
+		first = 0;
+
+	bio = bio_alloc_bioset(wc->cache_dev->bdev, BIO_MAX_VECS, opf | first,
 			       GFP_NOIO, &wc->log_bs);
 	bio->bi_iter.bi_sector = wow_slot_sector(wc, slot_of(wc, b->seg,
 							     b->block));
@@ -2486,6 +2556,7 @@ static int reset_log(struct wow_cache *wc)
 		INIT_LIST_HEAD(&seg->order);
 	}
 	INIT_LIST_HEAD(&wc->free_segs);
+	INIT_LIST_HEAD(&wc->drained);
 	INIT_LIST_HEAD(&wc->seg_order);
 	wc->lrw_cursor = WOW_NO_SLOT;
 	wc->nr_free_segs = 0;
@@ -2640,7 +2711,6 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 	ci.head_seg = wc->open_seg;
 	ci.head_wp = wc->open_seg != WOW_NO_SEG ? wc->segs[wc->open_seg].wp : 0;
 	ci.next_seg = next_free_seg(wc);
-	wc->chain_next = ci.next_seg;
 	dirty = wc->dirty_blocks;
 	valid = wc->valid_blocks;
 	wc->ckpt_log_blocks = 0;
@@ -2657,6 +2727,13 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 	spin_lock_irq(&wc->lock);
 	if (wc->durable_seq < ci.completed_seq)
 		wc->durable_seq = ci.completed_seq;
+	/*
+	 * Only now does the chain start at this checkpoint: a failed one
+	 * leaves the last record's pointer in force.  If the free list's head
+	 * changed while it was written (cleaning freed a segment into an empty
+	 * list), open_segment sees the two differ and asks for another.
+	 */
+	wc->chain_next = ci.next_seg;
 	wc->ckpt_seq = ci.next_seq;
 	wc->ckpt_head = ci.head_seg;
 	wc->ckpt_wanted = false;

@@ -658,6 +658,8 @@ struct wow_cache {
 	struct wow_segment *segs;
 	struct list_head free_segs;
 	u32 nr_free_segs;
+	/* retired (DRAINING) segments a read or a destage run still pins */
+	struct list_head drained;
 	/* segments with a life on disk, oldest first (seq order) */
 	struct list_head seg_order;
 	u32 lrw_cursor;			/* first slot in that order not clean */
@@ -867,6 +869,7 @@ u64 wow_min_disk_seq(struct wow_cache *wc);
 u64 wow_log_prune_held_tombs(struct wow_cache *wc);
 int wow_log_retire_seg(struct wow_cache *wc, u32 v);
 bool wow_log_free_seg(struct wow_cache *wc, u32 v);
+u32 wow_log_reap_drained(struct wow_cache *wc);
 bool wow_log_meta_inflight(struct wow_cache *wc);
 void wow_log_pin(struct wow_cache *wc, u32 s);
 void wow_log_unpin(struct wow_cache *wc, u32 s);

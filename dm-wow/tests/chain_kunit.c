@@ -294,6 +294,39 @@ static void wow_chain_io_error(struct kunit *test)
 	}
 }
 
+/*
+ * Issue 34, finding 1: a checkpoint taken while the free list was empty
+ * names no next segment; cleaning frees segment 2 while it is written.
+ * Had the log opened segment 2 (not named), a load from that checkpoint
+ * would replay none of the records written there: the writer must not
+ * open it until a checkpoint names it (wow_chain_may_open), and then the
+ * replay finds them.
+ */
+static void wow_chain_unnamed_segment(struct kunit *test)
+{
+	struct flog *l = new_log(test);
+	struct wow_chain c = head(0, BPS, WOW_NO_SEG, 20, 10);
+
+	KUNIT_EXPECT_FALSE(test, wow_chain_may_open(true, WOW_NO_SEG, 2));
+	KUNIT_EXPECT_FALSE(test, wow_chain_may_open(true, 1, 2));
+	KUNIT_EXPECT_TRUE(test, wow_chain_may_open(true, 2, 2));
+	/* no checkpoint anchors a chain: loads scan, any segment will do */
+	KUNIT_EXPECT_TRUE(test, wow_chain_may_open(false, WOW_NO_SEG, 2));
+
+	/* what the rule prevents: FUA records in segment 2 never replayed */
+	rec(l, 2, 0, 20, 20, 19, 1, WOW_NO_SEG);
+	rec(l, 2, 2, 21, 20, 21, 1, WOW_NO_SEG);
+	KUNIT_EXPECT_EQ(test, wow_chain_replay(&c, &f_ops, l), 0);
+	KUNIT_EXPECT_EQ(test, l->nr_applied, 0U);
+
+	/* a checkpoint naming segment 2 first: both records are found */
+	c = head(0, BPS, 2, 20, 10);
+	KUNIT_EXPECT_EQ(test, wow_chain_replay(&c, &f_ops, l), 0);
+	KUNIT_EXPECT_EQ(test, l->nr_applied, 2U);
+	expect_applied(test, l, 0, 2, 0);
+	expect_applied(test, l, 1, 2, 2);
+}
+
 static struct kunit_case wow_chain_cases[] = {
 	KUNIT_CASE(wow_chain_follows_segments),
 	KUNIT_CASE(wow_chain_empty),
@@ -302,6 +335,7 @@ static struct kunit_case wow_chain_cases[] = {
 	KUNIT_CASE(wow_chain_vouched_loss_refused),
 	KUNIT_CASE(wow_chain_other_epoch_does_not_vouch),
 	KUNIT_CASE(wow_chain_io_error),
+	KUNIT_CASE(wow_chain_unnamed_segment),
 	{}
 };
 
