@@ -543,20 +543,6 @@ void wow_destage_work(struct work_struct *ws)
 	start_runs(wc);
 }
 
-/* The open time of the oldest segment with dirty blocks (lock held). */
-static unsigned long oldest_dirty(struct wow_cache *wc)
-{
-	unsigned long oldest = jiffies;
-	u32 s;
-
-	lockdep_assert_held(&wc->lock);
-	for (s = 0; s < wc->nr_segments; s++)
-		if (wc->segs[s].nr_dirty &&
-		    time_before(wc->segs[s].open_time, oldest))
-			oldest = wc->segs[s].open_time;
-	return oldest;
-}
-
 void wow_tick(struct work_struct *ws)
 {
 	struct wow_cache *wc = container_of(to_delayed_work(ws),
@@ -565,7 +551,7 @@ void wow_tick(struct work_struct *ws)
 	LIST_HEAD(extra);
 
 	spin_lock_irq(&wc->lock);
-	wc->oldest_dirty = oldest_dirty(wc);
+	wc->oldest_dirty = wow_log_oldest_dirty(wc);
 	wc->peak_bp = max(wc->peak_bp, wow_occupancy_bp(wc));
 	if (++wc->ticks % WOW_ADAPT_TICKS == 0) {
 		wow_thresholds_adapt(&wc->thresh, wc->peak_bp);

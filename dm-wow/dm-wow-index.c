@@ -18,6 +18,7 @@
 #include <linux/hash.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "dm-wow.h"
@@ -77,8 +78,12 @@ int wow_index_init(struct wow_index *ix, u32 nr_slots)
 	}
 	for (i = 0; i < nb; i++)
 		*wow_index_head(ix, i) = WOW_NO_SLOT;
-	for (i = 0; i < nr_slots; i++)
+	for (i = 0; i < nr_slots; i++) {
 		wow_slot_clear(wow_slot_at(ix, i));
+		/* 2^30 slots at 4 TiB: let others run (it sleeps anyway) */
+		if (!(i & 0xffff))
+			cond_resched();
+	}
 	ix->nr_valid = 0;
 	return 0;
 }

@@ -299,6 +299,23 @@ static bool oblock_older(void *ctx, u64 *pos, u64 *ob)
 	return false;
 }
 
+/*
+ * The open time of the oldest segment with dirty blocks, jiffies if none
+ * (lock held).  The write order is the open order, so the first such
+ * segment in it is the oldest: the walk passes only the clean segments
+ * before it (every segment, at each tick, before issue 34's finding 7).
+ */
+unsigned long wow_log_oldest_dirty(struct wow_cache *wc)
+{
+	struct wow_segment *seg;
+
+	lockdep_assert_held(&wc->lock);
+	list_for_each_entry(seg, &wc->seg_order, order)
+		if (seg->nr_dirty)
+			return seg->open_time;
+	return jiffies;
+}
+
 /* Segment @s leaves the write order (it is free again). */
 static void order_del(struct wow_cache *wc, u32 s)
 {
@@ -654,14 +671,24 @@ void wow_log_cancel_metas(struct wow_cache *wc)
 
 /*
  * Drop held tombstones that no record on the device can need any more
- * (lock held).  Returns how many are still held.
+ * (lock held).  Returns how many are still held.  Not while a checkpoint
+ * reads the lists without the lock (ckpt_reading): it would count one
+ * number of a segment's tombstones and write another, and the next load
+ * would find the checkpoint does not check and scan the whole log (issue
+ * 34, finding 5); they are pruned at the next pick.
  */
 u64 wow_log_prune_held_tombs(struct wow_cache *wc)
 {
-	u64 min = wow_min_disk_seq(wc), total = 0;
+	u64 min, total = 0;
 	u32 s, i, n;
 
 	lockdep_assert_held(&wc->lock);
+	if (wc->ckpt_reading) {
+		for (s = 0; s < wc->nr_segments; s++)
+			total += wc->segs[s].nr_tombs;
+		return total;
+	}
+	min = wow_min_disk_seq(wc);
 	for (s = 0; s < wc->nr_segments; s++) {
 		struct wow_segment *seg = &wc->segs[s];
 
@@ -1538,9 +1565,10 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	rate = pace_rate(wc);
 	drate = dirty_pace_rate(wc);
 	if (bio && !tombs && !copy_blocks) {
-		if (!pace_admit(wc, bio, rate, drate, true))
+		/* admitted now: the loop below takes it without asking again */
+		first_admitted = pace_admit(wc, bio, rate, drate, true);
+		if (!first_admitted)
 			bio = NULL;		/* not its turn yet */
-		first_admitted = true;
 	}
 	only_marks = !tombs && !bio && !copy_blocks;
 	if (only_marks && !marks_due(wc)) {
@@ -1988,6 +2016,31 @@ struct wow_scan {
 static u64 *slot_seq(struct wow_scan *sc, u32 slot)
 {
 	return &sc->slot_seq[slot / WOW_SEQ_CHUNK][slot % WOW_SEQ_CHUNK];
+}
+
+/*
+ * The replay's slot seqs, in chunks allocated when a replayed record
+ * first writes one (a load after a clean shutdown replays nothing and
+ * allocates none: issue 34, finding 8).  0: not replayed.
+ */
+static u64 replay_seq(struct wow_scan *sc, u32 slot)
+{
+	return sc->slot_seq[slot / WOW_SEQ_CHUNK] ? *slot_seq(sc, slot) : 0;
+}
+
+static int replay_set_seq(struct wow_scan *sc, u32 slot, u64 seq)
+{
+	u64 **chunk = &sc->slot_seq[slot / WOW_SEQ_CHUNK];
+
+	if (!*chunk) {
+		if (!seq)
+			return 0;
+		*chunk = kvcalloc(WOW_SEQ_CHUNK, sizeof(u64), GFP_KERNEL);
+		if (!*chunk)
+			return -ENOMEM;
+	}
+	*slot_seq(sc, slot) = seq;
+	return 0;
 }
 
 static int add_clean_mark(struct wow_scan *sc, struct wow_tomb_range *tr)
@@ -2714,6 +2767,7 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 	dirty = wc->dirty_blocks;
 	valid = wc->valid_blocks;
 	wc->ckpt_log_blocks = 0;
+	wc->ckpt_reading = ok;
 	spin_unlock_irq(&wc->lock);
 	r = 0;
 	if (!ok)
@@ -2722,6 +2776,9 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 	ckpt_ops_init(wc, &ops);
 	ci.generation = ++wc->ckpt_gen;
 	r = wow_ckpt_write(&a, &ci, &ops);
+	spin_lock_irq(&wc->lock);
+	wc->ckpt_reading = false;
+	spin_unlock_irq(&wc->lock);
 	if (r)
 		goto out;
 	spin_lock_irq(&wc->lock);
@@ -3003,7 +3060,7 @@ struct wow_replay {
 static bool replay_covers(struct wow_cache *wc, struct wow_replay *rp,
 			  u32 slot, u64 t)
 {
-	u64 seq = *slot_seq(&rp->sc, slot);
+	u64 seq = replay_seq(&rp->sc, slot);
 
 	if (seq)
 		return seq <= t;
@@ -3055,7 +3112,7 @@ static void replay_new_life(struct wow_cache *wc, struct wow_replay *rp,
 		slot = slot_of(wc, s, i);
 		if (wow_slot_at(&wc->index, slot)->flags & WOW_SLOT_VALID)
 			wow_index_remove(&wc->index, slot);
-		*slot_seq(&rp->sc, slot) = 0;
+		replay_set_seq(&rp->sc, slot, 0);	/* never fails */
 	}
 	rp->ckpt_max[s] = 0;
 	seg->seq = seq;
@@ -3093,7 +3150,9 @@ static int replay_record(struct wow_cache *wc, struct wow_replay *rp, u32 s,
 		cur = wow_index_lookup(&wc->index, b);
 		if (cur != WOW_NO_SLOT)
 			wow_index_remove(&wc->index, cur);
-		*slot_seq(&rp->sc, slot) = ri->seq;
+		r = replay_set_seq(&rp->sc, slot, ri->seq);
+		if (r)
+			return r;
 		wow_index_insert(&wc->index, b, slot, WOW_SLOT_DIRTY);
 	}
 	for (i = 0; i < ri->nr_tombs; i++) {
@@ -3243,14 +3302,9 @@ static int replay_log(struct wow_cache *wc, const struct wow_ckpt_info *ci,
 	rp.sc.nr_seq_chunks = DIV_ROUND_UP(wc->nr_slots, WOW_SEQ_CHUNK);
 	rp.sc.slot_seq = kvcalloc(rp.sc.nr_seq_chunks, sizeof(u64 *),
 				  GFP_KERNEL);
+	/* the chunks themselves as records are replayed (replay_set_seq) */
 	if (!rp.sc.buf || !rp.ckpt_max || !rp.sc.slot_seq)
 		goto out;
-	for (i = 0; i < rp.sc.nr_seq_chunks; i++) {
-		rp.sc.slot_seq[i] = kvcalloc(WOW_SEQ_CHUNK, sizeof(u64),
-					     GFP_KERNEL);
-		if (!rp.sc.slot_seq[i])
-			goto out;
-	}
 	for (i = 0; i < wc->nr_segments; i++)
 		rp.ckpt_max[i] = wc->segs[i].seq ? wc->segs[i].max_seq : 0;
 	r = replay_chain(wc, &rp, ci);
@@ -3317,6 +3371,8 @@ int wow_log_recover(struct wow_cache *wc)
 	for (i = 0; i < wc->nr_slots; i++) {
 		struct wow_slot *sl = wow_slot_at(&wc->index, i);
 
+		if (!(i & 0xffff))
+			cond_resched();
 		if (!(sl->flags & WOW_SLOT_VALID))
 			continue;
 		wc->segs[wow_slot_seg(wc, i)].nr_valid++;

@@ -692,6 +692,7 @@ struct wow_cache {
 	u64 ckpt_seq;
 	u32 ckpt_head;
 	bool ckpt_wanted;		/* the next segment to open waits */
+	bool ckpt_reading;		/* a checkpoint reads the tombstones */
 	bool ckpt_live;			/* the last load read one */
 	struct wow_flush_gen origin_gen;	/* bypass writes, origin flushes */
 	struct bio_list pending_writes;
@@ -870,6 +871,7 @@ u64 wow_log_prune_held_tombs(struct wow_cache *wc);
 int wow_log_retire_seg(struct wow_cache *wc, u32 v);
 bool wow_log_free_seg(struct wow_cache *wc, u32 v);
 u32 wow_log_reap_drained(struct wow_cache *wc);
+unsigned long wow_log_oldest_dirty(struct wow_cache *wc);
 bool wow_log_meta_inflight(struct wow_cache *wc);
 void wow_log_pin(struct wow_cache *wc, u32 s);
 void wow_log_unpin(struct wow_cache *wc, u32 s);
