@@ -54,6 +54,7 @@
 #include <linux/highmem.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/vmalloc.h>
@@ -2750,12 +2751,18 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 	struct wow_ckpt_info ci = { };
 	struct wow_ckpt_area a;
 	struct wow_ckpt_ops ops;
+	unsigned int noio;
 	u64 dirty, valid;
 	bool ok;
 	int r;
 
 	if (wc->sb.version < 2)
 		return 0;
+	/*
+	 * The commit worker writes it while writes wait: no allocation here
+	 * may recurse into I/O that could queue behind them (finding 4)
+	 */
+	noio = memalloc_noio_save();
 	mutex_lock(&wc->ckpt_mutex);
 	spin_lock_irq(&wc->lock);
 	ok = wc->state == WOW_STATE_OK && wc->completed_seq < wc->next_seq;
@@ -2801,6 +2808,7 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 		       valid);
 out:
 	mutex_unlock(&wc->ckpt_mutex);
+	memalloc_noio_restore(noio);
 	return r;
 }
 
@@ -2813,10 +2821,12 @@ static int retire_checkpoint(struct wow_cache *wc)
 {
 	struct wow_ckpt_info ci = { };
 	struct wow_ckpt_area a;
+	unsigned int noio;
 	int r;
 
 	if (wc->sb.version < 2)
 		return 0;
+	noio = memalloc_noio_save();
 	mutex_lock(&wc->ckpt_mutex);
 	ci.generation = ++wc->ckpt_gen;
 	ckpt_area(wc, &a);
@@ -2831,6 +2841,7 @@ static int retire_checkpoint(struct wow_cache *wc)
 		spin_unlock_irq(&wc->lock);
 	}
 	mutex_unlock(&wc->ckpt_mutex);
+	memalloc_noio_restore(noio);
 	return r;
 }
 
@@ -3465,6 +3476,17 @@ int wow_log_mark_clean(struct wow_cache *wc)
 	spin_lock_irq(&wc->lock);
 	nr = wc->valid_blocks - wc->dirty_blocks;
 	spin_unlock_irq(&wc->lock);
+	/*
+	 * Marks are hints, and 32 bytes a clean block while they are built
+	 * (finding 6: past INT_MAX bytes above ~89M blocks, a WARN and no
+	 * marks at all).  A cache with checkpoints has the checkpoint that
+	 * follows say which blocks are clean: beyond WOW_SHUTDOWN_MARKS it
+	 * writes the empty mark only.  A version 1 cache marks as many as
+	 * WOW_SHUTDOWN_MARKS_V1 (the rest are destaged again after a load).
+	 */
+	nr = min_t(u32, nr, wc->sb.version >= 2 ?
+			    (nr > WOW_SHUTDOWN_MARKS ? 0 : nr) :
+			    WOW_SHUTDOWN_MARKS_V1);
 
 	/*
 	 * Even with nothing clean, one (empty) mark is written: its record
@@ -3491,6 +3513,15 @@ int wow_log_mark_clean(struct wow_cache *wc)
 		if ((sl->flags & (WOW_SLOT_VALID | WOW_SLOT_DIRTY)) ==
 		    WOW_SLOT_VALID)
 			blocks[n++] = from_oblock(wow_slot_oblock(sl));
+		/*
+		 * interrupts on now and then: destage and the log are stopped,
+		 * so the index does not change meanwhile
+		 */
+		if (!((i + 1) & 0xffff)) {
+			spin_unlock_irq(&wc->lock);
+			cond_resched();
+			spin_lock_irq(&wc->lock);
+		}
 	}
 	spin_unlock_irq(&wc->lock);
 

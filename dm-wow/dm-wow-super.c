@@ -374,6 +374,26 @@ static void aio_endio(struct bio *bio)
 }
 
 /*
+ * Metadata I/O (superblock, health block, checkpoints, a load's reads)
+ * takes its bios from its own bio_set, not fs_bio_set: a checkpoint is
+ * written by the commit worker that writes wait for, and fs_bio_set's
+ * reserve may be held by the very writers waiting (issue 34, finding 4).
+ * Every bio of one I/O is submitted before the next is allocated, and
+ * completes without waiting for anything else, so a small reserve does.
+ */
+static struct bio_set wow_meta_bs;
+
+int wow_super_init(void)
+{
+	return bioset_init(&wow_meta_bs, 4, 0, BIOSET_NEED_BVECS);
+}
+
+void wow_super_exit(void)
+{
+	bioset_exit(&wow_meta_bs);
+}
+
+/*
  * Start I/O of a kmalloc'ed or vmalloc'ed buffer, of any length: in bios
  * of up to BIO_MAX_VECS pages, all in flight at once (each chained to the
  * next; the last one completes @a).  wow_aio_wait() waits for it and
@@ -391,8 +411,9 @@ void wow_aio_start(struct wow_aio *a, struct block_device *bdev,
 		unsigned int nr = DIV_ROUND_UP(offset_in_page(buf) + len,
 					       PAGE_SIZE);
 
-		next = bio_alloc(bdev, min_t(unsigned int, nr, BIO_MAX_VECS),
-				 opf, GFP_KERNEL);
+		next = bio_alloc_bioset(bdev,
+					min_t(unsigned int, nr, BIO_MAX_VECS),
+					opf, GFP_NOIO, &wow_meta_bs);
 		next->bi_iter.bi_sector = sector;
 		while (len) {
 			unsigned int chunk = min_t(unsigned int, len,

@@ -25,6 +25,7 @@
 #include <linux/slab.h>
 
 #include "dm-wow.h"
+#include "dm-wow-compat.h"
 
 /*
  * What names the origin independent of its /dev name, which can change at
@@ -249,7 +250,7 @@ static void wow_dtr(struct dm_target *ti)
 static int wow_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
 	struct dm_arg_set as = { .argc = argc, .argv = argv };
-	fmode_t mode = dm_table_get_mode(ti->table);
+	wow_open_mode_t mode = dm_table_get_mode(ti->table);
 	const char *origin_path, *cache_path;
 	struct wow_cache *wc;
 	int r;
@@ -258,7 +259,7 @@ static int wow_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Not enough arguments: <origin_dev> <cache_dev> <#opt_args>";
 		return -EINVAL;
 	}
-	if (!(mode & FMODE_WRITE)) {
+	if (!(mode & WOW_OPEN_WRITE)) {
 		ti->error = "A write-back cache cannot be read-only";
 		return -EINVAL;
 	}
@@ -739,16 +740,22 @@ static struct target_type wow_target = {
 
 static int __init dm_wow_init(void)
 {
-	int r = dm_register_target(&wow_target);
+	int r = wow_super_init();
 
 	if (r)
+		return r;
+	r = dm_register_target(&wow_target);
+	if (r) {
 		DMERR("register failed %d", r);
+		wow_super_exit();
+	}
 	return r;
 }
 
 static void __exit dm_wow_exit(void)
 {
 	dm_unregister_target(&wow_target);
+	wow_super_exit();
 }
 
 module_init(dm_wow_init);

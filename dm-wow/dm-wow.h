@@ -329,6 +329,9 @@ void wow_aio_start(struct wow_aio *a, struct block_device *bdev,
 int wow_aio_wait(struct wow_aio *a);
 int wow_sync_io(struct block_device *bdev, sector_t sector, void *buf,
 		unsigned int len, blk_opf_t opf);
+/* the metadata I/O's own bio_set: at module load and unload */
+int wow_super_init(void);
+void wow_super_exit(void);
 
 static inline struct wow_tomb *wow_record_tombs(void *hdr)
 {
@@ -358,6 +361,9 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
  * or the oldest has waited WOW_MARKS_DUE_MS.
  */
 #define WOW_CLEAN_MARKS		256U
+/* clean blocks marked at a clean shutdown: with checkpoints, and without */
+#define WOW_SHUTDOWN_MARKS	(1024U * 1024)
+#define WOW_SHUTDOWN_MARKS_V1	(64U * 1024 * 1024)
 #define WOW_MARKS_DUE_MS	1000U
 /* Recovery reads a segment in windows of this much (or the segment). */
 #define WOW_SCAN_WINDOW_BYTES	SZ_2M
