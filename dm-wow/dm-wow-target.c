@@ -740,16 +740,22 @@ static struct target_type wow_target = {
 
 static int __init dm_wow_init(void)
 {
-	int r = dm_register_target(&wow_target);
+	int r = wow_super_init();
 
 	if (r)
+		return r;
+	r = dm_register_target(&wow_target);
+	if (r) {
 		DMERR("register failed %d", r);
+		wow_super_exit();
+	}
 	return r;
 }
 
 static void __exit dm_wow_exit(void)
 {
 	dm_unregister_target(&wow_target);
+	wow_super_exit();
 }
 
 module_init(dm_wow_init);
