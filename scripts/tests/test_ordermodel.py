@@ -44,3 +44,21 @@ def test_more_dirty_data_costs_the_disk_less_per_write():
     small, large = (run("cscan", "hot", d)["seconds_per_write"]
                     for d in (1.5, 6))
     assert large < small
+
+
+def test_spc1h_writes():
+    """spc1.py's writes, a block at a time: n of them, inside the
+    footprint, the log's flagged sequential and consecutive."""
+    from wowbench import ordermodel as om
+    ob = 354 * om.MIB_BLOCKS
+    w = list(om.spc1h_writes(20000, ob, 1))
+    assert len(w) == 20000
+    assert all(0 <= b < ob for b, _ in w)
+    seq = [b for b, s in w if s]
+    # the log: 0.281 of the I/Os (0.606 are writes), 3.6 blocks a write on
+    # average (spc1.SEQ_LENGTHS) against 1 of the random streams'
+    assert 0.65 < len(seq) / len(w) < 0.85
+    assert sum(1 for a, b in zip(seq, seq[1:]) if b == a + 1) > \
+        0.6 * len(seq)
+    r = om.simulate("wow", "spc1h", 768, 20000, 5000, origin_blocks=ob)
+    assert r["absorbed"] > 0.1

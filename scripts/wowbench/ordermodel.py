@@ -24,7 +24,9 @@ destages per write, against cscan's, bound what ordering alone can win.
 The workloads are the bench's (systems.py): "hot" (90% of the writes
 uniform over the first 48 MiB of the origin), "spc1" (the SPC-1-like
 mix's writes: uniform, zipf(1.2) and the sequential log, each stream at
-its share) and "uniform".  The dirty sizes to give are what dm-wow holds
+its share), "spc1h" (the writes of spc1.py's SPC-1-like mix with the
+hierarchical reuse random walk, over the whole origin: --origin-mib is
+its footprint) and "uniform".  The dirty sizes to give are what dm-wow holds
 at its watermarks, about a quarter of the cache.  Reads, the cache
 device and the closed loop's queue are not modelled.
 
@@ -118,8 +120,27 @@ def spc1_writes(n, origin_blocks, seed):
             yield first + rnd.randrange(size), False
 
 
+def spc1h_writes(n, origin_blocks, seed):
+    """The writes of the SPC-1-like mix with the hierarchical reuse random
+    walk (spc1.py, 16 BSUs) over a footprint of the whole origin, in
+    arrival order, a block at a time; the log's (and any sequential
+    stream's) blocks count as sequential."""
+    from . import spc1
+    gen = spc1.Spc1(origin_blocks * BLOCK, seed=seed)
+    done = 0
+    for io in gen.ios(4 * n):
+        if not io.write:
+            continue
+        seq = spc1.STREAMS[io.stream].kind == "seq"
+        for k in range(io.length // BLOCK):
+            yield io.offset // BLOCK + k, seq
+            done += 1
+            if done >= n:
+                return
+
+
 WORKLOADS = {"hot": hot_writes, "uniform": uniform_writes,
-             "spc1": spc1_writes}
+             "spc1": spc1_writes, "spc1h": spc1h_writes}
 
 
 class Origin:
@@ -293,11 +314,15 @@ def main():
                     default=[1.5, 3, 6, 12])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--seq", default="stream", choices=("stream", "device"))
+    ap.add_argument("--origin-mib", type=int, default=8192,
+                    help="the origin (spc1h: the footprint), MiB")
     args = ap.parse_args()
+    ob = args.origin_mib * MIB_BLOCKS
     for mib in args.dirty_mib:
         dirty = int(mib * MIB_BLOCKS)
         rows = {p: simulate(p, args.workload, dirty, args.writes,
-                            args.writes // 4, seed=args.seed, seq=args.seq)
+                            args.writes // 4, origin_blocks=ob,
+                            seed=args.seed, seq=args.seq)
                 for p in ("cscan", "wow", "lrw", "min")}
         c = rows["cscan"]
         bound = online_bound(args.workload, dirty)
