@@ -62,16 +62,11 @@ D=$(dm_node cut)
 dmesg_since | grep wow | sed 's/^/    kernel: /'
 echo "status: $(wow_status cut)"
 ls ./*verify.state > /dev/null 2>&1 || fail "fio saved no write state"
-fio_run "$D" --verify=crc32c --verify_only=1 --verify_state_save=0 \
-	--verify_state_load=1 --verify_fatal=1 $JOB
-wow_message cut cleaner on
-wow_wait_clean cut 600
-echo "status after cleaning: $(wow_status cut)"
-wow_remove cut
+fio_check_state "$D" $JOB
+wow_clean_remove cut
 [ "$CASE" = 2 ] && dmsetup remove lc
 info "case $CASE: the origin alone"
-fio_run "$ORIGIN" --verify=crc32c --verify_only=1 --verify_state_save=0 \
-	--verify_state_load=1 --verify_fatal=1 $JOB
+fio_check_state "$ORIGIN" $JOB
 echo "crash-clean-after-cut: case $CASE ok"
 # case 1 checked: one more boot pair for case 2
 [ "$CASE" = 1 ] && { touch "$RESULTS/$WOW_NAME.reboot" || fail "cannot write reboot marker"; }

@@ -42,15 +42,10 @@ for c in $WOW_LOSS_CASES; do
 	fio_run "$D" --verify=crc32c --do_verify=0 --verify_state_save=1 \
 		--time_based --runtime="$WOW_LOSS_SECONDS" $JOB
 	echo "status after writing: $(wow_status ls)"
-	fio_run "$D" --verify=crc32c --verify_only=1 --verify_state_save=0 \
-		--verify_state_load=1 --verify_fatal=1 $JOB
-	wow_message ls cleaner on
-	wow_wait_clean ls 600
-	echo "status after cleaning: $(wow_status ls)"
-	wow_remove ls
+	fio_check_state "$D" $JOB
+	wow_clean_remove ls
 	dmsetup remove lc
 	info "case $n: the origin alone"
-	fio_run "$ORIGIN" --verify=crc32c --verify_only=1 --verify_state_save=0 \
-		--verify_state_load=1 --verify_fatal=1 $JOB
+	fio_check_state "$ORIGIN" $JOB
 done
 echo "loss-small-erase: $n cases ok"

@@ -253,6 +253,27 @@ fio_verify_only() {
 	fio_run "$_dev" --verify=crc32c --verify_fatal=1 --verify_only=1 "$@"
 }
 
+# fio_check_state DEV [FIO OPTION...]: read back and check what a writer
+# with these options and --verify_state_save=1 wrote (its state file in
+# the current directory).  --verify_state_save=0: a verify-only run
+# otherwise rewrites the state file with its own progress, and a second
+# check would then test blocks the writer never wrote (issue 34's A, B).
+fio_check_state() {
+	_dev=$1
+	shift
+	fio_run "$_dev" --verify=crc32c --verify_only=1 --verify_state_save=0 \
+		--verify_state_load=1 --verify_fatal=1 "$@"
+}
+
+# wow_clean_remove NAME [SECONDS]: cleaner on, wait (default 600 s) until
+# nothing is dirty, remove: the origin alone then holds every write
+wow_clean_remove() {
+	wow_message "$1" cleaner on
+	wow_wait_clean "$1" "${2:-600}"
+	echo "status after cleaning: $(wow_status "$1")"
+	wow_remove "$1"
+}
+
 # ---- multi-boot ----
 
 # wow_power_cut: ask the runner for another boot on the same disks and cut
