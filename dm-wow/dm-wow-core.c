@@ -97,6 +97,28 @@ void wow_health_load(struct wow_cache *wc, const void *blk)
 }
 
 /*
+ * Read the health block again, at the first preresume: a reload runs the
+ * new table's constructor while the old table is live, and an error the
+ * old one latches between the two (its needs_check written to the health
+ * block) would otherwise go unseen (issue 34, finding 9).  Returns
+ * whether needs_check is set.  Nothing runs on @wc yet: no lock.
+ */
+bool wow_health_reload(struct wow_cache *wc)
+{
+	u32 bs = wc->args.block_size;
+	void *buf;
+
+	if (wc->health.flags & WOW_SB_F_NEEDS_CHECK)
+		return true;
+	buf = kmalloc(bs, GFP_KERNEL);
+	if (buf && !wow_sync_io(wc->cache_dev->bdev, bs >> SECTOR_SHIFT, buf,
+				bs, REQ_OP_READ))
+		wow_health_load(wc, buf);
+	kfree(buf);
+	return wc->health.flags & WOW_SB_F_NEEDS_CHECK;
+}
+
+/*
  * Allocate spare policy nodes so that @n calls that take one cannot fail:
  * note_write with lrw (a node per dirty group), a run or a hold (a node
  * per busy group).  Lock not held.

@@ -483,6 +483,11 @@ static int wow_preresume(struct dm_target *ti)
 
 	if (wc->loaded)
 		return 0;
+	/* the table this one replaces may have failed since our ctr */
+	if (!wc->needs_format && wow_health_reload(wc) && !wc->cleaner) {
+		wc->cleaner = true;
+		wow_policy_set_drain(&wc->policy, true);
+	}
 	r = wc->needs_format ? wow_log_format(wc) : wow_log_recover(wc);
 	if (r) {
 		DMERR("%s: cannot %s the cache device: %d", wow_name(wc),

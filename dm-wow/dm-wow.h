@@ -838,6 +838,7 @@ static inline u32 wow_occupancy_bp(struct wow_cache *wc)
 void wow_error(struct wow_cache *wc, enum wow_state state, const char *what,
 	       int err);
 void wow_health_load(struct wow_cache *wc, const void *blk);
+bool wow_health_reload(struct wow_cache *wc);
 void wow_kick(struct wow_cache *wc);
 int wow_policy_refill(struct wow_cache *wc, u32 n);
 int wow_core_alloc(struct wow_cache *wc);
