@@ -2158,17 +2158,26 @@ rewrites this page from one run.
   estimate from the parts' caps is 2 h 35 min, but most closed runs stop
   early on the steady rule (16 MiB runs about 30 to 80 s, 128 MiB ones 3
   to 8 minutes; the rate-limited ones in a second boot).
-* **`make bench-quick`** (one point of each, estimated at about 27
-  minutes, 31 runs, when the machine is not shared): modelled destage of
+* **`make bench-quick`** (one point of each, estimated at about 30
+  minutes, 33 runs, when the machine is not shared): modelled destage of
   uniform random writes (an 8 MiB dirty set) for every system; the closed
   loop at a 16 MiB cache for uniform random writes (dm-wow's three
   policies, dm-writecache, the raw disk), the hot set (the three policies
   and dm-writecache) and the SPC-1-like mix (wow and dm-writecache); the
-  rate-limited closed loop at 16 MiB; one round of the CPU and flush
-  costs.  It leaves out the other workloads, the size sweeps, dm-cache and
-  bcache in the closed loop.
+  cache-sensitive SPC-1-like point of `make bench-raid` (RAID-5, wow and
+  dm-writecache, once); the rate-limited closed loop at 16 MiB; one round
+  of the CPU and flush costs.  It leaves out the other workloads, the size
+  sweeps, dm-cache and bcache in the closed loop.
+* **`make bench-raid`** (the WOW paper's experiments, about 106 minutes
+  estimated, 87 runs; the caps add up to 4 h 8 min, but closed runs stop
+  early on the steady rule: the smoke runs took about a minute each): closed
+  loop over md RAID-5 (4+1) and RAID-10 (2+2) arrays of live 10K rpm
+  disks, SPC-1-like with the hierarchical reuse random walk
+  cache-insensitive and cache-sensitive, and uniform random writes over a
+  cache-size sweep, every point three times; see "md RAID origins"
+  below.
 
-`scripts/bench.py --quick|--full --dry-run` lists the runs and the
+`scripts/bench.py --quick|--full|--raid --dry-run` lists the runs and the
 estimate.  `--systems`, `--workloads`, `--measurements` and `--only REGEX` run a
 subset of either profile (the CPU, flush and rate-limited runs go with
 the uniform workload).  `--hdd-trace` logs every request the live HDD
