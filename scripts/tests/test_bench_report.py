@@ -980,3 +980,25 @@ def test_raid_tables_spread_and_claims():
     # a single-disk closed run is not a RAID case
     assert report.raid_case(_raid_run("wow", 1, 1, span=0)) == \
         "raid5 spc1h full"
+
+
+def test_raid_plot(tmp_path):
+    """The random-write sweep of the RAID cases as one PNG, a panel an
+    array (none when no case has two cache sizes)."""
+    plots = pytest.importorskip("wowbench.plots")
+    runs = []
+    for origin in ("raid5", "raid10"):
+        for mb in (8, 16, 32):
+            for sname, base in (("wow", 300), ("lrw", 150)):
+                for k in (1, 2, 3):
+                    r = _raid_run(sname, k, base + mb + 10 * k, cache=mb,
+                                  span=0)
+                    r.update(origin=origin, workload="uniform")
+                    runs.append(r)
+    t = report.raid_tables(runs)
+    assert sorted(t) == ["raid10 uniform full", "raid5 uniform full"]
+    p = plots.raid_vs_cache_size({"raid": t}, str(tmp_path))
+    assert p and os.path.getsize(p) > 1000
+    one = {"raid": {"raid5 uniform full": t["raid5 uniform full"]["8"] and
+                    {"8": t["raid5 uniform full"]["8"]}}}
+    assert plots.raid_vs_cache_size(one, str(tmp_path)) is None
