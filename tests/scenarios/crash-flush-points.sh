@@ -132,14 +132,19 @@ for c in /sys/devices/system/cpu/cpu[1-9]*/online; do
 done
 grep -q ' /sys/kernel/debug debugfs ' /proc/mounts ||
 	mount -t debugfs none /sys/kernel/debug
-# Linux 7.x with lazy preemption (x86) has no none or voluntary mode: lazy
-# preempts a task in the kernel only at a tick, the nearest to none there.
+# Linux 7.x with lazy preemption (x86) has only full and lazy, and lazy
+# still preempts at a tick: a recording there came out of seq order (7.3,
+# records 2289 and 2291), so the scenario skips.
 if [ -w $PREEMPT ]; then
 	PREEMPT_WAS=$(sed 's/.*(\([a-z]*\)).*/\1/' $PREEMPT)
-	echo none > $PREEMPT 2> /dev/null || echo lazy > $PREEMPT ||
-		fail "cannot set preempt=none (or lazy)"
+	if ! echo none > $PREEMPT 2> /dev/null; then
+		PREEMPT_WAS=""
+		grep -q "(lazy)" $PREEMPT &&
+			skip "no preempt=none on $(uname -r) (lazy preemption only): the recording needs it"
+		fail "cannot set preempt=none"
+	fi
 fi
-grep -q -e "(none)" -e "(lazy)" $PREEMPT 2> /dev/null ||
+grep -q "(none)" $PREEMPT 2> /dev/null ||
 	grep -q "^CONFIG_PREEMPT_NONE=y" "/boot/config-$(uname -r)" 2> /dev/null ||
 	fail "cannot record with preempt=none (no $PREEMPT)"
 echo "recording on $(grep -c ^processor /proc/cpuinfo) CPU, preempt $(cat $PREEMPT 2> /dev/null), data on /dev/nullb0"
