@@ -1002,3 +1002,25 @@ def test_raid_plot(tmp_path):
     one = {"raid": {"raid5 uniform full": t["raid5 uniform full"]["8"] and
                     {"8": t["raid5 uniform full"]["8"]}}}
     assert plots.raid_vs_cache_size(one, str(tmp_path)) is None
+
+
+def test_raid_ladder_rows():
+    """An open-loop run is its own case, a row per BSU count, with the
+    response time of every I/O."""
+    runs = []
+    for b, base in ((4, 200), (8, 390)):
+        for k in (1, 2, 3):
+            r = _raid_run("wow", k, base + k)
+            r.update(bsus=b, lat_all={"p50_ms": 5.0 * b, "p99_ms": 100.0 * b},
+                     id=r["id"].replace("c-", "o-", 1))
+            runs.append(r)
+    runs.append(_raid_run("wow", 1, 420))
+    t = report.raid_tables(runs)
+    assert sorted(t) == ["raid5 spc1h 354 MiB",
+                         "raid5 spc1h 354 MiB open, 16 MiB cache"]
+    lad = t["raid5 spc1h 354 MiB open, 16 MiB cache"]
+    assert list(lad) == ["b4", "b8"]
+    assert lad["b8"]["wow"]["p99_ms"]["mean"] == 800.0
+    md = report.raid_md(t)
+    assert "| BSUs (offered I/Os/s) |" in md
+    assert "| 8 (400) | 392 [391–393] (3); 40.0 / 800 ms |" in md

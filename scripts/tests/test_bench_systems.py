@@ -440,8 +440,16 @@ def test_plan_raid_profile():
     p = systems.PROFILES["raid"]
     runs = systems.plan(p)
     ids = [r.id for r in runs]
-    assert len(ids) == len(set(ids)) == 87
+    assert len(ids) == len(set(ids)) == 111
     assert {r.measurement for r in runs} == {"closed"}
+    # the open-loop ladder: the cache-sensitive point at 4 and 8 BSUs
+    ladder = [r for r in runs if r.bsus]
+    assert len(ladder) == 24
+    assert {(r.origin, r.workload, r.span_mb, r.cache_mb, r.bsus)
+            for r in ladder} == {("raid5", "spc1h", 354, 16, 4),
+                                 ("raid5", "spc1h", 354, 16, 8)}
+    assert "o-spc1h-r5p354-16m-wow-b8-2" in ids
+    runs = [r for r in runs if not r.bsus]
     assert {r.origin for r in runs} == {"raid5", "raid10"}
     rounds = [r.round for r in runs]
     assert rounds == sorted(rounds) and set(rounds) == {1, 2, 3}
@@ -496,3 +504,12 @@ def test_raid_sizes_and_jobs():
     assert systems.run_job(runs["c-spc1h-r5f-8m-wow-1"], p)[0] != name
     with pytest.raises(ValueError):
         systems.run_job(s._replace(measurement="destage"), p)
+    # open loop: the log at its BSUs' rate (a fifth more I/Os than the cap
+    # needs), its arrival times honoured
+    o = runs["o-spc1h-r5p354-16m-lrw-b4-1"]
+    name, text = systems.run_job(o, p)
+    spec = systems.iolog_spec(o, p)
+    assert name == spec[0] + "-open" and spec[4] == 4
+    assert spec[2] == int(o.runtime_s * 50 * 4 * 1.2)
+    assert "replay_no_stall" not in text
+    assert "iodepth=%d" % systems.OPEN_IODEPTH in text

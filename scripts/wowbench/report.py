@@ -793,6 +793,8 @@ def closed_figures(run_dir, runtime_s, window_s, cache_mb, system=None):
     if out["lat"]:
         out["lat"].update(span=[round(a, 2), round(b, 2)], span_by=how)
     out["lat_window"] = latency(hists, start, end)
+    # every I/O's (reads too: the SPC-1-like mix's response time)
+    out["lat_all"] = latency(hists, a, b, ddirs=(0, 1))
     lf = log_figures(read_status_samples(os.path.join(
         run_dir, "status-samples.txt")), dirty, a, b) or {}
     for k in ("log_wa", "copied_per_write", "write_hit_frac"):
@@ -975,10 +977,25 @@ def summarize(res):
 
 
 def raid_case(r):
-    """A RAID run's case: "<origin> <workload> <full|N MiB footprint>"."""
-    return "%s %s %s" % (r["origin"], r["workload"],
+    """A RAID run's case: "<origin> <workload> <full|N MiB footprint>", and
+    for an open-loop run " open, <cache> MiB cache" (its rows are its
+    BSUs)."""
+    case = "%s %s %s" % (r["origin"], r["workload"],
                          "%d MiB" % r["span_mb"] if r.get("span_mb")
                          else "full")
+    if r.get("bsus"):
+        case += " open, %d MiB cache" % r["cache_mb"]
+    return case
+
+
+def _raid_row(r):
+    """The row key of a RAID run in its case: the cache MiB, or for an
+    open-loop run "b<BSUs>"."""
+    return "b%d" % r["bsus"] if r.get("bsus") else str(r["cache_mb"])
+
+
+def _row_order(key):
+    return int(key.lstrip("b"))
 
 
 def spread(xs):
@@ -1005,11 +1022,12 @@ def raid_tables(runs):
     groups = {}
     for r in runs:
         groups.setdefault(raid_case(r), {}).setdefault(
-            str(r["cache_mb"]), {}).setdefault(r["system"], []).append(r)
+            _raid_row(r), {}).setdefault(r["system"], []).append(r)
     out = {}
     for case, by_mb in groups.items():
         out[case] = {}
-        for mb, by_sys in sorted(by_mb.items(), key=lambda x: int(x[0])):
+        for mb, by_sys in sorted(by_mb.items(),
+                                 key=lambda x: _row_order(x[0])):
             row = {}
             for sname, rs in by_sys.items():
                 sus = [sustained(r)[0] for r in rs]
@@ -1017,7 +1035,15 @@ def raid_tables(runs):
                     "sustained": spread(sus),
                     "runs": [[r["id"], x, bool(r.get("steady"))]
                              for r, x in zip(rs, sus)],
-                    "steady": sum(1 for r in rs if r.get("steady"))}
+                    "steady": sum(1 for r in rs if r.get("steady")),
+                    # response time (every I/O) and write latency over
+                    # the sustained span: the open-loop ladder's figures
+                    "p50_ms": spread([(r.get("lat_all") or {}).get(
+                        "p50_ms") for r in rs]),
+                    "p99_ms": spread([(r.get("lat_all") or {}).get(
+                        "p99_ms") for r in rs]),
+                    "write_p99_ms": spread([(r.get("lat") or {}).get(
+                        "p99_ms") for r in rs])}
             wow = row.get(systems.REFERENCE)
             x = {}
             for peer in RAID_PEERS:
@@ -1041,7 +1067,9 @@ def raid_md(raid):
     each system's mean sustained IOPS over the repeats with the lowest and
     highest (and how many runs, † when one was not steady), then wow over
     each peer: the ratio of the means and its range over the repeats; "="
-    marks a ratio whose spreads overlap (not claimed)."""
+    marks a ratio whose spreads overlap (not claimed).  An open-loop
+    ladder's rows are its BSUs, and its cells add the mean p50 / p99
+    response time of every I/O."""
     if not raid:
         return ""
     out = []
@@ -1053,17 +1081,25 @@ def raid_md(raid):
         header = ["cache"] + [_label(n) for n in names] + [
             "wow / %s" % p for p in peers]
         rows = []
-        for mb, row in sorted(by_mb.items(), key=lambda x: int(x[0])):
-            cells = ["%s MiB" % mb]
+        ladder = " open, " in case
+        if ladder:
+            header[0] = "BSUs (offered I/Os/s)"
+        for mb, row in sorted(by_mb.items(), key=lambda x: _row_order(x[0])):
+            cells = ["%d (%d)" % (_row_order(mb), 50 * _row_order(mb))
+                     if ladder else "%s MiB" % mb]
             for n in names:
                 x = row.get(n)
                 if not x or not x["sustained"]["n"]:
                     cells.append("–")
                     continue
                 sp = x["sustained"]
-                cells.append("%.0f [%.0f–%.0f] (%d%s)" % (
+                cell = "%.0f [%.0f–%.0f] (%d%s)" % (
                     sp["mean"], sp["min"], sp["max"], sp["n"],
-                    "" if x["steady"] == len(x["runs"]) else " †"))
+                    "" if x["steady"] == len(x["runs"]) else " †")
+                if ladder and x["p50_ms"]["n"]:
+                    cell += "; %.1f / %.0f ms" % (x["p50_ms"]["mean"],
+                                                  x["p99_ms"]["mean"])
+                cells.append(cell)
             for p in peers:
                 r = row["wow_x"].get(p)
                 cells.append("–" if not r else "%s%.2f [%.2f–%.2f]" % (
@@ -1233,7 +1269,7 @@ STEADY_KEYS = ("steady", "not_steady_because", "half_change", "cv",
 # per-run figures beyond the steady state: write latency (over the
 # sustained span, over the window, fio's whole run), dm-wow's log writes,
 # the rate asked of a rate-limited run
-RUN_KEYS = ("lat", "lat_window", "fio_clat", "log_wa", "copied_per_write",
+RUN_KEYS = ("lat", "lat_window", "lat_all", "fio_clat", "log_wa", "copied_per_write",
             "write_hit_frac", "log_wa_run", "rate_iops", "id",
             "cache_per_user", "cache_per_user_run", "lat_series",
             "rate_of", "rate_basis")
@@ -2073,7 +2109,10 @@ def markdown(res, plots=(), plot_prefix="plots/", heading="#"):
             "sustained IOPS over the repeats [lowest–highest] (runs; † "
             "when one was not steady).  wow / peer: the ratio of the means "
             "[wow's lowest over the peer's highest – the other way]; \"= "
-            "\" marks one whose spreads overlap (not claimed).\n" % (
+            "\" marks one whose spreads overlap (not claimed).  An "
+            "\"open\" case ran open loop (the log's arrival times "
+            "honoured) at the BSUs of its rows: its cells add the mean "
+            "p50 / p99 response time of every I/O.\n" % (
                 "10K" if p.get("raid_disk", "10k") == "10k" else
                 p.get("raid_disk"), p.get("raid_member_bytes", 0) >> 30))
         parts.append(rm + "\n")

@@ -48,9 +48,9 @@ the specification is gigabytes), there is no ramp, no measurement
 interval rules and no audit; "SPC-1-like", as the WOW paper says "SPC-1
 Like".
 
-Output: a fio iolog of version 3 (a timestamp in ms a line: the Poisson
-arrival times, which fio honours unless ``replay_no_stall``) or 2 (no
-times).  Replay it closed loop with ``replay_no_stall=1`` at the queue
+Output: a fio iolog of version 3 (a timestamp a line, in microseconds:
+the Poisson arrival times, which fio honours unless ``replay_no_stall``)
+or 2 (no times).  Replay it closed loop with ``replay_no_stall=1`` at the queue
 depth wanted, or open loop at a rate scaled by ``replay_time_scale``.
 
 Deterministic by seed: one random.Random, one order of draws.  Standard
@@ -284,19 +284,21 @@ class Spc1:
 
 def write_iolog(f, ios, device, version=3):
     """Write ``ios`` to the text file ``f`` as a fio iolog of ``version``
-    (3: a timestamp in ms a line, 2: none) on ``device``; returns the
-    number of I/Os written."""
+    (3: a timestamp a line, 2: none) on ``device``; returns the number of
+    I/Os written.  fio 3.33 reads a version 3 timestamp as microseconds
+    since the log's start and waits for no I/O while the last timestamp it
+    saw is 0, so the times are written in microseconds from 1 on."""
     if version not in (2, 3):
         raise ValueError("iolog version must be 2 or 3")
-    pre = "0 " if version == 3 else ""
+    pre = "1 " if version == 3 else ""
     f.write("fio version %d iolog\n" % version)
     f.write("%s%s add\n%s%s open\n" % (pre, device, pre, device))
     n = 0
-    last = 0
+    last = 1
     for io in ios:
         op = "write" if io.write else "read"
         if version == 3:
-            last = int(io.t_ms)
+            last = max(last, 1 + int(io.t_ms * 1000))
             f.write("%d %s %s %d %d\n" % (last, device, op, io.offset,
                                           io.length))
         else:
