@@ -23,6 +23,7 @@ export PREFIX DESTDIR
 	checkpatch bench bench-quick bench-raid check-debug debug-kernel soak \
 	test-userspace test-bench-tools test-kunit test-vm test-style \
 	test-vm-debug test-vm612 test-vm-systemd check-large install uninstall \
+	test-vm72 test-vm73 test-vm-deb \
 	install-module install-userspace uninstall-module uninstall-userspace \
 	version
 
@@ -137,6 +138,22 @@ check-large: setup all
 # The second kernel (6.12): dm-wow built for it, a smoke subset booted on it.
 test-vm612: userspace
 	@tests/vm/kernel2.sh smoke
+
+# Today's kernels: Debian 13's trixie-backports 7.2 and 7.3, taken apart
+# without installing them (tests/vm/kernel-bpo.sh, cached under
+# $(WOW_CACHE)/kernel-bpo), dm-wow built for each and vm612's smoke subset
+# booted on it.
+test-vm72: userspace
+	@tests/vm/kernel-bpo.sh smoke 7.2
+
+test-vm73: userspace
+	@tests/vm/kernel-bpo.sh smoke 7.3
+
+# make deb's packages installed, upgraded and purged with apt in a VM with
+# systemd as PID 1 (tests/vm/deb-vm.py; BREAK=dkms breaks the module
+# package on purpose, and then it must fail)
+test-vm-deb: userspace
+	@tests/vm/deb-vm.py $(if $(BREAK),--break $(BREAK))
 
 test-vm-debug: userspace
 	@tests/vm/check-debug.sh

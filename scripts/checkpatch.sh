@@ -5,7 +5,9 @@
 # dm-wow; one PASS:/FAIL: line per file.  Then the structure rules
 # (scripts/ownership.py: one owner per field, no call cycle between files).  checkpatch.pl comes from Debian's
 # linux-source-6.1: the KUnit tree in $WOW_CACHE if it is there, else just
-# the script and its data files, extracted once into $WOW_CACHE.
+# the script and its data files, extracted once into $WOW_CACHE.  Last,
+# the kernel's own checkers (scripts/kernel-checkers.sh): sparse and W=1
+# builds on each kernel dm-wow is tested on, and coccicheck.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 WOW_CACHE=${WOW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dm-wow}
@@ -43,4 +45,5 @@ else
 	echo "$out" | sed 's/^/    /'
 	rc=1
 fi
+scripts/kernel-checkers.sh || rc=1
 exit $rc

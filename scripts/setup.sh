@@ -19,8 +19,10 @@ PKGS=(
 	nbdkit nbdkit-plugin-python python3-matplotlib python3-pytest bcache-tools
 	mdadm
 	# make deb (debhelper, dh-dkms, lintian); the style suite's sparse
-	# (C=2) and coccicheck
-	debhelper dh-dkms lintian fakeroot sparse coccinelle
+	# (C=2) and coccicheck; tests/vm/kernel-bpo.sh (the 7.x kernels taken
+	# apart: file and objdump find the programs it builds again)
+	debhelper dh-dkms lintian fakeroot sparse coccinelle file binutils
+	rsync dpkg-dev
 )
 
 # The second kernel (issue 15: Debian 13's, and Debian 12's security
@@ -92,3 +94,14 @@ if ! ls "$WOW_CACHE"/promtool/*/usr/bin/promtool >/dev/null 2>&1; then
 		rm -rf "$t"
 	fi
 fi
+
+# Today's kernels, 7.2 and 7.3 from trixie-backports (make check's vm72
+# and vm73, the style suite's sparse and W=1 builds): taken apart into
+# $WOW_CACHE/kernel-bpo/ once per package version, nothing installed
+# (tests/vm/kernel-bpo.sh), and a sparse new enough for them
+for s in 7.2 7.3; do
+	"$(dirname "$0")/../tests/vm/kernel-bpo.sh" fetch "$s" >/dev/null ||
+		echo "setup: no Linux $s (tests/vm/kernel-bpo.sh fetch $s)" >&2
+done
+"$(dirname "$0")/../tests/vm/kernel-bpo.sh" sparse >/dev/null ||
+	echo "setup: no sparse for Linux 7.x (tests/vm/kernel-bpo.sh sparse)" >&2

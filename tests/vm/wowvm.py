@@ -117,11 +117,12 @@ MODULES = [
     "dm-mod", "dm-flakey", "dm-log-writes", "dm-delay", "dm-writecache",
     "dm-cache", "dm-cache-smq", "dm-zero", "bcache", "loop", "brd",
     "null_blk", "virtio_blk", "virtio_pci", "9p", "9pnet_virtio", "dm-snapshot",
-    "libcrc32c", "crc32c_generic", "crc32c-intel",
 ]
 # In the base when the kernel has them (the debug kernel has no ext4;
-# boot-assembly skips without it).
-OPTIONAL_MODULES = ["ext4"]
+# boot-assembly skips without it; Linux 7.x builds crc32c into the kernel,
+# lib/crc, and has no such modules).  The order of MODULES + this list is
+# part of the base's key.
+OPTIONAL_MODULES = ["libcrc32c", "crc32c_generic", "crc32c-intel", "ext4"]
 MODULE_INDEX_FILES = ["modules.order", "modules.builtin",
                       "modules.builtin.modinfo"]
 BASE_DIRS = ["bin", "sbin", "usr/bin", "usr/sbin", "lib", "lib64", "usr/lib",
