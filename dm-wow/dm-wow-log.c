@@ -186,10 +186,24 @@ int wow_log_alloc(struct wow_cache *wc)
 	return 0;
 }
 
-/* Stop the pacing timer (no user bio is in flight: postsuspend, dtr). */
+/*
+ * Stop the pacing timer and let a record in flight end (no user bio is in
+ * flight: postsuspend, dtr).
+ */
 void wow_log_stop(struct wow_cache *wc)
 {
 	cancel_delayed_work_sync(&wc->pace_work);
+	/*
+	 * A record no bio waits for (clean marks alone) may still be in
+	 * flight: suspend waited for the bios only.  The checkpoint written
+	 * next must come after it (issue 34, finding 9).  Destage is
+	 * stopped, so no new marks come and this ends.
+	 */
+	while (READ_ONCE(wc->batch.busy) || READ_ONCE(wc->batch.done)) {
+		wait_event_timeout(wc->idle_wait, !READ_ONCE(wc->batch.busy) &&
+				   !READ_ONCE(wc->batch.done), HZ);
+		flush_work(&wc->commit_work);
+	}
 }
 
 void wow_log_free(struct wow_cache *wc)
