@@ -198,6 +198,57 @@ static void wow_policy_runs_split_at_size_and_group(struct kunit *test)
 	wow_policy_exit(p);
 }
 
+/*
+ * A group whose blocks are all dirty, written in no order and with dirty
+ * neighbours on both sides, goes out as one run: the whole group from its
+ * first block (on RAID-5, a full-stripe write), under every policy, when
+ * the size allows one group or more.
+ */
+static void wow_policy_full_group_one_run(struct kunit *test)
+{
+	static const u64 order[BPG] = { 13, 9, 15, 8, 10, 12, 14, 11 };
+	const struct wow_policy_ops *ops[] = {
+		&wow_policy_wow_ops, &wow_policy_cscan_ops, &wow_policy_lrw_ops,
+	};
+	static const u32 maxes[] = { BPG, 64 };
+	int o, m, i;
+
+	for (o = 0; o < ARRAY_SIZE(ops); o++) {
+		for (m = 0; m < ARRAY_SIZE(maxes); m++) {
+			struct wow_policy *p = new_policy(test, ops[o]);
+			u64 starts[16];
+			u32 lens[16];
+			int n, full = 0;
+
+			write(p, 7, 1, false);	/* group 0's last block */
+			for (i = 0; i < BPG; i++)
+				write(p, order[i], 1, false);	/* group 1 */
+			write(p, 16, 1, false);	/* group 2's first */
+			n = drain(p, maxes[m], starts, lens, ARRAY_SIZE(starts));
+			KUNIT_EXPECT_EQ_MSG(test, n, 3, "ops %d max %u", o,
+					    maxes[m]);
+			for (i = 0; i < n; i++) {
+				/* no run straddles a group boundary */
+				KUNIT_EXPECT_EQ(test, starts[i] / BPG,
+						(starts[i] + lens[i] - 1) / BPG);
+				if (starts[i] / BPG != 1)
+					continue;
+				KUNIT_EXPECT_EQ_MSG(test, starts[i], 8ULL,
+						    "ops %d max %u", o,
+						    maxes[m]);
+				KUNIT_EXPECT_EQ_MSG(test, lens[i], (u32)BPG,
+						    "ops %d max %u", o,
+						    maxes[m]);
+				full++;
+			}
+			KUNIT_EXPECT_EQ_MSG(test, full, 1, "ops %d max %u", o,
+					    maxes[m]);
+			KUNIT_EXPECT_EQ(test, fake_of(p)->nr, 0U);
+			wow_policy_exit(p);
+		}
+	}
+}
+
 static void wow_policy_wow_skips_recent_once(struct kunit *test)
 {
 	struct wow_policy *p = new_policy(test, &wow_policy_wow_ops);
@@ -633,6 +684,7 @@ static struct kunit_case wow_policy_cases[] = {
 	KUNIT_CASE(wow_policy_thresholds_recover),
 	KUNIT_CASE(wow_policy_cscan_ascending_from_hand),
 	KUNIT_CASE(wow_policy_runs_split_at_size_and_group),
+	KUNIT_CASE(wow_policy_full_group_one_run),
 	KUNIT_CASE(wow_policy_wow_skips_recent_once),
 	KUNIT_CASE(wow_policy_hold_and_give_back),
 	KUNIT_CASE(wow_policy_sequential_does_not_set_recency),
