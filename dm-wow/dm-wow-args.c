@@ -352,6 +352,33 @@ int wow_parse_tunable(struct wow_args *a, const char *name,
 	return 0;
 }
 
+/*
+ * The defaults that depend on the devices, once the table line is parsed.
+ * With no write_group_size named, the group is @group_size (the origin's
+ * optimal I/O size, a full RAID stripe; or the group a superblock already
+ * holds) when that is a power of two from block_size to
+ * WOW_MAX_WRITE_GROUP_SIZE, else WOW_DEFAULT_WRITE_GROUP_SIZE.  With no
+ * max_destage_size named, it is at least one group (up to its limit), so a
+ * group whose blocks are all dirty goes to the origin as one write: on
+ * RAID-5 or 6, a full-stripe write with no read-modify-write.  @a stays
+ * valid for check_args() either way; named options are never changed.
+ */
+void wow_args_set_group(struct wow_args *a, u32 group_size)
+{
+	if (!(a->set & BIT(WOW_OPT_WRITE_GROUP_SIZE))) {
+		if (is_power_of_2(group_size) &&
+		    group_size >= a->block_size &&
+		    group_size <= WOW_MAX_WRITE_GROUP_SIZE)
+			a->write_group_size = group_size;
+		else
+			a->write_group_size = WOW_DEFAULT_WRITE_GROUP_SIZE;
+	}
+	if (!(a->set & BIT(WOW_OPT_MAX_DESTAGE_SIZE)))
+		a->max_destage_size = clamp(a->write_group_size,
+					    WOW_DEFAULT_MAX_DESTAGE_SIZE,
+					    WOW_MAX_DESTAGE_SIZE_LIMIT);
+}
+
 static void emit_value(const struct wow_args *a, int id, char *buf,
 		       size_t len)
 {

@@ -107,6 +107,9 @@ static int wow_check_superblock(struct wow_cache *wc, char **error)
 
 	switch (kind) {
 	case WOW_SB_VALID:
+		/* no write_group_size named: the one the cache was formatted with */
+		wow_args_set_group(&wc->args, sb.geo.write_group_size);
+		table.write_group_size = wc->args.write_group_size;
 		why = wow_sb_geometry_mismatch(&sb.geo, &table);
 		if (why) {
 			*error = (char *)why;
@@ -286,6 +289,8 @@ static int wow_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot open the origin device";
 		goto bad;
 	}
+	/* no write_group_size named: a full stripe of a RAID origin */
+	wow_args_set_group(&wc->args, bdev_io_opt(wc->origin_dev->bdev));
 	r = dm_get_device(ti, cache_path, mode, &wc->cache_dev);
 	if (r) {
 		ti->error = "Cannot open the cache device";
@@ -620,6 +625,7 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 		DMEMIT(" max_destage_ios=%u max_destage_size=%u max_age=%u sequential_cutoff=%llu",
 		       args.max_destage_ios, args.max_destage_size,
 		       args.max_age_s, (u64)args.sequential_cutoff);
+		DMEMIT(" write_group_size=%u", args.write_group_size);
 		break;
 	case STATUSTYPE_TABLE:
 		args.set &= ~BIT(WOW_OPT_FORMAT);

@@ -108,6 +108,7 @@ int wow_parse_tunable(struct wow_args *a, const char *name,
 		      const char *value, char **error);
 unsigned int wow_emit_opt_args(const struct wow_args *a, char *result,
 			       unsigned int maxlen);
+void wow_args_set_group(struct wow_args *a, u32 group_size);
 
 /* ---- dm-wow-index.c: origin block -> cache slot ---- */
 

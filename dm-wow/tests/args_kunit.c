@@ -258,6 +258,49 @@ static void wow_args_tunable_changes_only_when_valid(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(&a, &before, sizeof(a)), 0);
 }
 
+/*
+ * With no write_group_size named, the group is the origin's optimal I/O
+ * size when that is a power of two from block_size to 64 MiB; with no
+ * max_destage_size named, one write holds at least a whole group.
+ */
+static void wow_args_group_from_io_opt(struct kunit *test)
+{
+	static const struct {
+		const char *line;
+		u32 io_opt, group, destage;
+	} cases[] = {
+		{ "0", 0, 128U << 10, 1U << 20 },
+		{ "0", 262144, 256U << 10, 1U << 20 },		/* RAID-5 4+1 x 64K */
+		{ "0", 196608, 128U << 10, 1U << 20 },		/* 3 x 64K: not 2^n */
+		{ "0", 2048, 128U << 10, 1U << 20 },		/* < block_size */
+		{ "0", 4096, 4096, 1U << 20 },
+		{ "0", 4U << 20, 4U << 20, 4U << 20 },
+		{ "0", 64U << 20, 64U << 20, 8U << 20 },
+		{ "0", 1U << 31, 128U << 10, 1U << 20 },	/* > 64 MiB */
+		{ "2 write_group_size 65536", 262144, 64U << 10, 1U << 20 },
+		{ "2 max_destage_size 65536", 262144, 256U << 10, 64U << 10 },
+		{ "2 block_size 65536", 32768, 128U << 10, 1U << 20 },
+	};
+	struct wow_args a;
+	char *error;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		unsigned long set;
+
+		KUNIT_ASSERT_EQ(test, parse_line(test, cases[i].line, &a,
+						 &error), 0);
+		set = a.set;
+		wow_args_set_group(&a, cases[i].io_opt);
+		KUNIT_EXPECT_EQ_MSG(test, a.write_group_size, cases[i].group,
+				    "case %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, a.max_destage_size,
+				    cases[i].destage, "case %d", i);
+		/* a resolved default is not the user's: TABLE omits it */
+		KUNIT_EXPECT_EQ_MSG(test, a.set, set, "case %d", i);
+	}
+}
+
 static struct kunit_case wow_args_cases[] = {
 	KUNIT_CASE(wow_args_defaults_with_no_options),
 	KUNIT_CASE(wow_args_every_option_parsed),
@@ -266,6 +309,7 @@ static struct kunit_case wow_args_cases[] = {
 	KUNIT_CASE(wow_args_one_watermark_keeps_gap),
 	KUNIT_CASE(wow_args_emit_round_trips),
 	KUNIT_CASE(wow_args_tunable_changes_only_when_valid),
+	KUNIT_CASE(wow_args_group_from_io_opt),
 	{}
 };
 
