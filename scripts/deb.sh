@@ -16,12 +16,15 @@
 #   DEB_VERSION  the packages' version (default dm-wow/VERSION; a rebuild
 #                of the same sources is e.g. 0.2.0+1); the module's own
 #                version, and DKMS's, stay dm-wow/VERSION
+#   DEB_MODULE_VERSION  a version for everything, dm-wow/VERSION of the
+#                copy included (tests/vm/deb-vm.py builds an upgrade so:
+#                a module DKMS must replace); DEB_VERSION defaults to it
 #   DEB_OUT      where the files go (default results/deb)
 #   DEB_NOCHECK=1  skip the unit tests dh_auto_test runs
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-VERSION=$(cat "$top/dm-wow/VERSION")
+VERSION=${DEB_MODULE_VERSION:-$(cat "$top/dm-wow/VERSION")}
 DEB_VERSION=${DEB_VERSION:-$VERSION}
 OUT=${DEB_OUT:-$top/results/deb}
 case $DEB_VERSION in
@@ -52,6 +55,7 @@ else
 	when=$(date +%s)
 fi
 [ -d "$src/debian" ] || { say "no debian/ in the tree"; exit 1; }
+[ -z "${DEB_MODULE_VERSION:-}" ] || echo "$VERSION" >"$src/dm-wow/VERSION"
 
 # the changelog: one entry, this version (dm-wow/VERSION is the one source)
 cat >"$src/debian/changelog" <<CHANGELOG

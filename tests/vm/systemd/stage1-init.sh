@@ -6,7 +6,10 @@
 # the root, the files in /payload (the dm-wow module, `make install`'s files,
 # the test's /etc; systemd-vm.py ran depmod for the module on the host) are
 # copied over it, and systemd is PID 1.  /modules lists the modules to
-# insmod, in order; /stage1.conf sets KV.
+# insmod, in order; /stage1.conf sets KV, and for tests/vm/deb-vm.py
+# UPPER (an ext4 device holding the overlay's upper layer, kept from boot
+# to boot, instead of a tmpfs) and NO_MODULE=1 (the packages bring
+# dm-wow.ko: the payload has none).
 set -eu
 export PATH=/bin:/sbin
 
@@ -21,6 +24,7 @@ fail() {
 	sleep 60
 }
 
+UPPER="" NO_MODULE=""
 . /stage1.conf
 while read -r m; do
 	insmod "$m" || fail "insmod $m"
@@ -29,15 +33,19 @@ done < /modules
 mkdir -p /lower /rw /newroot
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=512000 \
 	rootfs /lower || fail "cannot mount the 9p root"
-mount -t tmpfs -o mode=0755,size=512m tmpfs /rw || fail "tmpfs"
+if [ -n "$UPPER" ]; then
+	mount -t ext4 "$UPPER" /rw || fail "cannot mount $UPPER"
+else
+	mount -t tmpfs -o mode=0755,size=512m tmpfs /rw || fail "tmpfs"
+fi
 mkdir -p /rw/upper /rw/work
 mount -t overlay overlay \
 	-o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work /newroot ||
 	fail "cannot mount the overlay root"
 cp -a /payload/. /newroot/ || fail "cannot copy the payload"
-[ -f "/newroot/lib/modules/$KV/updates/dkms/dm-wow.ko" ] ||
+[ -n "$NO_MODULE" ] || [ -f "/newroot/lib/modules/$KV/updates/dkms/dm-wow.ko" ] ||
 	fail "no dm-wow.ko for $KV in the new root"
-say "root ready: 9p / under a tmpfs overlay; exec systemd"
+say "root ready: 9p / under an overlay (${UPPER:-tmpfs}); exec systemd"
 umount /proc /sys
 mount --move /dev /newroot/dev
 exec switch_root /newroot /lib/systemd/systemd
