@@ -11,30 +11,15 @@
 # state ok) until the next load.
 #
 # The cache device is erase block 0 (linear: the health block stays
-# writable) followed by the segments through dm-flakey, as in
-# cache-needs-check.
+# writable) followed by the segments through dm-flakey (lib.sh
+# seg_fault_table), as in cache-needs-check.
 #
 # vm: origin=2G cache=256M timeout=300
 . "${WOW_LIB:-/wow/lib.sh}"
 
-E=2048				# sectors: the default 1 MiB erase block
-CLEN=$(size_sectors "$CACHE")
-cd_table() {	# up|down
-	echo "0 $E linear $CACHE 0"
-	if [ "$1" = up ]; then
-		echo "$E $((CLEN - E)) flakey $CACHE $E 1 0"
-	else
-		echo "$E $((CLEN - E)) flakey $CACHE $E 0 1 1 error_writes"
-	fi
-}
-cd_set() {
-	run dmsetup suspend cd
-	cd_table "$1" | dmsetup reload cd || fail "cannot reload cd"
-	run dmsetup resume cd
-}
 
 wow_reset_disks
-cd_table up | dmsetup create cd || fail "cannot create cd"
+seg_fault_table "$CACHE" up | dmsetup create cd || fail "cannot create cd"
 C=$(dm_node cd)
 JOB="--offset=0 --size=64M --io_size=4M --bs=4k --randseed=62"
 
@@ -46,7 +31,7 @@ info "load the next table (its constructor reads the health block now)"
 run dmsetup reload nr --table "$(wow_table "$ORIGIN" "$C" low_watermark 98 high_watermark 99)"
 
 info "the live table fails a log write: read_only, needs_check recorded"
-cd_set down
+seg_fault_set "$CACHE" down
 if dd if=/dev/urandom of="$D" bs=4k count=1 seek=200000 oflag=direct \
 	2> /dev/null; then
 	fail "a write succeeded with the cache failing writes"
@@ -54,7 +39,7 @@ fi
 wow_status nr | grep -q "^read_only " ||
 	fail "not read_only after a log write error: $(wow_status nr)"
 sleep 1				# the health block is written by a worker
-cd_set up
+seg_fault_set "$CACHE" up
 
 info "resume: the new table goes live"
 dmesg_clear

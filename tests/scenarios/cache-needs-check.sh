@@ -15,24 +15,9 @@
 # vm: origin=2G cache=256M timeout=300
 . "${WOW_LIB:-/wow/lib.sh}"
 
-E=2048				# sectors: the default 1 MiB erase block
-CLEN=$(size_sectors "$CACHE")
-cd_table() {	# up|down
-	echo "0 $E linear $CACHE 0"
-	if [ "$1" = up ]; then
-		echo "$E $((CLEN - E)) flakey $CACHE $E 1 0"
-	else
-		echo "$E $((CLEN - E)) flakey $CACHE $E 0 1 1 error_writes"
-	fi
-}
-cd_set() {
-	run dmsetup suspend cd
-	cd_table "$1" | dmsetup reload cd || fail "cannot reload cd"
-	run dmsetup resume cd
-}
 
 wow_reset_disks
-cd_table up | dmsetup create cd || fail "cannot create cd"
+seg_fault_table "$CACHE" up | dmsetup create cd || fail "cannot create cd"
 C=$(dm_node cd)
 JOB="--offset=0 --size=512M --io_size=8M --bs=4k --randseed=61"
 
@@ -42,7 +27,7 @@ D=$(dm_node nc)
 fio_verify "$D" --rw=randwrite --iodepth=16 $JOB
 
 info "the cache device fails log writes"
-cd_set down
+seg_fault_set "$CACHE" down
 if dd if=/dev/urandom of="$D" bs=4k count=1 seek=200000 oflag=direct \
 	2> /dev/null; then
 	fail "a write succeeded with the cache failing writes"
@@ -51,7 +36,7 @@ wow_status nc | grep -q "^read_only " ||
 	fail "not read_only after a log write error: $(wow_status nc)"
 [ "$(wow_stat nc needs_check)" = 1 ] || fail "needs_check not set: $(wow_status nc)"
 sleep 1				# the health block is written by a worker
-cd_set up
+seg_fault_set "$CACHE" up
 wow_remove nc
 
 info "reload: needs_check, cleaner mode, data intact"

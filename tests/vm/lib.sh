@@ -274,6 +274,29 @@ wow_clean_remove() {
 	wow_remove "$1"
 }
 
+# ---- a cache device whose segments fail writes (needs_check) ----
+
+# seg_fault_table DEV up|down: a table for a device "cd" over DEV: its
+# first erase block (1 MiB: superblock, health block) linear, the rest
+# through dm-flakey, failing writes when down; so log writes fail while
+# the health block can still be written
+seg_fault_table() {
+	_len=$(size_sectors "$1")
+	echo "0 2048 linear $1 0"
+	if [ "$2" = up ]; then
+		echo "2048 $((_len - 2048)) flakey $1 2048 1 0"
+	else
+		echo "2048 $((_len - 2048)) flakey $1 2048 0 1 1 error_writes"
+	fi
+}
+
+# seg_fault_set DEV up|down: switch "cd" (made from seg_fault_table DEV)
+seg_fault_set() {
+	run dmsetup suspend cd
+	seg_fault_table "$1" "$2" | dmsetup reload cd || fail "cannot reload cd"
+	run dmsetup resume cd
+}
+
 # ---- multi-boot ----
 
 # wow_power_cut: ask the runner for another boot on the same disks and cut
