@@ -842,20 +842,16 @@ bool wow_log_free_seg(struct wow_cache *wc, u32 v)
 	lockdep_assert_held(&wc->lock);
 	if (seg->state != WOW_SEG_DRAINING)
 		return false;
-	if (atomic_read(&seg->pins)) {
-		if (list_empty(&seg->list))
-			list_add_tail(&seg->list, &wc->drained);
-		return true;
-	}
-	list_del_init(&seg->list);
-	free_seg_add(wc, v);
-	atomic64_inc(&wc->stats.reclaimed_segments);
+	if (list_empty(&seg->list))
+		list_add_tail(&seg->list, &wc->drained);
+	wow_log_reap_drained(wc);
 	return true;
 }
 
 /*
  * Free the drained segments no pin holds any more (lock held); returns
- * how many.  The list holds only segments retired while pinned: a few.
+ * how many.  The list holds only retired segments: those still pinned
+ * stay (a few).
  */
 u32 wow_log_reap_drained(struct wow_cache *wc)
 {
@@ -2799,10 +2795,10 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 	r = wow_ckpt_write(&a, &ci, &ops);
 	spin_lock_irq(&wc->lock);
 	wc->ckpt_reading = false;
-	spin_unlock_irq(&wc->lock);
-	if (r)
+	if (r) {
+		spin_unlock_irq(&wc->lock);
 		goto out;
-	spin_lock_irq(&wc->lock);
+	}
 	if (wc->durable_seq < ci.completed_seq)
 		wc->durable_seq = ci.completed_seq;
 	/*
@@ -3498,9 +3494,9 @@ int wow_log_mark_clean(struct wow_cache *wc)
 	 * writes the empty mark only.  A version 1 cache marks as many as
 	 * WOW_SHUTDOWN_MARKS_V1 (the rest are destaged again after a load).
 	 */
-	nr = min_t(u32, nr, wc->sb.version >= 2 ?
-			    (nr > WOW_SHUTDOWN_MARKS ? 0 : nr) :
-			    WOW_SHUTDOWN_MARKS_V1);
+	if (wc->sb.version >= 2 && nr > WOW_SHUTDOWN_MARKS)
+		nr = 0;
+	nr = min(nr, WOW_SHUTDOWN_MARKS_V1);
 
 	/*
 	 * Even with nothing clean, one (empty) mark is written: its record
