@@ -3,8 +3,9 @@
 #
 # make check-debug: every VM scenario on the debug kernel (KASAN, lockdep,
 # KFENCE, kmemleak, ...; tests/vm/debug-kernel.sh) with WOW_PROFILE=full,
-# crash-flush-points as $WOW_FP_SHARDS boots (default 5) of 1000/N points
-# each, every boot with its own recording.
+# crash-flush-points and crash-flush-points-large each as $WOW_FP_SHARDS
+# boots (default 5) of 1000/N points each, every boot with its own
+# recording.
 #
 # A whole run needs about three hours of both cores of a 2-core machine
 # (at 3579c9b, WOW_VM_JOBS=3: 2 h 52 min, the five shards about 35
@@ -61,17 +62,18 @@ fresh() {	# NAME FILE: has NAME passed with FILE as it is?
 		[ "$(head -n 1 "$dir/passed/$1" | cut -d' ' -f2)" = "$(cat "$dir/hash/$1")" ]
 }
 
-# the scenarios, crash-flush-points cut into shards
+# the scenarios, the two crash-flush-points cut into shards
 mkdir -p "$dir/hash"
 todo=()
 names=()
 for s in tests/scenarios/*.sh; do
 	n=$(basename "$s" .sh)
-	if [ "$n" != crash-flush-points ]; then
+	case $n in crash-flush-points | crash-flush-points-large) ;;
+	*)
 		names+=("$n")
 		fresh "$n" "$s" || { rm -f "$dir/passed/$n"; todo+=("$s"); }
-		continue
-	fi
+		continue ;;
+	esac
 	for ((k = 0; k < SHARDS; k++)); do
 		sn=$n-$((k + 1))of$SHARDS
 		names+=("$sn")

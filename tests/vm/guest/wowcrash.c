@@ -81,7 +81,15 @@
  */
 static unsigned int per_thread = 2048;		/* owned blocks per thread */
 static uint64_t span_offset = 64ull << 20;	/* bytes into DEV */
-#define SPAN_BLOCKS	((uint64_t)per_thread * STRIDE)
+/*
+ * WOWCRASH_RUN=N (2..256): writes of up to N contiguous blocks.  Then each
+ * thread owns whole chunks of N blocks, the threads' chunks taking turns
+ * (every block of the span is owned), and a quarter of the writes are one
+ * I/O of 1..N blocks inside one chunk, each block its own generation.
+ */
+static unsigned int run_max = 1;
+static unsigned int span_stride = STRIDE;	/* span blocks per owned one */
+#define SPAN_BLOCKS	((uint64_t)per_thread * span_stride)
 #define FIRST_BLOCK	(span_offset / BS)
 
 /*
@@ -140,6 +148,9 @@ static void die(const char *fmt, ...)
 /* Block number (in DEV, 4 KiB units) of thread t's i-th block. */
 static uint64_t owned_block(unsigned int t, unsigned int i)
 {
+	if (run_max > 1)
+		return FIRST_BLOCK + (uint64_t)(i / run_max) * run_max * NTHREADS +
+		       t * run_max + i % run_max;
 	return FIRST_BLOCK + (uint64_t)i * STRIDE + t * (STRIDE / NTHREADS) +
 	       (i * 7u + t) % (STRIDE / NTHREADS);
 }
@@ -152,6 +163,8 @@ static int owner_of(uint64_t b)
 
 	if (b < FIRST_BLOCK || rel >= SPAN_BLOCKS)
 		return -1;
+	if (run_max > 1)
+		return (rel % ((uint64_t)run_max * NTHREADS)) / run_max;
 	return owned_block(t, i) == b ? (int)t : -1;
 }
 
@@ -336,7 +349,7 @@ struct wctx {
 	uint64_t seed, max_writes;
 	int discards;
 	volatile int *stop;
-	uint64_t writes, flushes, fuas, nr_discards;
+	uint64_t writes, flushes, fuas, nr_discards, run_writes;
 	struct jent *jent;
 };
 
@@ -382,6 +395,18 @@ static void journal(struct wctx *c, int jfd, const uint64_t *blk,
 		    strerror(errno));
 }
 
+/* Journal n items, as many entries as they need. */
+static void journal_items(struct wctx *c, int jfd, const uint64_t *blk,
+			  const uint64_t *gen, unsigned int n)
+{
+	unsigned int j, m;
+
+	for (j = 0; j < n && !*c->stop; j += m) {
+		m = n - j < JITEMS ? n - j : JITEMS;
+		journal(c, jfd, blk + j, gen + j, m);
+	}
+}
+
 /* Is block @b among the @n blocks of @list? */
 static int pending(const uint64_t *list, unsigned int n, uint64_t b)
 {
@@ -391,6 +416,49 @@ static int pending(const uint64_t *list, unsigned int n, uint64_t b)
 		if (list[i] == b)
 			return 1;
 	return 0;
+}
+
+/*
+ * One write of 1..run_max contiguous blocks of one of this thread's
+ * chunks (the pending unflushed writes are flushed and journalled first:
+ * c->pblk/pgen), FUA or followed by a flush, then journalled.
+ */
+static void write_run(struct wctx *c, int fd, int dfd, int jfd, void *buf,
+		      uint64_t r, uint64_t *counter, const uint64_t *pblk,
+		      const uint64_t *pgen, unsigned int np)
+{
+	uint64_t blk[256], gen[256];
+	unsigned int chunks = per_thread / run_max, k, off, ch, j;
+	int fua = (r >> 40) % 4 == 0;
+
+	if (np) {
+		if (fdatasync(fd))
+			die("fdatasync: %s", strerror(errno));
+		c->flushes++;
+		journal_items(c, jfd, pblk, pgen, np);
+	}
+	k = 1 + (r >> 24) % run_max;
+	off = (r >> 32) % (run_max - k + 1);
+	ch = (r >> 44) % 2 ? (r >> 48) % 2 : (r >> 48) % chunks;
+	for (j = 0; j < k; j++) {
+		blk[j] = owned_block(c->t, ch * run_max + off + j);
+		gen[j] = c->boot * GEN_PER_BOOT + ++*counter;
+		fill_block((char *)buf + (size_t)j * BS, blk[j], gen[j], c->t);
+	}
+	if (pwrite(fua ? dfd : fd, buf, (size_t)k * BS, blk[0] * BS) !=
+	    (ssize_t)(k * BS))
+		die("write blocks %" PRIu64 "+%u: %s", blk[0], k,
+		    strerror(errno));
+	c->writes++;
+	c->run_writes++;
+	if (fua) {
+		c->fuas++;
+	} else {
+		if (fdatasync(fd))
+			die("fdatasync: %s", strerror(errno));
+		c->flushes++;
+	}
+	journal_items(c, jfd, blk, gen, k);
 }
 
 static void *writer(void *arg)
@@ -418,7 +486,7 @@ static void *writer(void *arg)
 	dfd = open(c->dev, O_RDWR | O_DIRECT | O_DSYNC);
 	if (fd < 0 || dfd < 0)
 		die("%s: %s", c->dev, strerror(errno));
-	if (posix_memalign(&buf, BS, BS) ||
+	if (posix_memalign(&buf, BS, (size_t)run_max * BS) ||
 	    posix_memalign((void **)&c->jent, BS, sizeof(*c->jent)))
 		die("out of memory");
 
@@ -444,6 +512,13 @@ static void *writer(void *arg)
 			c->nr_discards++;
 			if (nd < 64)
 				dblk[nd++] = b;
+			continue;
+		}
+		if (run_max > 1 && (r >> 20) % 4 == 0) {
+			write_run(c, fd, dfd, jfd, buf, r, &counter, pblk,
+				  pgen, np);
+			np = 0;
+			nd = 0;
 			continue;
 		}
 		/*
@@ -506,7 +581,7 @@ static int cmd_write(int argc, char **argv)
 {
 	struct wctx ctx[NTHREADS];
 	pthread_t th[NTHREADS];
-	uint64_t w = 0, f = 0, u = 0, d = 0, jstart = 0;
+	uint64_t w = 0, f = 0, u = 0, d = 0, rw = 0, jstart = 0;
 	const char *e;
 	unsigned int t;
 
@@ -538,9 +613,12 @@ static int cmd_write(int argc, char **argv)
 		f += ctx[t].flushes;
 		u += ctx[t].fuas;
 		d += ctx[t].nr_discards;
+		rw += ctx[t].run_writes;
 	}
 	printf("wowcrash write: %" PRIu64 " writes, %" PRIu64
 	       " flushes, %" PRIu64 " FUA writes", w, f, u);
+	if (run_max > 1)
+		printf(", %" PRIu64 " of up to %u blocks", rw, run_max);
 	if (jblock)
 		printf(", %" PRIu64 " discards, journal entries %" PRIu64
 		       "..%" PRIu64 " of %" PRIu64 "%s", d, jstart,
@@ -824,8 +902,14 @@ static int cmd_forge(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	const char *span = getenv("WOWCRASH_SPAN");
+	const char *run = getenv("WOWCRASH_RUN");
 
 	crc_init();
+	if (run) {
+		run_max = atoi(run);
+		if (run_max < 1 || run_max > 256)
+			die("WOWCRASH_RUN=N: 1..256 blocks");
+	}
 	if (span) {
 		unsigned long long off, len;
 
@@ -834,6 +918,15 @@ int main(int argc, char **argv)
 			die("WOWCRASH_SPAN=\"OFFSET_MIB LENGTH_MIB\" (length 8 MiB or more)");
 		span_offset = off << 20;
 		per_thread = (len << 20) / BS / STRIDE;
+	}
+	if (run_max > 1) {
+		/* the same span, every block owned */
+		per_thread = (uint64_t)per_thread * STRIDE / NTHREADS /
+			     run_max * run_max;
+		span_stride = NTHREADS;
+		if (per_thread / run_max < 2)
+			die("WOWCRASH_RUN=%u: the span holds too few chunks",
+			    run_max);
 	}
 	if (argc >= 2 && !strcmp(argv[1], "write"))
 		return cmd_write(argc - 2, argv + 2);
@@ -852,6 +945,7 @@ int main(int argc, char **argv)
 		"       wowcrash check DEV JDEV [OBS_OUT [OBS_IN]]\n"
 		"       wowcrash forge DEV JDIR old|garbage|zero|swap\n"
 		"       wowcrash span\n"
-		"env: WOWCRASH_SPAN=\"OFFSET_MIB LENGTH_MIB\" WOWCRASH_WRITES=N WOWCRASH_DISCARD=1\n");
+		"env: WOWCRASH_SPAN=\"OFFSET_MIB LENGTH_MIB\" WOWCRASH_WRITES=N WOWCRASH_DISCARD=1\n"
+		"     WOWCRASH_RUN=N (writes of up to N contiguous blocks)\n");
 	return 2;
 }
