@@ -9,8 +9,10 @@
  * Locking: none here.  The callers run with the log quiet (postsuspend,
  * preresume) or from the commit worker.
  *
- * Commit order of a checkpoint, format version 3 (an append into erased
- * flash; the checkpoint is not valid before 4):
+ * Commit order of a checkpoint, format versions 3 and 4 (an append into
+ * erased flash; the checkpoint is not valid before 4; version 4 writes
+ * into the one of its two areas not holding the newest valid checkpoint,
+ * the log's choice, so the area given here is all this file knows):
  *   1. discard the area's erase blocks (when the device takes discards);
  *   2. the header, valid;
  *   3. the slot table, then the segment stream, in large writes;
@@ -19,7 +21,8 @@
  *   1. the slot table, then the segment stream, in large writes;
  *   2. the header, valid, with PREFLUSH | FUA.
  * A crash before the last step leaves no checkpoint whose blocks all
- * check: the next load scans the log.
+ * check in this area: the next load takes the other area's (version 4)
+ * or scans the log.
  */
 #include <linux/blkdev.h>
 #include <linux/sizes.h>

@@ -2,21 +2,28 @@
 /*
  * dm-wow on-disk format, shared by the kernel target and userspace.
  *
- * Cache device layout (E = erase_block_size, B = block_size), version 3:
+ * Cache device layout (E = erase_block_size, B = block_size), version 4:
  *
- *   0          B      2B       E                          F           F+E
- *   +----------+------+--------+--------------------+-----+-----------+---
- *   |superblock|health| unused | checkpoint area    |     | segment 0 | ...
- *   +----------+------+--------+--------------------+-----+-----------+---
- *   |<----------- metadata: F = first_segment_sector, a multiple of E -->|
+ *   0          B      2B       E                 E+A                 F
+ *   +----------+------+--------+-----------------+-----------------+-----
+ *   |superblock|health| unused | checkpoint      | checkpoint      | seg 0
+ *   |          |      |        | area 0          | area 1          | ...
+ *   +----------+------+--------+-----------------+-----------------+-----
+ *   |<------- metadata: F = first_segment_sector, a multiple of E ->|
  *
- * The checkpoint area starts at erase block 1 and takes whole erase
- * blocks, so that each checkpoint is written into erased flash from its
- * start, front to back (see the checkpoint below): the only cache writes
- * that are not appends are the superblock's and the health block's.
+ * Two checkpoint areas, each A = wow_ckpt_span_v() blocks (whole erase
+ * blocks), start at erase block 1, so that each checkpoint is written
+ * into erased flash from its start, front to back (see the checkpoint
+ * below): the only cache writes that are not appends are the
+ * superblock's and the health block's.  Checkpoints go to the two areas
+ * in turn (never to the one holding the newest valid checkpoint), so a
+ * crash while one is written leaves the other to load from.
  *
- * Version 2 put the area in erase block 0 (blocks 2..) and rewrote it in
- * place; its caches keep their layout and are still read and written.
+ * Version 3 has one area (at erase block 1, whole erase blocks, the
+ * segments right after it); a crash while its checkpoint is written
+ * leaves none, and the load scans the log.  Version 2 put the area in
+ * erase block 0 (blocks 2..) and rewrote it in place.  Caches of both
+ * keep their layout and are still read and written.
  * Version 1 has no checkpoint area: F = E, blocks 2.. of erase block 0
  * are never written.  The area's place and size and the segment count
  * follow from the version, the cache size, E and B
@@ -72,7 +79,7 @@
 #endif
 
 #define WOW_SB_MAGIC		0x48434143574f5744ULL	/* "DWOWCACH" */
-#define WOW_SB_VERSION		3	/* 2: in erase block 0; 1: none */
+#define WOW_SB_VERSION		4	/* 3: one area; 2: in erase block 0; 1: none */
 #define WOW_SB_CSUM_BYTES	512	/* crc32c covers this prefix */
 #define WOW_CSUM_SEED		0xd3f00d5eU
 
@@ -305,13 +312,16 @@ static inline __u64 wow_ckpt_seg_blocks(__u64 nr_slots, __u64 nr_segments,
 }
 
 /*
- * The whole area of a cache of @nr_segments segments in format @version,
- * in blocks: the header, the tables at their largest, and in version 3
- * the closing copy of the header.
+ * The whole checkpoint metadata of a cache of @nr_segments segments in
+ * format @version, in blocks: the header, the tables at their largest,
+ * and from version 3 the closing copy of the header.  Version 4 has two
+ * areas, each that much rounded up to whole erase blocks
+ * (wow_ckpt_span_v): this is both.
  */
-static inline __u64 wow_ckpt_area_blocks_v(__u32 version, __u64 nr_segments,
-					   __u32 erase_block_size,
-					   __u32 block_size)
+static inline __u64 wow_ckpt_one_area_blocks_v(__u32 version,
+					       __u64 nr_segments,
+					       __u32 erase_block_size,
+					       __u32 block_size)
 {
 	__u64 slots = nr_segments * (erase_block_size / block_size);
 
@@ -322,9 +332,37 @@ static inline __u64 wow_ckpt_area_blocks_v(__u32 version, __u64 nr_segments,
 }
 
 /*
+ * Version 4: blocks from the start of area 0 to the start of area 1,
+ * one area rounded up to whole erase blocks.  0 before version 4 (one
+ * area).
+ */
+static inline __u64 wow_ckpt_span_v(__u32 version, __u64 nr_segments,
+				    __u32 erase_block_size, __u32 block_size)
+{
+	__u64 per_eb = erase_block_size / block_size;
+	__u64 one = wow_ckpt_one_area_blocks_v(version, nr_segments,
+					       erase_block_size, block_size);
+
+	if (version < 4)
+		return 0;
+	return (one + per_eb - 1) / per_eb * per_eb;
+}
+
+static inline __u64 wow_ckpt_area_blocks_v(__u32 version, __u64 nr_segments,
+					   __u32 erase_block_size,
+					   __u32 block_size)
+{
+	if (version >= 4)
+		return 2 * wow_ckpt_span_v(version, nr_segments,
+					   erase_block_size, block_size);
+	return wow_ckpt_one_area_blocks_v(version, nr_segments,
+					  erase_block_size, block_size);
+}
+
+/*
  * Tombstones a checkpoint of a cache in format @version has room for.
  * Version 2 sized its area for wow_ckpt_max_tombs().  Version 3's area
- * takes whole erase blocks: what the two headers and the slot table
+ * (and each of version 4's two) takes whole erase blocks: what the two headers and the slot table
  * leave of them holds the segment stream, so small caches (whose tables
  * fill a fraction of one erase block) hold many more tombstones than
  * nr_slots / 8 without a byte more on the device.
@@ -336,8 +374,9 @@ static inline __u64 wow_ckpt_max_tombs_v(__u32 version, __u64 nr_segments,
 	__u64 per_eb = erase_block_size / block_size;
 	__u64 slots = nr_segments * per_eb;
 	__u64 slot_blocks = wow_ckpt_slot_blocks(slots, block_size);
-	__u64 blocks = wow_ckpt_area_blocks_v(version, nr_segments,
-					      erase_block_size, block_size);
+	__u64 blocks = wow_ckpt_one_area_blocks_v(version, nr_segments,
+						  erase_block_size,
+						  block_size);
 	__u64 bytes, fixed;
 
 	if (version < 3)
@@ -411,6 +450,7 @@ static inline __u64 wow_nr_segments_v(__u32 version, __u64 cache_sectors,
 {
 	__u64 seg_sectors = erase_block_size >> 9;
 	__u64 n = wow_nr_segments(cache_sectors, erase_block_size);
+	__u64 hi = n + 1, mid;	/* hi: a count that does not fit */
 
 	while (n) {
 		__u64 need = wow_first_segment_sector_v(version, n,
@@ -422,7 +462,23 @@ static inline __u64 wow_nr_segments_v(__u32 version, __u64 cache_sectors,
 
 		if (need <= cache_sectors)
 			break;
+		hi = n;
 		n -= less < n ? less : n;
+	}
+	/*
+	 * Version 4 rounds two areas up to whole erase blocks, so a step can
+	 * overshoot: the most that fits, between the last step's count (fits)
+	 * and the one before (does not), by halves.  (Not before version 4:
+	 * its caches' superblocks hold the count the steps gave.)
+	 */
+	while (version >= 4 && n && n + 1 < hi) {
+		mid = n + (hi - n) / 2;
+		if (wow_first_segment_sector_v(version, mid, erase_block_size,
+					       block_size) +
+		    mid * seg_sectors <= cache_sectors)
+			n = mid;
+		else
+			hi = mid;
 	}
 	return n;
 }

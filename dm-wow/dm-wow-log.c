@@ -1295,8 +1295,9 @@ static void close_if_short(struct wow_cache *wc, u32 need)
 
 /*
  * Are records of segment @s on the chain a load from the last checkpoint
- * replays?  Its life was the log head then, or has a record at or after
- * the checkpoint's next_seq.  A new life there before a newer checkpoint
+ * (or, in format version 4, the one before it, still valid) replays?  Its
+ * life was the log head then, or has a record at or after the
+ * checkpoint's next_seq.  A new life there before a newer checkpoint
  * would break the chain where the replay must go on: the records after
  * it would be lost, or a later one vouching for the missing one would
  * make the load refuse the cache (lock held).
@@ -1304,11 +1305,13 @@ static void close_if_short(struct wow_cache *wc, u32 need)
 static bool seg_on_chain(struct wow_cache *wc, u32 s)
 {
 	struct wow_segment *seg = &wc->segs[s];
+	u64 life = max(seg->seq, seg->max_seq);
 
 	lockdep_assert_held(&wc->lock);
-	return wc->ckpt_seq &&
-	       (s == wc->ckpt_head ||
-		max(seg->seq, seg->max_seq) >= wc->ckpt_seq);
+	return (wc->ckpt_seq &&
+		(s == wc->ckpt_head || life >= wc->ckpt_seq)) ||
+	       (wc->ckpt_prev_seq &&
+		(s == wc->ckpt_prev_head || life >= wc->ckpt_prev_seq));
 }
 
 /*
@@ -1948,6 +1951,7 @@ int wow_log_format(struct wow_cache *wc)
 	for (i = 0; i < wc->nr_segments; i++)
 		free_seg_add(wc, i);
 	wc->next_seq = wc->sb.format_seq + 1;
+	wc->ckpt_area = -1;
 	/*
 	 * The chain starts here: a power cut before the first clean shutdown
 	 * replays the log from this checkpoint instead of scanning every
@@ -2640,18 +2644,25 @@ static int reset_log(struct wow_cache *wc)
 
 #define MSG_CKPT_WRITTEN "%s: checkpoint %llu written (%llu blocks, %llu tombstones): %llu dirty of %llu valid blocks"
 #define MSG_LOADED_CKPT "%s: loaded checkpoint %llu (%llu KiB read): %llu dirty of %llu valid blocks, %u free segments"
+#define MSG_CKPT_NOT_WHOLE "%s: checkpoint %llu (area %d) is not whole, written when the log stopped; loading checkpoint %llu (area %d)"
 #define MSG_RECOVERED "%s: recovered %llu records (%llu KiB read): %llu dirty of %llu valid blocks, %u free segments, %llu dropped"
 
-static void ckpt_area(struct wow_cache *wc, struct wow_ckpt_area *a)
+/*
+ * Checkpoint area @k: 0, or in format version 4 also 1 (the two take
+ * turns: ckpt_next_area).
+ */
+static void ckpt_area(struct wow_cache *wc, struct wow_ckpt_area *a, int k)
 {
 	const struct wow_geometry *g = &wc->sb.geo;
+	u64 span = wow_ckpt_span_v(wc->sb.version, wc->nr_segments,
+				   g->erase_block_size, g->block_size);
 
 	a->bdev = wc->cache_dev->bdev;
 	a->first_block = wow_ckpt_first_block_v(wc->sb.version,
 						g->erase_block_size,
-						g->block_size);
-	a->nr_blocks = (g->first_segment_sector << SECTOR_SHIFT) /
-		       g->block_size - a->first_block;
+						g->block_size) + k * span;
+	a->nr_blocks = span ?: (g->first_segment_sector << SECTOR_SHIFT) /
+			       g->block_size - a->first_block;
 	a->closing = wc->sb.version >= 3;
 	a->block_size = wc->args.block_size;
 	a->blocks_per_seg = wc->blocks_per_seg;
@@ -2747,6 +2758,29 @@ static void ckpt_ops_init(struct wow_cache *wc, struct wow_ckpt_ops *ops)
 }
 
 /*
+ * Write checkpoint area @k's header not valid (FUA): a load no longer
+ * starts from it (ckpt_mutex held).
+ */
+static int retire_area(struct wow_cache *wc, int k)
+{
+	struct wow_ckpt_info ci = { .generation = ++wc->ckpt_gen };
+	struct wow_ckpt_area a;
+
+	ckpt_area(wc, &a, k);
+	return wow_ckpt_write_header(&a, &ci);
+}
+
+/*
+ * The area the next checkpoint goes to: in format version 4 never the one
+ * holding the newest valid checkpoint, so a crash (or an error) while it
+ * is written leaves that one for the next load; before, the only one.
+ */
+static int ckpt_next_area(struct wow_cache *wc)
+{
+	return wc->sb.version >= 4 && wc->ckpt_area == 0 ? 1 : 0;
+}
+
+/*
  * Write a checkpoint of the log as it stands: no record in flight (the
  * commit worker between records, or the log stopped), so the index and
  * the segments change only by destage turning dirty bits clean, which is
@@ -2763,8 +2797,8 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 	struct wow_ckpt_ops ops;
 	unsigned int noio;
 	u64 dirty, valid;
-	bool ok;
-	int r;
+	bool ok, keep;
+	int r, r2, k, prev;
 
 	if (wc->sb.version < 2)
 		return 0;
@@ -2776,6 +2810,15 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 	mutex_lock(&wc->ckpt_mutex);
 	spin_lock_irq(&wc->lock);
 	ok = wc->state == WOW_STATE_OK && wc->completed_seq < wc->next_seq;
+	/*
+	 * Version 4 keeps the checkpoint before this one valid while its
+	 * chain reaches the log head: it does unless this one starts the
+	 * chain where the log's records do not lead (a load's new epoch, a
+	 * next segment the last record could not name)
+	 */
+	prev = wc->sb.version >= 4 ? wc->ckpt_area : -1;
+	keep = prev >= 0 && wc->ckpt_seq && !wc->ckpt_new_epoch &&
+	       wc->chain_next == next_free_seg(wc);
 	ci.next_seq = wc->next_seq;
 	ci.completed_seq = wc->completed_seq;
 	ci.head_seg = wc->open_seg;
@@ -2789,7 +2832,8 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 	r = 0;
 	if (!ok)
 		goto out;
-	ckpt_area(wc, &a);
+	k = ckpt_next_area(wc);
+	ckpt_area(wc, &a, k);
 	ckpt_ops_init(wc, &ops);
 	ci.generation = ++wc->ckpt_gen;
 	r = wow_ckpt_write(&a, &ci, &ops);
@@ -2799,6 +2843,17 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 		spin_unlock_irq(&wc->lock);
 		goto out;
 	}
+	spin_unlock_irq(&wc->lock);
+	/*
+	 * before the chain moves here: an older checkpoint whose chain ends
+	 * short of the log goes (a load could fall back to it)
+	 */
+	r2 = prev >= 0 && !keep ? retire_area(wc, prev) : 0;
+	spin_lock_irq(&wc->lock);
+	wc->ckpt_area = k;
+	wc->ckpt_new_epoch = false;
+	wc->ckpt_prev_seq = keep && !r2 ? wc->ckpt_seq : 0;
+	wc->ckpt_prev_head = wc->ckpt_head;
 	if (wc->durable_seq < ci.completed_seq)
 		wc->durable_seq = ci.completed_seq;
 	/*
@@ -2816,6 +2871,7 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 		DMINFO(MSG_CKPT_WRITTEN, wow_name(wc), ci.generation,
 		       1 + ci.slot_blocks + ci.seg_blocks, ci.nr_tombs, dirty,
 		       valid);
+	r = r2;
 out:
 	mutex_unlock(&wc->ckpt_mutex);
 	memalloc_noio_restore(noio);
@@ -2825,25 +2881,28 @@ out:
 /*
  * No checkpoint fits (too many tombstones) where the chain must start
  * again: the one on disk would stop a replay short, so its header is
- * rewritten not valid (FUA) and the next load scans the log.
+ * rewritten not valid (FUA) and the next load scans the log.  In version
+ * 4 both areas: the one not holding the newest first (a crash between
+ * leaves the newest, whose chain still holds: nothing was reopened).
  */
 static int retire_checkpoint(struct wow_cache *wc)
 {
-	struct wow_ckpt_info ci = { };
-	struct wow_ckpt_area a;
 	unsigned int noio;
-	int r;
+	int r, k, n;
 
 	if (wc->sb.version < 2)
 		return 0;
 	noio = memalloc_noio_save();
 	mutex_lock(&wc->ckpt_mutex);
-	ci.generation = ++wc->ckpt_gen;
-	ckpt_area(wc, &a);
 	DMWARN("%s: too many tombstones for a checkpoint; the next load scans the log",
 	       wow_name(wc));
-	r = wow_ckpt_write_header(&a, &ci);
+	k = ckpt_next_area(wc);
+	r = 0;
+	for (n = wc->sb.version >= 4 ? 2 : 1; n-- && !r; k ^= 1)
+		r = retire_area(wc, k);
 	if (!r) {
+		wc->ckpt_area = -1;
+		wc->ckpt_prev_seq = 0;
 		/* the scan needs no chain: any segment may be reopened */
 		spin_lock_irq(&wc->lock);
 		wc->ckpt_seq = 0;
@@ -2926,16 +2985,44 @@ static int periodic_checkpoint(struct wow_cache *wc)
  */
 static int load_checkpoint(struct wow_cache *wc, struct wow_ckpt_info *ci)
 {
+	struct wow_ckpt_info other;
 	struct wow_ckpt_ops ops;
 	struct wow_ckpt_area a;
-	int r;
+	int r, r1, k = 0;
 
+	wc->ckpt_area = -1;
 	if (wc->sb.version < 2)
 		return -ENOENT;
-	ckpt_area(wc, &a);
+	ckpt_area(wc, &a, 0);
 	r = wow_ckpt_read_header(&a, ci);
 	wc->ckpt_gen = ci->generation;
 	wc->load_bytes += a.block_size;
+	if (wc->sb.version >= 4) {
+		/*
+		 * The newest valid of the two.  A newer one that is not
+		 * valid was being written when the log stopped (its closing
+		 * copy missing): nothing was written after it began, so the
+		 * other one, with the log since, is the whole state.  The
+		 * generations go on from the newest either holds.
+		 */
+		ckpt_area(wc, &a, 1);
+		r1 = wow_ckpt_read_header(&a, &other);
+		wc->load_bytes += a.block_size;
+		if (r1 == -ENOMEM)
+			return r1;
+		if (!r1 && (r || other.generation > ci->generation)) {
+			swap(*ci, other);
+			swap(r, r1);
+			k = 1;
+		}
+		wc->ckpt_gen = max(ci->generation, other.generation);
+		/* (a retired header, not valid, says nothing) */
+		if (!r && other.valid && other.generation > ci->generation)
+			DMINFO(MSG_CKPT_NOT_WHOLE,
+			       wow_name(wc), other.generation, 1 - k,
+			       ci->generation, k);
+		ckpt_area(wc, &a, k);
+	}
 	if (r)
 		return r;
 	wc->load_bytes += (ci->slot_blocks + ci->seg_blocks) * a.block_size;
@@ -2944,11 +3031,18 @@ static int load_checkpoint(struct wow_cache *wc, struct wow_ckpt_info *ci)
 	if (r) {
 		DMWARN("%s: checkpoint %llu does not check (%d); scanning the log",
 		       wow_name(wc), ci->generation, r);
+		/*
+		 * the next checkpoint goes to the other area: a crash while
+		 * it is written must leave this one, which makes the load
+		 * scan again, not an older one whose chain no longer holds
+		 */
+		wc->ckpt_area = k;
 		if (reset_log(wc))
 			return -ENOMEM;
 		return r;
 	}
 	wc->ckpt_live = true;
+	wc->ckpt_area = k;
 	return 0;
 }
 
@@ -2957,7 +3051,7 @@ static int load_checkpoint(struct wow_cache *wc, struct wow_ckpt_info *ci)
  * clean mark covers is clean; what was destaged since the last mark is
  * destaged again.
  */
-#define MSG_STAYS_V1 "%s: format version 1 with no room for a checkpoint: every load scans the whole log; to move to version 3, drain it ('cleaner on' until dirty_blocks is 0) and reload the table with 'format'"
+#define MSG_STAYS_V1 "%s: format version 1 with no room for a checkpoint: every load scans the whole log; to move to version 4, drain it ('cleaner on' until dirty_blocks is 0) and reload the table with 'format'"
 
 /*
  * After the scan of a version 1 cache: where version 2 keeps its geometry
@@ -3443,7 +3537,11 @@ int wow_log_recover(struct wow_cache *wc)
 	wc->load_dropped = sc.nr_dropped;
 	wc->load_from_ckpt = wc->ckpt_live;
 	upgrade_v1(wc);
-	/* whatever was read, the chain starts again here */
+	/*
+	 * whatever was read, the chain starts again here (a new epoch: the
+	 * checkpoint loaded from no longer leads to the log head)
+	 */
+	wc->ckpt_new_epoch = true;
 	r = write_checkpoint(wc, false);
 	if (r == -ENOSPC)
 		r = retire_checkpoint(wc);

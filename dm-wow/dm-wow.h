@@ -698,6 +698,19 @@ struct wow_cache {
 	 */
 	u64 ckpt_seq;
 	u32 ckpt_head;
+	/*
+	 * Format version 4: the area (0 or 1) holding the newest valid
+	 * checkpoint, -1 none; the next goes to the other one
+	 */
+	int ckpt_area;
+	/*
+	 * the one before it, in the other area, while it is valid and its
+	 * chain reaches the log head: a load may fall back to it, so its
+	 * chain's segments are not reopened either (0: none)
+	 */
+	u64 ckpt_prev_seq;
+	u32 ckpt_prev_head;
+	bool ckpt_new_epoch;		/* a load: the chain starts anew */
 	bool ckpt_wanted;		/* the next segment to open waits */
 	bool ckpt_reading;		/* a checkpoint reads the tombstones */
 	bool ckpt_live;			/* the last load read one */

@@ -510,6 +510,61 @@ static void ckpt_header_decode(struct wowc *c, const void *blk)
 		k->state = WOWC_CKPT_VALID;
 }
 
+/*
+ * Read and decode the header of checkpoint area c->ckpt_area into c->ckpt
+ * (with the closing copy from version 3), @buf a block.
+ */
+static int ckpt_area_read(struct wowc *c, void *buf)
+{
+	int r = rd(c, buf, c->bs, ckpt_sector_off(c, 0));
+
+	if (r)
+		return r;
+	ckpt_header_decode(c, buf);
+	if (c->sb.version >= 3 && c->ckpt.state == WOWC_CKPT_VALID)
+		return ckpt_closing_check(c, buf);
+	return 0;
+}
+
+/*
+ * The checkpoint a load starts from, as load_checkpoint picks it: in
+ * version 4 the newest valid of the two areas (the other's header kept in
+ * c->ckpt_other), a newer one that is not whole said as a note.
+ */
+static int ckpt_pick(struct wowc *c, void *buf)
+{
+	struct wowc_ckpt a0;
+	int r;
+
+	c->ckpt_area = 0;
+	r = ckpt_area_read(c, buf);
+	if (r || c->sb.version < 4)
+		return r;
+	a0 = c->ckpt;
+	c->ckpt_area = 1;
+	r = ckpt_area_read(c, buf);
+	if (r)
+		return r;
+	if (c->ckpt.state == WOWC_CKPT_VALID &&
+	    (a0.state != WOWC_CKPT_VALID ||
+	     c->ckpt.generation > a0.generation)) {
+		c->ckpt_other = a0;
+	} else {
+		c->ckpt_other = c->ckpt;
+		c->ckpt = a0;
+		c->ckpt_area = 0;
+	}
+	if (c->ckpt.state == WOWC_CKPT_VALID &&
+	    c->ckpt_other.state == WOWC_CKPT_TORN &&
+	    c->ckpt_other.closing_bad &&
+	    c->ckpt_other.generation > c->ckpt.generation)
+		problem(&c->probs, WOWC_SEV_INFO,
+			"checkpoint %" PRIu64 " (area %d) is not whole (a power cut while it was written?); the kernel loads checkpoint %" PRIu64 " (area %d)",
+			c->ckpt_other.generation, 1 - c->ckpt_area,
+			c->ckpt.generation, c->ckpt_area);
+	return 0;
+}
+
 int wowc_open(const char *path, struct wowc **cp, char *err)
 {
 	struct wowc *c = calloc(1, sizeof(*c));
@@ -576,20 +631,11 @@ int wowc_open(const char *path, struct wowc **cp, char *err)
 			"needs_check: the cache device failed before (%s, at %" PRIu64 " s since 1970); the kernel loads it in cleaner mode",
 			c->health.what, c->health.time);
 	if (c->sb.version >= 2) {
-		r = rd(c, buf, c->bs, ckpt_sector_off(c, 0));
+		r = ckpt_pick(c, buf);
 		if (r) {
-			seterr(err, "%s: cannot read the checkpoint header: %s",
+			seterr(err, "%s: cannot read a checkpoint header: %s",
 			       path, strerror(-r));
 			goto fail;
-		}
-		ckpt_header_decode(c, buf);
-		if (c->sb.version >= 3 && c->ckpt.state == WOWC_CKPT_VALID) {
-			r = ckpt_closing_check(c, buf);
-			if (r < 0) {
-				seterr(err, "%s: cannot read the checkpoint's closing header: %s",
-				       path, strerror(-r));
-				goto fail;
-			}
 		}
 		if (c->ckpt.state == WOWC_CKPT_TORN && c->ckpt.closing_bad)
 			problem(&c->probs, WOWC_SEV_WARN,
@@ -1560,8 +1606,12 @@ static int judge_suspects(struct scan *sc)
 
 static uint64_t ckpt_sector_off(const struct wowc *c, uint64_t block)
 {
+	uint64_t span = wow_ckpt_span_v(c->sb.version, c->nr_segments,
+					c->sb.erase_block_size, c->bs);
+
 	return (wow_ckpt_first_block_v(c->sb.version, c->sb.erase_block_size,
-				       c->bs) + block) * (uint64_t)c->bs;
+				       c->bs) + c->ckpt_area * span + block) *
+	       (uint64_t)c->bs;
 }
 
 /* wow_ckpt_block_ok */

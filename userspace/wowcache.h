@@ -117,6 +117,12 @@ struct wowc {
 	struct wowc_sb sb;
 	struct wowc_health health;
 	struct wowc_ckpt ckpt;
+	/*
+	 * format version 4: the area ckpt is read from (0 or 1: the newest
+	 * valid, as the kernel picks), and the other one's header
+	 */
+	int ckpt_area;
+	struct wowc_ckpt ckpt_other;
 	/* geometry, from a valid superblock */
 	uint32_t bs, bps;	/* block size, blocks per segment */
 	uint64_t nr_segments, nr_slots, nr_oblocks;

@@ -102,6 +102,67 @@ static void wow_ckpt_geometry(struct kunit *test)
 			(n + 1) * 2048, cache);
 	KUNIT_EXPECT_GE(test, first * 512ULL,
 			(256 + wow_ckpt_area_blocks_v(3, n, eb, bs)) * 4096ULL);
+
+	/*
+	 * Version 4: two areas, each version 3's rounded up to whole erase
+	 * blocks, area 1 right after area 0, the segments right after it:
+	 * a 64 MiB cache has one segment fewer than version 3
+	 */
+	cache = 64ULL << 11;
+	KUNIT_EXPECT_EQ(test, wow_ckpt_span_v(3, 61, eb, bs), 0ULL);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_span_v(4, 61, eb, bs), 256ULL);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_area_blocks_v(4, 61, eb, bs), 512ULL);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_first_block_v(4, eb, bs), 256ULL);
+	KUNIT_EXPECT_EQ(test, wow_nr_segments_v(4, cache, eb, bs), 61ULL);
+	KUNIT_EXPECT_EQ(test, wow_first_segment_sector_v(4, 61, eb, bs),
+			3 * 2048ULL);
+	KUNIT_EXPECT_EQ(test, wow_min_cache_sectors_v(4, eb, bs),
+			(3 + 4) * 2048ULL);
+	/* each area holds as much as version 3's one */
+	KUNIT_EXPECT_EQ(test, wow_ckpt_max_tombs_v(4, 61, eb, bs),
+			wow_ckpt_max_tombs_v(3, 61, eb, bs));
+	cache = 64ULL << 21;
+	n = wow_nr_segments_v(4, cache, eb, bs);
+	first = wow_first_segment_sector_v(4, n, eb, bs);
+	KUNIT_EXPECT_EQ(test, first % 2048, 0ULL);
+	KUNIT_EXPECT_LE(test, first + n * 2048, cache);
+	KUNIT_EXPECT_GT(test, wow_first_segment_sector_v(4, n + 1, eb, bs) +
+			(n + 1) * 2048, cache);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_span_v(4, n, eb, bs) % 256, 0ULL);
+	KUNIT_EXPECT_GE(test, wow_ckpt_span_v(4, n, eb, bs),
+			wow_ckpt_area_blocks_v(3, n, eb, bs));
+	KUNIT_EXPECT_EQ(test, first * 512ULL,
+			(256 + 2 * wow_ckpt_span_v(4, n, eb, bs)) * 4096ULL);
+}
+
+/*
+ * Version 4's segment count is the most that fits beside its two areas,
+ * found in a few steps even for sizes no cache has (a fuzzed superblock:
+ * an earlier version stepped up one segment at a time and spun for
+ * minutes in the constructor, fuzz-metadata).
+ */
+static void wow_ckpt_v4_count_is_max(struct kunit *test)
+{
+	static const u64 sizes[] = { 7ULL << 11, 64ULL << 11, 1ULL << 31,
+				     (1ULL << 40) + 12345, (1ULL << 50) + 7 };
+	static const u32 geo[][2] = { { 2048, 512 }, { 1 << 20, 4096 },
+				      { 4 << 20, 65536 }, { 16384, 4096 } };
+	u32 i, j;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++)
+		for (j = 0; j < ARRAY_SIZE(geo); j++) {
+			u32 eb = geo[j][0], bs = geo[j][1];
+			u64 c = sizes[i], seg = eb >> 9;
+			u64 n = wow_nr_segments_v(4, c, eb, bs);
+
+			if (n)
+				KUNIT_EXPECT_LE(test,
+						wow_first_segment_sector_v(4, n, eb, bs) +
+						n * seg, c);
+			KUNIT_EXPECT_GT(test,
+					wow_first_segment_sector_v(4, n + 1, eb, bs) +
+					(n + 1) * seg, c);
+		}
 }
 
 /*
@@ -362,6 +423,7 @@ static struct kunit_case wow_ckpt_cases[] = {
 	KUNIT_CASE(wow_ckpt_header_head),
 	KUNIT_CASE(wow_ckpt_area_sizes),
 	KUNIT_CASE(wow_ckpt_geometry),
+	KUNIT_CASE(wow_ckpt_v4_count_is_max),
 	KUNIT_CASE(wow_ckpt_tomb_room),
 	KUNIT_CASE(wow_ckpt_slot_entries),
 	KUNIT_CASE(wow_ckpt_sealed_blocks),

@@ -68,9 +68,9 @@ static void wow_format_encode_decode_round_trip(struct kunit *test)
 			WOW_SB_VALID);
 	KUNIT_EXPECT_NULL(test, why);
 	KUNIT_EXPECT_EQ(test, memcmp(&info, &out, sizeof(info)), 0);
-	/* version 3: erase block 1 is the checkpoint area */
-	KUNIT_EXPECT_EQ(test, out.geo.nr_segments, 62ULL);
-	KUNIT_EXPECT_EQ(test, out.geo.first_segment_sector, 4096ULL);
+	/* version 4: erase blocks 1 and 2 are the two checkpoint areas */
+	KUNIT_EXPECT_EQ(test, out.geo.nr_segments, 61ULL);
+	KUNIT_EXPECT_EQ(test, out.geo.first_segment_sector, 6144ULL);
 	KUNIT_EXPECT_EQ(test, out.format_seq, 77ULL);
 	/* nothing past the checksummed prefix is written */
 	KUNIT_EXPECT_NULL(test, memchr_inv(buf + WOW_SB_CSUM_BYTES, 0,
@@ -82,8 +82,8 @@ static void wow_format_little_endian_layout(struct kunit *test)
 	struct wow_sb_info info;
 	u8 *b = encoded_block(test, &info);
 
-	/* version 3 at offset 4, magic "DWOWCACH" at offset 8 */
-	KUNIT_EXPECT_EQ(test, b[4], 3);
+	/* version 4 at offset 4, magic "DWOWCACH" at offset 8 */
+	KUNIT_EXPECT_EQ(test, b[4], 4);
 	KUNIT_EXPECT_EQ(test, memcmp(b + 8, "DWOWCACH", 8), 0);
 	/* block_size 4096 at offset 20 */
 	KUNIT_EXPECT_EQ(test, b[20], 0x00);
@@ -161,7 +161,13 @@ static void wow_format_version1_geometry(struct kunit *test)
 	wow_sb_encode(buf, &info);
 	KUNIT_EXPECT_EQ(test, wow_sb_decode(buf, TEST_BLOCK, &out, &why),
 			WOW_SB_VALID);
-	KUNIT_EXPECT_EQ(test, out.version, 3U);
+	KUNIT_EXPECT_EQ(test, out.version, 4U);
+	/* version 3 has one area: its segments start sooner */
+	info.version = 3;
+	wow_sb_encode(buf, &info);
+	KUNIT_EXPECT_EQ(test, wow_sb_decode(buf, TEST_BLOCK, &out, &why),
+			WOW_SB_CORRUPT);
+	info.version = 4;
 	/* version 2's area starts in erase block 0: its geometry differs */
 	info.version = 2;
 	wow_sb_encode(buf, &info);

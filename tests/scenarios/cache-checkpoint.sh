@@ -156,19 +156,33 @@ case $WOW_BOOT in
 	remove
 
 	info "(c) damaged checkpoints are not used"
-	# the header (the area's first block), the first slot table block,
-	# the first stream block and (format version 3) the header's closing
-	# copy after the tables (S slot table and G stream blocks, as the
-	# header says at offsets 80 and 88)
+	# the newest checkpoint's header (its area's first block), first
+	# slot table block, first stream block and (format version 3 and
+	# later) the header's closing copy after the tables (S slot table and
+	# G stream blocks, as the header says at offsets 80 and 88).  Format
+	# version 4 keeps the checkpoint before it valid in the other area
+	# (its chain reaches the log head): a newest checkpoint without a
+	# whole header (as a power cut while writing it leaves it) is passed
+	# over for that one; damaged tables under a whole header mean the
+	# scan
 	BS=4096
-	CB=$(ckpt_block "$CACHE")
+	V=$(read_u "$CACHE" 4 4)
 	WHATS="header slot_table segment_stream"
-	[ "$(read_u "$CACHE" 4 4)" -ge 3 ] && WHATS="$WHATS closing_copy"
+	[ "$V" -ge 3 ] && WHATS="$WHATS closing_copy"
 	for what in $WHATS; do
 		load "(c) before damaging the $what"
 		[ "$(wow_stat ck loaded_from)" = checkpoint ] ||
 			nok "(c) not loaded from the checkpoint"
 		remove
+		CB=$(ckpt_newest "$CACHE")
+		[ -n "$CB" ] || nok "(c) no valid checkpoint after a clean shutdown"
+		NV=0
+		for b in $(ckpt_blocks "$CACHE"); do
+			[ "$b" = "$CB" ] || [ "$(read_u "$CACHE" $((b * BS + 32)) 4)" = 0 ] ||
+				NV=$((NV + 1))
+		done
+		[ "$V" -lt 4 ] || [ $NV = 1 ] ||
+			nok "(c) version 4 kept no valid checkpoint in the other area"
 		SB=$(read_u "$CACHE" $((CB * BS + 80)) 8)
 		GB=$(read_u "$CACHE" $((CB * BS + 88)) 8)
 		case $what in
@@ -177,10 +191,21 @@ case $WOW_BOOT in
 		segment_stream) off=$(((CB + 1 + SB) * BS + 10)) ;;
 		closing_copy) off=$(((CB + 1 + SB + GB) * BS + 40)) ;;
 		esac
-		echo "flip byte $off ($what; $SB slot table and $GB stream blocks): $(flip_byte "$CACHE" "$off")"
+		echo "flip byte $off ($what of the area at block $CB; $SB slot table and $GB stream blocks): $(flip_byte "$CACHE" "$off")"
 		load "(c) damaged $what"
-		[ "$(wow_stat ck loaded_from)" = log ] ||
-			nok "(c) a checkpoint with a damaged $what was used"
+		case $V$what in
+		4header | 4closing_copy)
+			[ "$(wow_stat ck loaded_from)" = checkpoint ] ||
+				nok "(c) a checkpoint with a damaged $what: not loaded from the one before it"
+			[ $what = header ] ||
+				dmesg_since | grep -q 'is not whole, written when the log stopped; loading checkpoint' ||
+				nok "(c) no message that the newest checkpoint was passed over"
+			;;
+		*)
+			[ "$(wow_stat ck loaded_from)" = log ] ||
+				nok "(c) a checkpoint with a damaged $what was used"
+			;;
+		esac
 		same_counts "(c) $what"
 		verify_all c
 		remove
@@ -188,17 +213,18 @@ case $WOW_BOOT in
 
 	info "(d) a version 1 cache is upgraded where its geometry allows"
 	command -v wowforge > /dev/null || fail "no wowforge in the guest"
-	# version 1's segments start at erase block 1, version 3's after the
-	# checkpoint area (erase block 2 here): move the log down one erase
-	# block, clear the last, and forge the superblock to version 1
+	# version 1's segments start at erase block 1, version 3's and 4's
+	# after the checkpoint areas (erase block 2 or 3 here): move the log
+	# down to erase block 1, clear what is left after it, and forge the
+	# superblock to version 1
 	EBS=$(read_u "$CACHE" 24 4)
 	NEB=$((CSECT * 512 / EBS))
-	[ "$(read_u "$CACHE" 48 8)" = $((2 * EBS / 512)) ] ||
-		nok "(d) segment 0 is not at erase block 2"
-	run dd if="$CACHE" of="$CACHE" bs="$EBS" skip=2 seek=1 count=$((NEB - 2)) \
-		iflag=direct oflag=direct conv=notrunc
-	run dd if=/dev/zero of="$CACHE" bs="$EBS" seek=$((NEB - 1)) count=1 \
-		oflag=direct conv=notrunc
+	FEB=$(($(read_u "$CACHE" 48 8) * 512 / EBS))
+	[ "$FEB" -ge 2 ] || nok "(d) segment 0 is at erase block $FEB"
+	run dd if="$CACHE" of="$CACHE" bs="$EBS" skip=$FEB seek=1 \
+		count=$((NEB - FEB)) iflag=direct oflag=direct conv=notrunc
+	run dd if=/dev/zero of="$CACHE" bs="$EBS" seek=$((NEB - FEB + 1)) \
+		count=$((FEB - 1)) oflag=direct conv=notrunc
 	run wowforge sb "$CACHE" version 1
 	run wowforge sb "$CACHE" first_segment_sector $((EBS / 512))
 	run wowforge sb "$CACHE" nr_segments $((NEB - 1))

@@ -18,7 +18,7 @@
 
 WT=${WOW_GEO_TIMEOUT:-30}	# seconds a write, check, create or remove may take
 OSL=16384			# origin slice: 8 MiB in sectors
-CSL=49152			# cache slice: 24 MiB (5 x 4 MiB erase blocks + room)
+CSL=65536			# cache slice: 32 MiB (7 x 4 MiB erase blocks + room)
 
 if [ "$PROFILE" = full ]; then
 	COMBOS=""

@@ -259,10 +259,14 @@ static void stream_put(uint8_t *stream, uint64_t *pos, const void *d,
  */
 static uint32_t ck_head[3];	/* head_seg, head_wp, next_seg as on disk */
 
-/* The block where the image's checkpoint area starts. */
+/* Format version 4: the area put_ckpt writes (0 or 1). */
+static int ck_area;
+
+/* The block where the image's checkpoint area (ck_area) starts. */
 static uint64_t ck_base(const struct img *m)
 {
-	return wow_ckpt_first_block_v(m->version, EBS, BS);
+	return wow_ckpt_first_block_v(m->version, EBS, BS) +
+	       ck_area * wow_ckpt_span_v(m->version, m->nsegs, EBS, BS);
 }
 
 static void put_ckpt(struct img *m, uint64_t gen, uint64_t next_seq,
@@ -879,6 +883,59 @@ static const char *checkpoint_v3(void)
 	EXPECT(!view(&m, 0, &v));
 	EXPECT_EQ(v.source, WOWC_SRC_CKPT);
 	done(&v);
+	img_free(&m);
+	return NULL;
+}
+
+/*
+ * Format version 4: two areas; the newest valid checkpoint loads, a newer
+ * one cut short (no closing copy) is passed over with a note, and one
+ * whose tables do not check under a whole header means the log.
+ */
+static const char *checkpoint_v4(void)
+{
+	struct wowc_view v;
+	struct img m;
+	uint64_t closing, span;
+	const char *e;
+	char *t;
+	int rc;
+
+	ck_area = 0;
+	e = std_ckpt_loads(&m, 4);
+	if (e)
+		return e;
+	span = wow_ckpt_span_v(4, m.nsegs, EBS, BS);
+	EXPECT_EQ(m.first, (1 + 2 * span / (EBS / BS)) * EBS);
+	/* generation 8 in area 1: it is the one */
+	ck_area = 1;
+	std_ckpt(&m, true, 8);
+	t = check_text(&m, &rc);
+	EXPECT_EQ(rc, 0);
+	EXPECT(strstr(t, "checkpoint: valid, generation 8"));
+	free(t);
+	/* its closing copy missing: generation 7 loads, from area 0 */
+	closing = ck_base(&m) + 1 +
+		  wow_ckpt_slot_blocks(m.nsegs * (EBS / BS), BS) +
+		  wow_ckpt_seg_blocks(m.nsegs * (EBS / BS), m.nsegs, 0, BS);
+	flip(&m, closing * BS + 40);
+	t = check_text(&m, &rc);
+	EXPECT_EQ(rc, 0);
+	EXPECT(strstr(t, "checkpoint: valid, generation 7"));
+	EXPECT(strstr(t, "checkpoint 8 (area 1) is not whole"));
+	free(t);
+	EXPECT(!view(&m, 0, &v));
+	EXPECT_EQ(v.source, WOWC_SRC_CKPT);
+	EXPECT_EQ(v.dirty_blocks, 5);
+	done(&v);
+	/* whole again, but a slot table block of it damaged: the log */
+	flip(&m, closing * BS + 40);
+	flip(&m, (ck_base(&m) + 1) * BS + 100);
+	EXPECT(!view(&m, 0, &v));
+	EXPECT_EQ(v.source, WOWC_SRC_LOG);
+	EXPECT_EQ(v.dirty_blocks, 5);
+	done(&v);
+	ck_area = 0;
 	img_free(&m);
 	return NULL;
 }
@@ -1561,22 +1618,26 @@ static const char *metadata_size(void)
 	uint64_t n;
 
 	EXPECT(!wowc_msize(64ULL << 30, 4096, 1 << 20, &ms, err));
-	n = wow_nr_segments_v(3, (64ULL << 30) >> 9, 1 << 20, 4096);
+	n = wow_nr_segments_v(4, (64ULL << 30) >> 9, 1 << 20, 4096);
 	EXPECT_EQ(ms.nr_segments, n);
 	EXPECT_EQ(ms.nr_slots, n * 256);
 	EXPECT_EQ(ms.first_segment_sector,
-		  wow_first_segment_sector_v(3, n, 1 << 20, 4096));
-	EXPECT_EQ(ms.ckpt_area_blocks, wow_ckpt_area_blocks_v(3, n, 1 << 20, 4096));
-	/* design.rst: a 64 GiB cache gives the area 146 MiB */
-	EXPECT_EQ(ms.ckpt_area_blocks * 4096 >> 20, 146);
+		  wow_first_segment_sector_v(4, n, 1 << 20, 4096));
+	EXPECT_EQ(ms.ckpt_area_blocks, wow_ckpt_area_blocks_v(4, n, 1 << 20, 4096));
+	/*
+	 * design.rst: a 64 GiB cache gives each of its two areas 146 MiB
+	 * (format version 4), right after erase block 0
+	 */
+	EXPECT_EQ(ms.ckpt_area_blocks * 4096 >> 20, 2 * 146);
+	EXPECT_EQ(ms.first_segment_sector * 512, (1 + 2 * 146ULL) << 20);
 	EXPECT(ms.index_bytes <= 14 * ms.nr_slots);
 	EXPECT(ms.index_bytes >= 12 * ms.nr_slots + 2 * ms.nr_slots / 2);
 	EXPECT_EQ(ms.load_bytes_min, (2 + wow_ckpt_slot_blocks(n * 256, 4096) +
 				       wow_ckpt_seg_blocks(n * 256, n, 0, 4096)) *
 				      4096);
-	/* at most the area's whole erase blocks; at least version 2's room */
-	EXPECT(ms.load_bytes_max <= ms.first_segment_sector * 512 - (1 << 20));
-	EXPECT(ms.load_bytes_max >= ms.ckpt_area_blocks * 4096);
+	/* at most one area's whole erase blocks; at least version 2's room */
+	EXPECT(ms.load_bytes_max <= (ms.first_segment_sector * 512 - (1 << 20)) / 2);
+	EXPECT(ms.load_bytes_max >= wow_ckpt_one_area_blocks_v(4, n, 1 << 20, 4096) * 4096);
 	/* 16 MiB: one erase block of area, all but 8 blocks tombstones */
 	EXPECT(!wowc_msize(16 << 20, 4096, 1 << 20, &ms, err));
 	EXPECT_EQ(ms.load_bytes_max, 256 * 4096);
@@ -1597,6 +1658,7 @@ static const struct {
 	{ "wowcache_tombstones_and_clean_marks", tombstones },
 	{ "wowcache_checkpoint_valid_bad_retired", checkpoint },
 	{ "wowcache_checkpoint_v3_closing_copy", checkpoint_v3 },
+	{ "wowcache_checkpoint_v4_two_areas", checkpoint_v4 },
 	{ "wowcache_checkpoint_vs_log", checkpoint_vs_log },
 	{ "wowcache_superblock_and_health", superblock_and_health },
 	{ "wowcache_version1", version1 },

@@ -76,17 +76,22 @@ static uint64_t blk_off(uint64_t seg, uint64_t blk)
 
 /*
  * A record written behind the kernel's back, as the kernel would: the
- * checkpoint (format versions 2 and 3) is retired first, so the next load
+ * checkpoints (format versions 2 to 4) are retired first, so the next load
  * scans the log and sees the record.  An all-zero header is no checkpoint.
  */
 static void retire_checkpoint(void)
 {
+	uint64_t first, span;
 	void *z;
 
 	if (sb.version < 2)
 		return;
 	z = xalloc(bs);
-	io(1, z, bs, wow_ckpt_first_block_v(sb.version, eb, bs) * (uint64_t)bs);
+	first = wow_ckpt_first_block_v(sb.version, eb, bs);
+	span = wow_ckpt_span_v(sb.version, sb.nr_segments, eb, bs);
+	io(1, z, bs, first * (uint64_t)bs);
+	if (span)	/* version 4: the second area too */
+		io(1, z, bs, (first + span) * (uint64_t)bs);
 	free(z);
 }
 
