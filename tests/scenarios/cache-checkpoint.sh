@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# The checkpoint (format versions 2 and 3, issue 14).  A 256 MiB cache takes
+# The checkpoint (format versions 2 to 4, issue 14).  A 256 MiB cache takes
 # 16 MiB that it destages (clean blocks), 24 MiB more that stay dirty, and
 # a discard (tombstones), and is removed cleanly; then:
 #  (a) the next load reads the checkpoint, not the log: status says
@@ -29,8 +29,12 @@
 #  (e) a version 1 cache where version 2's checkpoint would move the
 #      segments (16 KiB erase blocks) stays version 1, says so, and keeps
 #      working: written data reads back after a reload (by the scan).
-#  Caches formatted now are version 3 (the area from erase block 1, each
-#  checkpoint appended with a closing copy of its header): (a) to (c).
+#  (f) a version 3 cache (forged from a version 4 one: the log moved down
+#      one erase block) loads by the scan, writes a version 3 checkpoint
+#      at its clean shutdown and loads from it, still version 3.
+#  Caches formatted now are version 4 (two areas from erase block 1, each
+#  checkpoint appended, with a closing copy of its header, into the one
+#  not holding the newest): (a) to (c); (c) damages the newest one.
 #
 # vm: origin=2G cache=256M timeout=420 boots=2
 . "${WOW_LIB:-/wow/lib.sh}"
@@ -270,6 +274,41 @@ case $WOW_BOOT in
 	[ "$(wow_stat ck loaded_from)" = log ] ||
 		nok "(e) a version 1 cache was loaded from a checkpoint"
 	fio_verify_only "$(dm_node ck)" $C --iodepth=16
+	wow_remove ck
+
+	info "(f) a version 3 cache (one checkpoint area) keeps version 3"
+	# version 4's segments start after two areas (erase block 3 here),
+	# version 3's after one: move the log down one erase block, clear
+	# the last, forge the superblock to version 3.  Area 0's checkpoint
+	# counts version 4's segments, so the first load scans; the clean
+	# shutdown then writes a version 3 checkpoint, which the next load
+	# reads
+	wow_reset_disks
+	wow_create ck "$ORIGIN" "$CACHE"
+	fio_run "$(dm_node ck)" $A --verify=crc32c --do_verify=0
+	wow_remove ck
+	EBS=$(read_u "$CACHE" 24 4)
+	NEB=$((CSECT * 512 / EBS))
+	FEB=$(($(read_u "$CACHE" 48 8) * 512 / EBS))
+	[ "$FEB" = 3 ] || nok "(f) version 4's segment 0 is at erase block $FEB, not 3"
+	run dd if="$CACHE" of="$CACHE" bs="$EBS" skip=3 seek=2 \
+		count=$((NEB - 3)) iflag=direct oflag=direct conv=notrunc
+	run dd if=/dev/zero of="$CACHE" bs="$EBS" seek=$((NEB - 1)) count=1 \
+		oflag=direct conv=notrunc
+	run wowforge sb "$CACHE" version 3
+	run wowforge sb "$CACHE" first_segment_sector $((2 * EBS / 512))
+	run wowforge sb "$CACHE" nr_segments $((NEB - 2))
+	load "(f) version 3, forged"
+	[ "$(wow_stat ck loaded_from)" = log ] ||
+		nok "(f) version 4's checkpoint was used on a version 3 cache"
+	fio_verify_only "$(dm_node ck)" $A
+	remove
+	load "(f) version 3, after a clean shutdown"
+	[ "$(wow_stat ck loaded_from)" = checkpoint ] ||
+		nok "(f) the version 3 cache wrote no checkpoint it could load"
+	[ "$(read_u "$CACHE" 4 4)" = 3 ] ||
+		nok "(f) the superblock says version $(read_u "$CACHE" 4 4)"
+	fio_verify_only "$(dm_node ck)" $A
 	wow_remove ck
 
 	[ -z "$FAILED" ] || fail "${FAILED#; }"
