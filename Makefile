@@ -133,7 +133,8 @@ test-vm-systemd: all
 
 # The scenarios too large for make check (a 1 TiB cache: 8 GiB VM, minutes).
 check-large: setup all
-	@tests/vm/wowvm.py run --env WOW_LARGE=1 tests/scenarios/cache-1t.sh
+	@tests/vm/wowvm.py run --env WOW_LARGE=1 tests/scenarios/cache-1t.sh \
+		tests/scenarios/checkpoint-stall.sh
 
 # The second kernel (6.12): dm-wow built for it, a smoke subset booted on it.
 test-vm612: userspace
