@@ -13,7 +13,8 @@
 # stopped, no checkpoint came and the removal hung in postsuspend; the
 # first repair skipped the marks instead ("no clean marks written").
 #
-# An 8 MiB cache has 6 segments of 256 blocks.  With checkpoints only when
+# A 9 MiB cache has 6 segments of 256 blocks (format version 4: erase
+# block 0 and two checkpoint areas before them).  With checkpoints only when
 # a segment waits (checkpoint_interval stretched), one 1020 KiB write
 # (255 blocks and a header) fills a segment, and rewriting the same range
 # frees the one before, so the free list turns over one segment a write.
@@ -37,7 +38,7 @@
 # waits a second for the CPU).  If neither round reaches it, a third
 # (held) runs; if none does, the scenario says skipped.
 #
-# vm: origin=1G cache=8M timeout=600
+# vm: origin=1G cache=9M timeout=600
 . "${WOW_LIB:-/wow/lib.sh}"
 
 PARAM=/sys/module/dm_wow/parameters/checkpoint_interval
