@@ -1921,7 +1921,7 @@ void wow_log_commit_work(struct work_struct *ws)
 /* ---- format and recovery ---- */
 
 /* A fresh cache: write the superblock; every segment is free. */
-static int write_checkpoint(struct wow_cache *wc, bool say);
+static int write_checkpoint(struct wow_cache *wc, bool say, bool epoch);
 static int retire_checkpoint(struct wow_cache *wc);
 
 int wow_log_format(struct wow_cache *wc)
@@ -1957,7 +1957,7 @@ int wow_log_format(struct wow_cache *wc)
 	 * replays the log from this checkpoint instead of scanning every
 	 * segment (a 1 TiB cache: 4.6 GiB read, minutes).
 	 */
-	r = write_checkpoint(wc, false);
+	r = write_checkpoint(wc, false, true);
 	if (r == -ENOSPC)
 		r = retire_checkpoint(wc);
 	if (r)
@@ -2789,8 +2789,10 @@ static int ckpt_next_area(struct wow_cache *wc)
  * includes is durable first.  Skipped on a version 1 cache and after an
  * error; a cache whose segments hold more tombstones than the area has
  * room for keeps its last checkpoint (the next load replays more).
+ * @epoch: written at format or at the end of a load, where a new epoch
+ * starts and no older checkpoint's chain leads on (version 4 retires it).
  */
-static int write_checkpoint(struct wow_cache *wc, bool say)
+static int write_checkpoint(struct wow_cache *wc, bool say, bool epoch)
 {
 	struct wow_ckpt_info ci = { };
 	struct wow_ckpt_area a;
@@ -2817,7 +2819,7 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 	 * next segment the last record could not name)
 	 */
 	prev = wc->sb.version >= 4 ? wc->ckpt_area : -1;
-	keep = prev >= 0 && wc->ckpt_seq && !wc->ckpt_new_epoch &&
+	keep = prev >= 0 && wc->ckpt_seq && !epoch &&
 	       wc->chain_next == next_free_seg(wc);
 	ci.next_seq = wc->next_seq;
 	ci.completed_seq = wc->completed_seq;
@@ -2839,11 +2841,9 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 	r = wow_ckpt_write(&a, &ci, &ops);
 	spin_lock_irq(&wc->lock);
 	wc->ckpt_reading = false;
-	if (r) {
-		spin_unlock_irq(&wc->lock);
-		goto out;
-	}
 	spin_unlock_irq(&wc->lock);
+	if (r)
+		goto out;
 	/*
 	 * before the chain moves here: an older checkpoint whose chain ends
 	 * short of the log goes (a load could fall back to it)
@@ -2851,7 +2851,6 @@ static int write_checkpoint(struct wow_cache *wc, bool say)
 	r2 = prev >= 0 && !keep ? retire_area(wc, prev) : 0;
 	spin_lock_irq(&wc->lock);
 	wc->ckpt_area = k;
-	wc->ckpt_new_epoch = false;
 	wc->ckpt_prev_seq = keep && !r2 ? wc->ckpt_seq : 0;
 	wc->ckpt_prev_head = wc->ckpt_head;
 	if (wc->durable_seq < ci.completed_seq)
@@ -2902,10 +2901,10 @@ static int retire_checkpoint(struct wow_cache *wc)
 		r = retire_area(wc, k);
 	if (!r) {
 		wc->ckpt_area = -1;
-		wc->ckpt_prev_seq = 0;
 		/* the scan needs no chain: any segment may be reopened */
 		spin_lock_irq(&wc->lock);
 		wc->ckpt_seq = 0;
+		wc->ckpt_prev_seq = 0;
 		wc->ckpt_wanted = false;
 		spin_unlock_irq(&wc->lock);
 	}
@@ -2917,7 +2916,7 @@ static int retire_checkpoint(struct wow_cache *wc)
 /* At a clean shutdown (postsuspend, after the last commit). */
 int wow_log_checkpoint(struct wow_cache *wc)
 {
-	return write_checkpoint(wc, true);
+	return write_checkpoint(wc, true, false);
 }
 
 /*
@@ -2963,7 +2962,7 @@ static int periodic_checkpoint(struct wow_cache *wc)
 	if (!due)
 		return 0;
 	/* while suspending, said as suspend's own is */
-	r = write_checkpoint(wc, stopped);
+	r = write_checkpoint(wc, stopped, false);
 	/*
 	 * a segment on the replay's chain waits to be reopened: with no room
 	 * for a checkpoint, the one on disk must go (the load scans)
@@ -3541,8 +3540,7 @@ int wow_log_recover(struct wow_cache *wc)
 	 * whatever was read, the chain starts again here (a new epoch: the
 	 * checkpoint loaded from no longer leads to the log head)
 	 */
-	wc->ckpt_new_epoch = true;
-	r = write_checkpoint(wc, false);
+	r = write_checkpoint(wc, false, true);
 	if (r == -ENOSPC)
 		r = retire_checkpoint(wc);
 	if (r) {

@@ -710,7 +710,6 @@ struct wow_cache {
 	 */
 	u64 ckpt_prev_seq;
 	u32 ckpt_prev_head;
-	bool ckpt_new_epoch;		/* a load: the chain starts anew */
 	bool ckpt_wanted;		/* the next segment to open waits */
 	bool ckpt_reading;		/* a checkpoint reads the tombstones */
 	bool ckpt_live;			/* the last load read one */
