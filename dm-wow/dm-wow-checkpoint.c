@@ -9,16 +9,20 @@
  * Locking: none here.  The callers run with the log quiet (postsuspend,
  * preresume) or from the commit worker.
  *
- * Commit order of a checkpoint, format versions 3 and 4 (an append into
- * erased flash; the checkpoint is not valid before 4; version 4 writes
- * into the one of its two areas not holding the newest valid checkpoint,
- * the log's choice, so the area given here is all this file knows):
- *   1. discard the area's erase blocks (when the device takes discards);
+ * Commit order of a checkpoint, format versions 3 and 4 (the checkpoint
+ * is not valid before 4; version 4 writes into the one of its two areas
+ * not holding the newest valid checkpoint, the log's choice, so the area
+ * given here is all this file knows):
+ *   1. when nothing is known of what the area holds (the first write
+ *      there since the cache was loaded or formatted): discard its erase
+ *      blocks (when the device takes discards), to write it whole;
  *   2. the header, valid;
- *   3. the slot table, then the segment stream, in large writes;
+ *   3. the slot table's blocks that changed since the area was last
+ *      written (all of them in a whole write), then the segment stream,
+ *      in large writes;
  *   4. the closing copy of the header, with PREFLUSH | FUA.
  * Version 2 (the area in erase block 0, rewritten in place):
- *   1. the slot table, then the segment stream, in large writes;
+ *   1. the slot table's changed blocks, then the segment stream;
  *   2. the header, valid, with PREFLUSH | FUA.
  * A crash before the last step leaves no checkpoint whose blocks all
  * check in this area: the next load takes the other area's (version 4)
@@ -105,12 +109,15 @@ static int header_write(const struct wow_ckpt_area *a,
 
 /*
  * Write a header that is not valid (@ci says so), durably: the checkpoint
- * on disk is retired and the next load scans the log.
+ * on disk is retired and the next load scans the log.  The tables stay
+ * (a checkpoint there later writes only what changed) unless nothing is
+ * known of them.
  */
 int wow_ckpt_write_header(const struct wow_ckpt_area *a,
 			  const struct wow_ckpt_info *ci)
 {
-	area_discard(a);
+	if (a->whole)
+		area_discard(a);
 	return header_write(a, ci, 0,
 			    REQ_SYNC | REQ_PREFLUSH | REQ_FUA);
 }
@@ -188,11 +195,32 @@ static int stream_get(struct ckpt_io *io, void *data, u32 len)
 	return 0;
 }
 
+/* Encode slot table block @b into @blk; its crc32c. */
+static __le32 slot_block_encode(const struct wow_ckpt_area *a,
+				const struct wow_ckpt_ops *ops, void *blk, u64 b)
+{
+	u32 per = wow_ckpt_slots_per_block(a->block_size);
+	u64 slot, end = min(a->nr_slots, (b + 1) * per);
+
+	memset(blk, 0, a->block_size);
+	for (slot = b * per; slot < end; slot++)
+		wow_ckpt_slot_put(blk, slot - b * per,
+				  ops->slot_entry(ops->ctx, slot));
+	return cpu_to_le32(wow_ckpt_slot_block_csum(blk, a->block_size));
+}
+
 /*
  * Write a checkpoint of generation ci->generation with ci's seqs; the
  * table sizes and ci->nr_tombs are filled here.  -ENOSPC (nothing
  * written) when the segments hold more tombstones than the area has room
  * for.  The caller has made sure no valid header is on disk.
+ *
+ * Unless @a is whole, the slot table's blocks whose slots did not change
+ * since the area was last written are not written again: they hold what
+ * they held, and @a->csums says what that is.  The rest of the area (the
+ * header, the segment stream, the closing copy) is written every time.
+ * A checkpoint's cost is then what changed, plus a segment stream of 32
+ * bytes a segment: not the whole slot table (6 bytes a cache block).
  */
 int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 		   const struct wow_ckpt_ops *ops)
@@ -201,11 +229,13 @@ int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 	struct wow_ckpt_seg_info si;
 	struct ckpt_io io;
 	__le32 *csums;
-	u64 b, slot, s;
+	u64 b, s;
 	u32 i;
 	int r;
 
 	ci->valid = true;
+	/* the header and its closing copy; the tables are counted below */
+	ci->written = 1 + (a->closing ? 1 : 0);
 	ci->nr_slots = a->nr_slots;
 	ci->nr_segments = a->nr_segments;
 	ci->slot_blocks = wow_ckpt_slot_blocks(a->nr_slots, bs);
@@ -219,43 +249,49 @@ int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 	ci->seg_blocks = wow_ckpt_seg_blocks(a->nr_slots, a->nr_segments,
 					     ci->nr_tombs, bs);
 
-	csums = kvmalloc_array(ci->slot_blocks, sizeof(*csums), GFP_KERNEL);
-	if (!csums)
-		return -ENOMEM;
+	csums = a->csums;
 	r = io_init(&io, a, ci);
 	if (r)
-		goto out;
+		return r;
 
-	/* version 3: into erased flash, the header first */
+	/* version 3: the header first; a whole write into erased flash */
 	if (a->closing) {
-		area_discard(a);
+		if (a->whole)
+			area_discard(a);
 		r = header_write(a, ci, 0, 0);
 		if (r)
 			goto out;
 	}
 
-	/* the slot table, a window at a time */
+	/*
+	 * the slot table, a window at a time: the blocks whose slots changed
+	 * since this area was written (all of them when it is whole), each
+	 * run of them in one write; the others hold what they should
+	 */
 	for (b = 0; b < ci->slot_blocks; b += io.win) {
-		u32 n = min_t(u64, io.win, ci->slot_blocks - b);
+		u32 n = min_t(u64, io.win, ci->slot_blocks - b), run = 0;
 
-		memset(io.buf, 0, n * bs);
-		for (slot = b * per; slot < min(a->nr_slots, (b + n) * per);
-		     slot++) {
-			u32 e;
-			u64 blk = div_u64_rem(slot - b * per, per, &e);
+		for (i = 0; i <= n; i++) {
+			void *blk = io.buf + i * bs;
 
-			wow_ckpt_slot_put(io.buf + blk * bs, e,
-					  ops->slot_entry(ops->ctx, slot));
+			if (i < n && (a->whole ||
+				      ops->slots_changed(ops->ctx,
+							 (b + i) * per, per))) {
+				csums[b + i] = slot_block_encode(a, ops, blk,
+								 b + i);
+				run++;
+				continue;
+			}
+			if (!run)
+				continue;
+			r = wow_sync_io(a->bdev, area_sector(a, 1 + b + i - run),
+					io.buf + (i - run) * bs, run * bs,
+					REQ_OP_WRITE);
+			if (r)
+				goto out;
+			ci->written += run;
+			run = 0;
 		}
-		for (i = 0; i < n; i++) {
-			u32 c = wow_ckpt_slot_block_csum(io.buf + i * bs, bs);
-
-			csums[b + i] = cpu_to_le32(c);
-		}
-		r = wow_sync_io(a->bdev, area_sector(a, 1 + b), io.buf,
-				n * bs, REQ_OP_WRITE);
-		if (r)
-			goto out;
 		cond_resched();
 	}
 
@@ -292,13 +328,13 @@ int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 	}
 	if (!r)
 		r = stream_flush(&io, ci->seg_blocks);
+	ci->written += ci->seg_blocks;
 	/* the header (version 2) or its closing copy says it is whole */
 	if (!r)
 		r = header_write(a, ci, a->closing ? closing_block(ci) : 0,
 				 REQ_SYNC | REQ_PREFLUSH | REQ_FUA);
 out:
 	kvfree(io.buf);
-	kvfree(csums);
 	return r;
 }
 
@@ -367,8 +403,8 @@ int wow_ckpt_read(const struct wow_ckpt_area *a,
 	win[0] = io.buf;
 	nr_tombs = kvmalloc_array(a->nr_segments, sizeof(*nr_tombs),
 				  GFP_KERNEL);
-	csums = kvmalloc_array(ci->slot_blocks, sizeof(*csums), GFP_KERNEL);
-	if (!nr_tombs || !csums) {
+	csums = a->csums;
+	if (!nr_tombs) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -468,6 +504,5 @@ out:
 	kvfree(win[1]);
 	kvfree(io.buf);
 	kvfree(nr_tombs);
-	kvfree(csums);
 	return r;
 }

@@ -12,9 +12,15 @@
  * slot holding a stale copy, a record header or nothing is not on any
  * chain.
  *
+ * It also keeps, for each checkpoint area, a bitmap of the slots whose
+ * checkpoint entry (block, VALID, DIRTY) changed since that area was
+ * written (a bit per 2^WOW_TRACK_SHIFT slots): a checkpoint rewrites only
+ * the slot table blocks it names.
+ *
  * The index is pure bookkeeping: no locking (the caller holds the cache's
  * lock), no allocation after init, no I/O.  KUnit drives it directly.
  */
+#include <linux/bitmap.h>
 #include <linux/hash.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
@@ -59,7 +65,9 @@ static void **alloc_chunks(u64 n, size_t size, u32 shift, u32 *nr_chunks)
 int wow_index_init(struct wow_index *ix, u32 nr_slots)
 {
 	u32 nb, i;
+	unsigned int t;
 
+	memset(ix->track, 0, sizeof(ix->track));
 	ix->slot_chunks = NULL;
 	ix->head_chunks = NULL;
 	if (!nr_slots || nr_slots > WOW_MAX_SLOTS)
@@ -72,10 +80,18 @@ int wow_index_init(struct wow_index *ix, u32 nr_slots)
 				&ix->nr_slot_chunks);
 	ix->head_chunks = (u32 **)alloc_chunks(nb, sizeof(u32),
 				WOW_HEAD_CHUNK_SHIFT, &ix->nr_head_chunks);
-	if (!ix->slot_chunks || !ix->head_chunks) {
+	ix->nr_track_bits = DIV_ROUND_UP(nr_slots, 1U << WOW_TRACK_SHIFT);
+	for (t = 0; t < WOW_INDEX_TRACKS; t++)
+		ix->track[t] = kvcalloc(BITS_TO_LONGS(ix->nr_track_bits),
+					sizeof(unsigned long), GFP_KERNEL);
+	if (!ix->slot_chunks || !ix->head_chunks || !ix->track[0] ||
+	    !ix->track[1]) {
 		wow_index_exit(ix);
 		return -ENOMEM;
 	}
+	/* nothing is known of what a checkpoint area holds */
+	for (t = 0; t < WOW_INDEX_TRACKS; t++)
+		wow_index_mark_all(ix, t);
 	for (i = 0; i < nb; i++)
 		*wow_index_head(ix, i) = WOW_NO_SLOT;
 	for (i = 0; i < nr_slots; i++) {
@@ -90,8 +106,14 @@ int wow_index_init(struct wow_index *ix, u32 nr_slots)
 
 void wow_index_exit(struct wow_index *ix)
 {
+	unsigned int t;
+
 	free_chunks((void **)ix->slot_chunks, ix->nr_slot_chunks);
 	free_chunks((void **)ix->head_chunks, ix->nr_head_chunks);
+	for (t = 0; t < WOW_INDEX_TRACKS; t++) {
+		kvfree(ix->track[t]);
+		ix->track[t] = NULL;
+	}
 	ix->slot_chunks = NULL;
 	ix->head_chunks = NULL;
 }
@@ -101,7 +123,55 @@ u64 wow_index_bytes(const struct wow_index *ix)
 {
 	return (u64)ix->nr_slots * sizeof(struct wow_slot) +
 	       (4ULL << ix->hash_bits) +
-	       ((u64)ix->nr_slot_chunks + ix->nr_head_chunks) * sizeof(void *);
+	       ((u64)ix->nr_slot_chunks + ix->nr_head_chunks) * sizeof(void *) +
+	       WOW_INDEX_TRACKS * BITS_TO_LONGS(ix->nr_track_bits) *
+	       sizeof(unsigned long);
+}
+
+/* @slot's checkpoint entry may differ from what every area holds. */
+static void mark(struct wow_index *ix, u32 slot)
+{
+	unsigned int t;
+
+	for (t = 0; t < WOW_INDEX_TRACKS; t++)
+		__set_bit(slot >> WOW_TRACK_SHIFT, ix->track[t]);
+}
+
+/*
+ * Move track @t's bits to @to (nr_track_bits of them) and start it over:
+ * the caller writes what they name to area @t.
+ */
+void wow_index_take_changes(struct wow_index *ix, unsigned int t,
+			    unsigned long *to)
+{
+	bitmap_copy(to, ix->track[t], ix->nr_track_bits);
+	bitmap_zero(ix->track[t], ix->nr_track_bits);
+}
+
+/* Put taken bits back (their write failed): they are written next time. */
+void wow_index_add_changes(struct wow_index *ix, unsigned int t,
+			   const unsigned long *from)
+{
+	bitmap_or(ix->track[t], ix->track[t], from, ix->nr_track_bits);
+}
+
+/* Area @t is not known to hold anything: every slot counts as changed. */
+void wow_index_mark_all(struct wow_index *ix, unsigned int t)
+{
+	bitmap_fill(ix->track[t], ix->nr_track_bits);
+}
+
+/* Whether @map (a track's bits) names any of slots [@first, @first + @n). */
+bool wow_index_changed(const struct wow_index *ix, const unsigned long *map,
+		       u64 first, u64 n)
+{
+	u64 b, end;
+
+	if (!n || first >= ix->nr_slots)
+		return false;
+	b = first >> WOW_TRACK_SHIFT;
+	end = (min_t(u64, first + n, ix->nr_slots) - 1) >> WOW_TRACK_SHIFT;
+	return find_next_bit(map, end + 1, b) <= end;
 }
 
 static u32 *bucket(struct wow_index *ix, oblock_t b)
@@ -142,6 +212,7 @@ void wow_index_remove(struct wow_index *ix, u32 slot)
 	sl->next = WOW_NO_SLOT;
 	sl->flags &= ~(WOW_SLOT_VALID | WOW_SLOT_DIRTY);
 	ix->nr_valid--;
+	mark(ix, slot);
 }
 
 /*
@@ -152,8 +223,13 @@ void wow_index_set_flags(struct wow_index *ix, u32 slot, u16 set, u16 clear)
 {
 	struct wow_slot *sl = wow_slot_at(ix, slot);
 
+	u16 was = sl->flags;
+
 	WARN_ON_ONCE((set | clear) & WOW_SLOT_VALID);
 	sl->flags = (sl->flags | set) & ~clear;
+	/* a checkpoint holds VALID and DIRTY, not DESTAGING */
+	if ((was ^ sl->flags) & WOW_SLOT_DIRTY && (was & WOW_SLOT_VALID))
+		mark(ix, slot);
 }
 
 /*
@@ -166,6 +242,7 @@ u32 wow_index_insert(struct wow_index *ix, oblock_t b, u32 slot, u16 flags)
 	u32 old = wow_index_lookup(ix, b);
 	u32 *head;
 
+	mark(ix, slot);
 	if (old == slot) {
 		sl->flags = flags | WOW_SLOT_VALID;
 		return WOW_NO_SLOT;

@@ -148,6 +148,17 @@ int wow_log_alloc(struct wow_cache *wc)
 	r = wow_index_init(&wc->index, wc->nr_slots);
 	if (r)
 		return r;
+	for (i = 0; i < WOW_INDEX_TRACKS; i++) {
+		wc->ckpt_csums[i] = kvcalloc(wow_ckpt_slot_blocks(wc->nr_slots,
+								  bs),
+					     sizeof(__le32), GFP_KERNEL);
+		if (!wc->ckpt_csums[i])
+			return -ENOMEM;
+	}
+	wc->ckpt_changes = kvcalloc(BITS_TO_LONGS(wc->index.nr_track_bits),
+				    sizeof(unsigned long), GFP_KERNEL);
+	if (!wc->ckpt_changes)
+		return -ENOMEM;
 	r = policy_init(wc, ops[wc->args.policy]);
 	if (r)
 		return r;
@@ -219,6 +230,13 @@ void wow_log_free(struct wow_cache *wc)
 	if (wc->policy.ops)
 		wow_policy_exit(&wc->policy);
 	wow_index_exit(&wc->index);
+	for (i = 0; i < WOW_INDEX_TRACKS; i++) {
+		kvfree(wc->ckpt_csums[i]);
+		wc->ckpt_csums[i] = NULL;
+		wc->ckpt_known[i] = false;
+	}
+	kvfree(wc->ckpt_changes);
+	wc->ckpt_changes = NULL;
 	kfree(wc->marks);
 	wc->marks = NULL;
 	kfree(wc->batch.hdr);
@@ -1923,6 +1941,7 @@ void wow_log_commit_work(struct work_struct *ws)
 /* A fresh cache: write the superblock; every segment is free. */
 static int write_checkpoint(struct wow_cache *wc, bool say, bool epoch);
 static int retire_checkpoint(struct wow_cache *wc);
+static int ckpt_know_both(struct wow_cache *wc);
 
 int wow_log_format(struct wow_cache *wc)
 {
@@ -1960,6 +1979,8 @@ int wow_log_format(struct wow_cache *wc)
 	r = write_checkpoint(wc, false, true);
 	if (r == -ENOSPC)
 		r = retire_checkpoint(wc);
+	if (!r)
+		r = ckpt_know_both(wc);
 	if (r)
 		return r;
 	DMINFO("%s: formatted %pg: %u segments of %u blocks of %u bytes",
@@ -2637,12 +2658,15 @@ static int reset_log(struct wow_cache *wc)
 		return r;
 	wow_policy_set_drain(&wc->policy, wc->cleaner);
 	wow_index_exit(&wc->index);
+	/* (a new index's tracks name every slot) */
+	wc->ckpt_known[0] = false;
+	wc->ckpt_known[1] = false;
 	return wow_index_init(&wc->index, wc->nr_slots);
 }
 
 /* ---- checkpoint (dm-wow-checkpoint.c writes and reads it) ---- */
 
-#define MSG_CKPT_WRITTEN "%s: checkpoint %llu written (%llu blocks, %llu tombstones): %llu dirty of %llu valid blocks"
+#define MSG_CKPT_WRITTEN "%s: checkpoint %llu written (%llu of its %llu blocks, %llu tombstones): %llu dirty of %llu valid blocks"
 #define MSG_LOADED_CKPT "%s: loaded checkpoint %llu (%llu KiB read): %llu dirty of %llu valid blocks, %u free segments"
 #define MSG_CKPT_NOT_WHOLE "%s: checkpoint %llu (area %d) is not whole, written when the log stopped; loading checkpoint %llu (area %d)"
 #define MSG_RECOVERED "%s: recovered %llu records (%llu KiB read): %llu dirty of %llu valid blocks, %u free segments, %llu dropped"
@@ -2672,6 +2696,8 @@ static void ckpt_area(struct wow_cache *wc, struct wow_ckpt_area *a, int k)
 	a->max_tombs = wow_ckpt_max_tombs_v(wc->sb.version, wc->nr_segments,
 					    g->erase_block_size,
 					    g->block_size);
+	a->csums = wc->ckpt_csums[k];
+	a->whole = !wc->ckpt_known[k];
 }
 
 /*
@@ -2687,6 +2713,14 @@ static u64 ckpt_slot_entry(void *ctx, u64 slot)
 	return wow_ckpt_slot_encode(from_oblock(wow_slot_oblock(sl)),
 				    sl->flags & WOW_SLOT_VALID,
 				    sl->flags & WOW_SLOT_DIRTY);
+}
+
+/* Slots whose entries changed since the area was written (the track taken). */
+static bool ckpt_slots_changed(void *ctx, u64 first, u64 n)
+{
+	struct wow_cache *wc = ctx;
+
+	return wow_index_changed(&wc->index, wc->ckpt_changes, first, n);
 }
 
 static void ckpt_seg_info(void *ctx, u64 s, struct wow_ckpt_seg_info *si)
@@ -2749,6 +2783,7 @@ static int ckpt_load_slot(void *ctx, u64 slot, u64 ob, bool dirty)
 static void ckpt_ops_init(struct wow_cache *wc, struct wow_ckpt_ops *ops)
 {
 	ops->slot_entry = ckpt_slot_entry;
+	ops->slots_changed = ckpt_slots_changed;
 	ops->seg_info = ckpt_seg_info;
 	ops->seg_tombs = ckpt_seg_tombs;
 	ops->load_seg = ckpt_load_seg;
@@ -2810,6 +2845,7 @@ static int write_checkpoint(struct wow_cache *wc, bool say, bool epoch)
 	 */
 	noio = memalloc_noio_save();
 	mutex_lock(&wc->ckpt_mutex);
+	k = ckpt_next_area(wc);
 	spin_lock_irq(&wc->lock);
 	ok = wc->state == WOW_STATE_OK && wc->completed_seq < wc->next_seq;
 	/*
@@ -2830,18 +2866,31 @@ static int write_checkpoint(struct wow_cache *wc, bool say, bool epoch)
 	valid = wc->valid_blocks;
 	wc->ckpt_log_blocks = 0;
 	wc->ckpt_reading = ok;
+	/*
+	 * the slots changed since area k was written: only their blocks of
+	 * the slot table are written (a change while it is written is
+	 * written next time too)
+	 */
+	if (ok)
+		wow_index_take_changes(&wc->index, k, wc->ckpt_changes);
 	spin_unlock_irq(&wc->lock);
 	r = 0;
 	if (!ok)
 		goto out;
-	k = ckpt_next_area(wc);
 	ckpt_area(wc, &a, k);
 	ckpt_ops_init(wc, &ops);
 	ci.generation = ++wc->ckpt_gen;
 	r = wow_ckpt_write(&a, &ci, &ops);
 	spin_lock_irq(&wc->lock);
 	wc->ckpt_reading = false;
+	if (r)
+		wow_index_add_changes(&wc->index, k, wc->ckpt_changes);
 	spin_unlock_irq(&wc->lock);
+	/* a write cut short leaves the area's blocks unknown */
+	if (r && r != -ENOSPC && r != -ENOMEM)
+		wc->ckpt_known[k] = false;
+	else if (!r)
+		wc->ckpt_known[k] = true;
 	if (r)
 		goto out;
 	/*
@@ -2868,8 +2917,8 @@ static int write_checkpoint(struct wow_cache *wc, bool say, bool epoch)
 	spin_unlock_irq(&wc->lock);
 	if (say)
 		DMINFO(MSG_CKPT_WRITTEN, wow_name(wc), ci.generation,
-		       1 + ci.slot_blocks + ci.seg_blocks, ci.nr_tombs, dirty,
-		       valid);
+		       ci.written, 1 + ci.slot_blocks + ci.seg_blocks +
+		       (a.closing ? 1 : 0), ci.nr_tombs, dirty, valid);
 	r = r2;
 out:
 	mutex_unlock(&wc->ckpt_mutex);
@@ -2911,6 +2960,20 @@ static int retire_checkpoint(struct wow_cache *wc)
 	mutex_unlock(&wc->ckpt_mutex);
 	memalloc_noio_restore(noio);
 	return r;
+}
+
+/*
+ * Version 4, after the checkpoint of a format or a load: when nothing is
+ * known of what the other area holds, write it too (whole, now, while no
+ * write waits), so every checkpoint the running log writes is only what
+ * changed since.  It keeps the first one valid (the same chain).
+ */
+static int ckpt_know_both(struct wow_cache *wc)
+{
+	if (wc->sb.version < 4 || wc->ckpt_area < 0 ||
+	    wc->ckpt_known[!wc->ckpt_area])
+		return 0;
+	return write_checkpoint(wc, false, false);
 }
 
 /* At a clean shutdown (postsuspend, after the last commit). */
@@ -3042,6 +3105,12 @@ static int load_checkpoint(struct wow_cache *wc, struct wow_ckpt_info *ci)
 	}
 	wc->ckpt_live = true;
 	wc->ckpt_area = k;
+	/*
+	 * the index is what area k holds (and its csums came with it): from
+	 * here the replay's changes are what its next checkpoint writes
+	 */
+	wow_index_take_changes(&wc->index, k, wc->ckpt_changes);
+	wc->ckpt_known[k] = true;
 	return 0;
 }
 
@@ -3543,6 +3612,8 @@ int wow_log_recover(struct wow_cache *wc)
 	r = write_checkpoint(wc, false, true);
 	if (r == -ENOSPC)
 		r = retire_checkpoint(wc);
+	if (!r)
+		r = ckpt_know_both(wc);
 	if (r) {
 		DMERR("%s: cannot write a checkpoint at load: %d",
 		      wow_name(wc), r);

@@ -133,6 +133,14 @@ struct wow_slot {
 #define WOW_SLOT_CHUNK_SHIFT	17
 #define WOW_HEAD_CHUNK_SHIFT	19
 
+/*
+ * What changed since a checkpoint area was last written: a bitmap per area
+ * (track), a bit per 2^WOW_TRACK_SHIFT slots, set when a slot's entry in a
+ * checkpoint's slot table (its block, VALID, DIRTY) may have changed.
+ */
+#define WOW_INDEX_TRACKS	2
+#define WOW_TRACK_SHIFT		9
+
 struct wow_index {
 	u32 nr_slots;
 	u32 nr_valid;
@@ -141,6 +149,8 @@ struct wow_index {
 	u32 nr_head_chunks;
 	struct wow_slot **slot_chunks;
 	u32 **head_chunks;
+	u32 nr_track_bits;
+	unsigned long *track[WOW_INDEX_TRACKS];
 };
 
 static inline struct wow_slot *wow_slot_at(struct wow_index *ix, u32 slot)
@@ -181,6 +191,13 @@ u32 wow_index_insert(struct wow_index *ix, oblock_t b, u32 slot, u16 flags);
 void wow_index_remove(struct wow_index *ix, u32 slot);
 void wow_index_set_flags(struct wow_index *ix, u32 slot, u16 set, u16 clear);
 u64 wow_index_bytes(const struct wow_index *ix);
+void wow_index_take_changes(struct wow_index *ix, unsigned int t,
+			    unsigned long *to);
+void wow_index_add_changes(struct wow_index *ix, unsigned int t,
+			   const unsigned long *from);
+void wow_index_mark_all(struct wow_index *ix, unsigned int t);
+bool wow_index_changed(const struct wow_index *ix, const unsigned long *map,
+		       u64 first, u64 n);
 
 /* ---- dm-wow-super.c: the superblock ---- */
 
@@ -246,6 +263,7 @@ struct wow_ckpt_info {
 	u64 slot_blocks;
 	u64 seg_blocks;
 	u64 nr_tombs;
+	u64 written;			/* blocks a write wrote (not on disk) */
 };
 
 u32 wow_ckpt_payload(u32 block_size);
@@ -280,6 +298,14 @@ struct wow_ckpt_area {
 	u64 nr_slots;
 	u64 nr_segments;
 	u64 max_tombs;			/* room in the segment stream */
+	/*
+	 * What the log knows of the area's slot table: @csums, a crc32c per
+	 * slot table block, what each block on disk holds (a write and a
+	 * read fill it); @whole: nothing is known, so a write writes every
+	 * block (into erased flash), not only those ops->slots_changed names.
+	 */
+	__le32 *csums;
+	bool whole;
 };
 
 struct wow_ckpt_seg_info {
@@ -293,6 +319,8 @@ struct wow_ckpt_seg_info {
 /* What a checkpoint holds, from its owner (the log) and back to it. */
 struct wow_ckpt_ops {
 	u64 (*slot_entry)(void *ctx, u64 slot);
+	/* any of @n slots from @first changed since the area was written */
+	bool (*slots_changed)(void *ctx, u64 first, u64 n);
 	void (*seg_info)(void *ctx, u64 s, struct wow_ckpt_seg_info *si);
 	const struct wow_tomb_range *(*seg_tombs)(void *ctx, u64 s);
 	int (*load_seg)(void *ctx, u64 s, const struct wow_ckpt_seg_info *si);
@@ -690,6 +718,14 @@ struct wow_cache {
 	struct mutex ckpt_mutex;
 	u64 ckpt_gen;
 	u64 ckpt_log_blocks;
+	/*
+	 * per area: its slot table blocks' crc32c and whether what it holds
+	 * is known (else the next checkpoint there writes it whole); the
+	 * index's track of that area, taken for the checkpoint being written
+	 */
+	__le32 *ckpt_csums[WOW_INDEX_TRACKS];
+	bool ckpt_known[WOW_INDEX_TRACKS];
+	unsigned long *ckpt_changes;
 	u32 chain_next;			/* next_seg of the last record */
 	/*
 	 * The checkpoint a load would start from: its next_seq (0: none,

@@ -23,7 +23,10 @@ static void wow_index_slot_is_12_bytes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sizeof(struct wow_slot), 12UL);
 }
 
-/* At most 14 bytes per slot, and chains of two to four when full. */
+/*
+ * At most 14 bytes per slot (and a bit per 512 slots for each checkpoint
+ * area's track), and chains of two to four when full.
+ */
 static void wow_index_memory_bound(struct kunit *test)
 {
 	static const u32 sizes[] = { 1, 2, 3, 4, 5, 1000, 131073, 2097157 };
@@ -34,7 +37,8 @@ static void wow_index_memory_bound(struct kunit *test)
 		u64 buckets = 1ULL << ix->hash_bits;
 
 		KUNIT_EXPECT_LE_MSG(test, wow_index_bytes(ix),
-				    14ULL * sizes[i] + 256, "%u slots", sizes[i]);
+				    14ULL * sizes[i] + sizes[i] / 1024 + 256,
+				    "%u slots", sizes[i]);
 		if (sizes[i] >= 4) {
 			KUNIT_EXPECT_LE(test, 2 * buckets, (u64)sizes[i]);
 			KUNIT_EXPECT_GT(test, 4 * buckets, (u64)sizes[i]);
@@ -51,6 +55,66 @@ static void wow_index_lookup_empty(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wow_index_lookup(ix, to_oblock(12345)),
 			WOW_NO_SLOT);
 	KUNIT_EXPECT_EQ(test, ix->nr_valid, 0U);
+	wow_index_exit(ix);
+}
+
+/* Slots a checkpoint area must be written again for, one track an area. */
+static void wow_index_tracks_changes(struct kunit *test)
+{
+	struct wow_index *ix = new_index(test, 4096);
+	unsigned long *m;
+	unsigned int t;
+
+	m = kunit_kcalloc(test, BITS_TO_LONGS(ix->nr_track_bits),
+			  sizeof(unsigned long), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	KUNIT_EXPECT_EQ(test, ix->nr_track_bits, 4096U >> WOW_TRACK_SHIFT);
+	/* a fresh index knows nothing of either area */
+	for (t = 0; t < WOW_INDEX_TRACKS; t++) {
+		wow_index_take_changes(ix, t, m);
+		KUNIT_EXPECT_TRUE(test, wow_index_changed(ix, m, 0, 1));
+		KUNIT_EXPECT_TRUE(test, wow_index_changed(ix, m, 4095, 1));
+		KUNIT_EXPECT_FALSE(test, wow_index_changed(ix, ix->track[t],
+							   0, 4096));
+	}
+
+	/* an insert changes its slot's entry in both areas */
+	wow_index_insert(ix, to_oblock(7), 1000, WOW_SLOT_DIRTY);
+	wow_index_take_changes(ix, 0, m);
+	KUNIT_EXPECT_TRUE(test, wow_index_changed(ix, m, 1000, 1));
+	KUNIT_EXPECT_TRUE(test, wow_index_changed(ix, m, 0, 1001));
+	KUNIT_EXPECT_FALSE(test, wow_index_changed(ix, m, 0, 512));
+	KUNIT_EXPECT_FALSE(test, wow_index_changed(ix, m, 1024, 3072));
+	KUNIT_EXPECT_FALSE(test, wow_index_changed(ix, m, 1000, 0));
+	KUNIT_EXPECT_TRUE(test, wow_index_changed(ix, ix->track[1], 1000, 1));
+	wow_index_take_changes(ix, 1, m);
+
+	/* DESTAGING is not in a checkpoint; DIRTY is */
+	wow_index_set_flags(ix, 1000, WOW_SLOT_DESTAGING, 0);
+	KUNIT_EXPECT_FALSE(test, wow_index_changed(ix, ix->track[0], 0, 4096));
+	wow_index_set_flags(ix, 1000, 0, WOW_SLOT_DIRTY | WOW_SLOT_DESTAGING);
+	KUNIT_EXPECT_TRUE(test, wow_index_changed(ix, ix->track[0], 1000, 1));
+	wow_index_take_changes(ix, 0, m);
+	wow_index_take_changes(ix, 1, m);
+
+	/* a new copy changes the old slot's entry too; so does a remove */
+	wow_index_insert(ix, to_oblock(7), 3000, WOW_SLOT_DIRTY);
+	wow_index_take_changes(ix, 0, m);
+	KUNIT_EXPECT_TRUE(test, wow_index_changed(ix, m, 1000, 1));
+	KUNIT_EXPECT_TRUE(test, wow_index_changed(ix, m, 3000, 1));
+	KUNIT_EXPECT_FALSE(test, wow_index_changed(ix, m, 1536, 1024));
+	wow_index_remove(ix, 3000);
+	KUNIT_EXPECT_TRUE(test, wow_index_changed(ix, ix->track[0], 3000, 1));
+	KUNIT_EXPECT_FALSE(test, wow_index_changed(ix, ix->track[0], 0, 2048));
+
+	/* bits taken for a write that failed go back */
+	bitmap_zero(m, ix->nr_track_bits);
+	__set_bit(1, m);
+	wow_index_add_changes(ix, 0, m);
+	KUNIT_EXPECT_TRUE(test, wow_index_changed(ix, ix->track[0], 600, 1));
+	KUNIT_EXPECT_TRUE(test, wow_index_changed(ix, ix->track[0], 3000, 1));
+	wow_index_mark_all(ix, 0);
+	KUNIT_EXPECT_TRUE(test, wow_index_changed(ix, ix->track[0], 0, 1));
 	wow_index_exit(ix);
 }
 
@@ -166,6 +230,7 @@ static struct kunit_case wow_index_cases[] = {
 	KUNIT_CASE(wow_index_slot_is_12_bytes),
 	KUNIT_CASE(wow_index_lookup_empty),
 	KUNIT_CASE(wow_index_insert_replace_remove),
+	KUNIT_CASE(wow_index_tracks_changes),
 	KUNIT_CASE(wow_index_48_bit_blocks),
 	KUNIT_CASE(wow_index_matches_reference_model),
 	KUNIT_CASE(wow_index_memory_bound),

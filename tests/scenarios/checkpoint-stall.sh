@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # What a checkpoint costs the writes that wait for it (issue 34): a 64
-# GiB cache (sparse image, 4 KiB blocks, 1 MiB erase blocks: each
-# checkpoint writes its whole slot table, 146 MiB) takes O_SYNC 4 KiB
+# GiB cache (sparse image, 4 KiB blocks, 1 MiB erase blocks: a slot table
+# of 96 MiB an area, of which a checkpoint writes the blocks whose slots
+# changed since that area was written; whole, before 2026-11-28, each
+# checkpoint stalled writes for seconds) takes O_SYNC 4 KiB
 # random writes at iodepth 1 for 30 s twice: with no checkpoint due
 # (checkpoint_interval at its largest) and with one every 16,384 log
 # blocks (64 MiB).  fio's completion latency percentiles and maximum of
