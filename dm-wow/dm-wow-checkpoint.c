@@ -7,7 +7,9 @@
  * file knows nothing of segments or the index and holds no state.
  *
  * Locking: none here.  The callers run with the log quiet (postsuspend,
- * preresume) or from the commit worker.
+ * preresume) or from the commit worker; a snapshot (wow_ckpt_snap_take,
+ * from the commit worker) is written by wow_ckpt_snap_write from any
+ * context that may sleep, reading nothing of the log's.
  *
  * Commit order of a checkpoint, format versions 3 and 4 (the checkpoint
  * is not valid before 4; version 4 writes into the one of its two areas
@@ -195,18 +197,197 @@ static int stream_get(struct ckpt_io *io, void *data, u32 len)
 	return 0;
 }
 
-/* Encode slot table block @b into @blk; its crc32c. */
-static __le32 slot_block_encode(const struct wow_ckpt_area *a,
-				const struct wow_ckpt_ops *ops, void *blk, u64 b)
+/* Slots in slot table block @b. */
+static u32 block_slots(const struct wow_ckpt_area *a, u64 b)
 {
 	u32 per = wow_ckpt_slots_per_block(a->block_size);
-	u64 slot, end = min(a->nr_slots, (b + 1) * per);
+
+	return min_t(u64, a->nr_slots - b * per, per);
+}
+
+/* A slot table block of the @n entries @e, in @blk; its crc32c. */
+static __le32 block_fill(const struct wow_ckpt_area *a, void *blk,
+			 const u64 *e, u32 n)
+{
+	u32 i;
 
 	memset(blk, 0, a->block_size);
-	for (slot = b * per; slot < end; slot++)
-		wow_ckpt_slot_put(blk, slot - b * per,
-				  ops->slot_entry(ops->ctx, slot));
+	for (i = 0; i < n; i++)
+		wow_ckpt_slot_put(blk, i, e[i]);
 	return cpu_to_le32(wow_ckpt_slot_block_csum(blk, a->block_size));
+}
+
+/*
+ * Encode slot table block @b into @blk (@e: room for a block's entries);
+ * its crc32c.
+ */
+static __le32 slot_block_encode(const struct wow_ckpt_area *a,
+				const struct wow_ckpt_ops *ops, void *blk, u64 b,
+				u64 *e)
+{
+	u32 per = wow_ckpt_slots_per_block(a->block_size);
+
+	ops->slot_entries(ops->ctx, b * per, block_slots(a, b), e);
+	return block_fill(a, blk, e, block_slots(a, b));
+}
+
+/*
+ * The first slot table block from @b whose slots changed since the area
+ * was written (every block when it is whole), or @nr.
+ */
+static u64 next_changed_block(const struct wow_ckpt_area *a,
+			      const struct wow_ckpt_ops *ops, u64 b, u64 nr)
+{
+	u32 per = wow_ckpt_slots_per_block(a->block_size);
+	u64 slot;
+
+	if (a->whole || b >= nr)
+		return min(b, nr);
+	slot = ops->next_changed(ops->ctx, b * per);
+	return slot == U64_MAX ? nr : max(b, div_u64(slot, per));
+}
+
+struct wow_ckpt_snap {
+	struct wow_ckpt_ops ops;	/* raw_entries, for the writer */
+	u64 room;			/* blocks ids, raw, blocks have room for */
+	u64 nr_blocks;			/* slot table blocks taken */
+	u64 *ids;			/* which, ascending */
+	void *raw;			/* their slots, as ops->slots_save took them */
+	void *blocks;			/* their content, encoded when written */
+	struct wow_ckpt_seg_info *segs;	/* every segment */
+	struct wow_tomb_range *tombs;	/* ci->nr_tombs, in segment order */
+};
+
+void wow_ckpt_snap_free(struct wow_ckpt_snap *sn)
+{
+	if (!sn)
+		return;
+	kvfree(sn->ids);
+	kvfree(sn->raw);
+	kvfree(sn->blocks);
+	kvfree(sn->segs);
+	kvfree(sn->tombs);
+	kfree(sn);
+}
+
+/*
+ * A snapshot for a cache of @nr_segments segments, kept from one
+ * checkpoint to the next (wow_ckpt_snap_take), so taking one allocates
+ * only when more changed than ever before.
+ */
+struct wow_ckpt_snap *wow_ckpt_snap_alloc(u64 nr_segments)
+{
+	struct wow_ckpt_snap *sn = kzalloc(sizeof(*sn), GFP_KERNEL);
+
+	if (!sn)
+		return NULL;
+	sn->segs = kvmalloc_array(max_t(u64, nr_segments, 1),
+				  sizeof(*sn->segs), GFP_KERNEL);
+	if (!sn->segs) {
+		kfree(sn);
+		return NULL;
+	}
+	return sn;
+}
+
+/*
+ * Fill ci's table sizes and take the segments and their tombstones into
+ * @sn (its segs with room for every segment): -ENOSPC when there are more
+ * tombstones than the area has room for.
+ */
+static int take_segs(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
+		     const struct wow_ckpt_ops *ops, struct wow_ckpt_snap *sn)
+{
+	u64 s, t = 0;
+	u32 i;
+
+	ci->valid = true;
+	ci->nr_slots = a->nr_slots;
+	ci->nr_segments = a->nr_segments;
+	ci->slot_blocks = wow_ckpt_slot_blocks(a->nr_slots, a->block_size);
+	ops->seg_infos(ops->ctx, 0, a->nr_segments, sn->segs);
+	ci->nr_tombs = 0;
+	for (s = 0; s < a->nr_segments; s++)
+		ci->nr_tombs += sn->segs[s].nr_tombs;
+	if (ci->nr_tombs > a->max_tombs)
+		return -ENOSPC;
+	ci->seg_blocks = wow_ckpt_seg_blocks(a->nr_slots, a->nr_segments,
+					     ci->nr_tombs, a->block_size);
+	kvfree(sn->tombs);
+	sn->tombs = NULL;
+	if (!ci->nr_tombs)
+		return 0;
+	sn->tombs = kvmalloc_array(ci->nr_tombs, sizeof(*sn->tombs),
+				   GFP_KERNEL);
+	if (!sn->tombs)
+		return -ENOMEM;
+	for (s = 0; s < a->nr_segments; s++) {
+		const struct wow_tomb_range *tr;
+
+		if (!sn->segs[s].nr_tombs)
+			continue;
+		tr = ops->seg_tombs(ops->ctx, s);
+		for (i = 0; i < sn->segs[s].nr_tombs; i++)
+			sn->tombs[t++] = tr[i];
+	}
+	return 0;
+}
+
+/*
+ * The segment stream from @sn (segments, slot block csums, tombstones),
+ * then the closing copy of the header (version 3 on; the header in
+ * version 2), with PREFLUSH and FUA: the checkpoint is whole.
+ */
+static int write_tail(struct ckpt_io *io, const struct wow_ckpt_area *a,
+		      struct wow_ckpt_info *ci, const struct wow_ckpt_snap *sn)
+{
+	u64 s, t;
+	int r = 0;
+
+	memset(io->buf, 0, io->win * a->block_size);
+	for (s = 0; s < a->nr_segments && !r; s++) {
+		const struct wow_ckpt_seg_info *si = &sn->segs[s];
+		struct wow_ckpt_seg e = {
+			.seq = cpu_to_le64(si->seq),
+			.max_seq = cpu_to_le64(si->max_seq),
+			.wp = cpu_to_le32(si->wp),
+			.nr_tombs = cpu_to_le32(si->nr_tombs),
+			.state = cpu_to_le32(si->closed ? WOW_CKPT_SEG_CLOSED : 0),
+		};
+
+		r = stream_put(io, &e, sizeof(e));
+	}
+	if (!r)
+		r = stream_put(io, a->csums, ci->slot_blocks * sizeof(__le32));
+	for (t = 0; t < ci->nr_tombs && !r; t++) {
+		const struct wow_tomb_range *tr = &sn->tombs[t];
+		struct wow_tomb e = {
+			.start = cpu_to_le64(tr->start),
+			.t = cpu_to_le64(tr->t),
+			.nr = cpu_to_le32(tr->nr),
+			.flags = cpu_to_le32(tr->flags),
+		};
+
+		r = stream_put(io, &e, sizeof(e));
+	}
+	if (!r)
+		r = stream_flush(io, ci->seg_blocks);
+	ci->written += ci->seg_blocks;
+	if (!r)
+		r = header_write(a, ci, a->closing ? closing_block(ci) : 0,
+				 REQ_SYNC | REQ_PREFLUSH | REQ_FUA);
+	return r;
+}
+
+/* Version 3 on: the header first (after a discard, when whole). */
+static int write_head(const struct wow_ckpt_area *a,
+		      const struct wow_ckpt_info *ci)
+{
+	if (!a->closing)
+		return 0;
+	if (a->whole)
+		area_discard(a);
+	return header_write(a, ci, 0, 0);
 }
 
 /*
@@ -225,115 +406,153 @@ static __le32 slot_block_encode(const struct wow_ckpt_area *a,
 int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 		   const struct wow_ckpt_ops *ops)
 {
-	u32 bs = a->block_size, per = wow_ckpt_slots_per_block(bs);
-	struct wow_ckpt_seg_info si;
-	struct ckpt_io io;
-	__le32 *csums;
-	u64 b, s;
+	u32 bs = a->block_size;
+	struct wow_ckpt_snap *sn = wow_ckpt_snap_alloc(a->nr_segments);
+	struct ckpt_io io = { };
+	u64 b, nr, *e;
 	u32 i;
 	int r;
 
-	ci->valid = true;
 	/* the header and its closing copy; the tables are counted below */
 	ci->written = 1 + (a->closing ? 1 : 0);
-	ci->nr_slots = a->nr_slots;
-	ci->nr_segments = a->nr_segments;
-	ci->slot_blocks = wow_ckpt_slot_blocks(a->nr_slots, bs);
-	ci->nr_tombs = 0;
-	for (s = 0; s < a->nr_segments; s++) {
-		ops->seg_info(ops->ctx, s, &si);
-		ci->nr_tombs += si.nr_tombs;
-	}
-	if (ci->nr_tombs > a->max_tombs)
-		return -ENOSPC;
-	ci->seg_blocks = wow_ckpt_seg_blocks(a->nr_slots, a->nr_segments,
-					     ci->nr_tombs, bs);
-
-	csums = a->csums;
-	r = io_init(&io, a, ci);
-	if (r)
+	e = kmalloc_array(wow_ckpt_slots_per_block(bs), sizeof(*e),
+			  GFP_KERNEL);
+	r = e && sn ? take_segs(a, ci, ops, sn) : -ENOMEM;
+	if (!r)
+		r = io_init(&io, a, ci);
+	if (r) {
+		kfree(e);
+		wow_ckpt_snap_free(sn);
 		return r;
-
-	/* version 3: the header first; a whole write into erased flash */
-	if (a->closing) {
-		if (a->whole)
-			area_discard(a);
-		r = header_write(a, ci, 0, 0);
-		if (r)
-			goto out;
 	}
+	r = write_head(a, ci);
 
 	/*
 	 * the slot table, a window at a time: the blocks whose slots changed
 	 * since this area was written (all of them when it is whole), each
 	 * run of them in one write; the others hold what they should
 	 */
-	for (b = 0; b < ci->slot_blocks; b += io.win) {
-		u32 n = min_t(u64, io.win, ci->slot_blocks - b), run = 0;
+	nr = ci->slot_blocks;
+	b = next_changed_block(a, ops, 0, nr);
+	while (!r && b < nr) {
+		u64 first = b;
 
-		for (i = 0; i <= n; i++) {
-			void *blk = io.buf + i * bs;
-
-			if (i < n && (a->whole ||
-				      ops->slots_changed(ops->ctx,
-							 (b + i) * per, per))) {
-				csums[b + i] = slot_block_encode(a, ops, blk,
-								 b + i);
-				run++;
-				continue;
-			}
-			if (!run)
-				continue;
-			r = wow_sync_io(a->bdev, area_sector(a, 1 + b + i - run),
-					io.buf + (i - run) * bs, run * bs,
-					REQ_OP_WRITE);
-			if (r)
-				goto out;
-			ci->written += run;
-			run = 0;
+		for (i = 0; i < io.win && b < nr && b == first + i; i++) {
+			a->csums[b] = slot_block_encode(a, ops,
+							io.buf + i * bs, b, e);
+			b = next_changed_block(a, ops, b + 1, nr);
 		}
+		r = wow_sync_io(a->bdev, area_sector(a, 1 + first), io.buf,
+				i * bs, REQ_OP_WRITE);
+		ci->written += i;
 		cond_resched();
 	}
+	if (!r)
+		r = write_tail(&io, a, ci, sn);
+	kfree(e);
+	kvfree(io.buf);
+	wow_ckpt_snap_free(sn);
+	return r;
+}
 
-	/* then the segment stream: segments, slot block csums, tombstones */
-	memset(io.buf, 0, io.win * bs);
-	for (s = 0; s < a->nr_segments && !r; s++) {
-		struct wow_ckpt_seg e = { };
+/* Blocks a snapshot takes at most: past this the caller writes in place. */
+#define WOW_CKPT_SNAP_MAX_BYTES	SZ_16M
 
-		ops->seg_info(ops->ctx, s, &si);
-		e.seq = cpu_to_le64(si.seq);
-		e.max_seq = cpu_to_le64(si.max_seq);
-		e.wp = cpu_to_le32(si.wp);
-		e.nr_tombs = cpu_to_le32(si.nr_tombs);
-		e.state = cpu_to_le32(si.closed ? WOW_CKPT_SEG_CLOSED : 0);
-		r = stream_put(&io, &e, sizeof(e));
+/*
+ * Take what a checkpoint of @a (not whole) holds, as it is now: ci's table
+ * sizes, the slots of the slot table blocks that changed (a copy, encoded
+ * later), the segments and their tombstones.  wow_ckpt_snap_write() then
+ * writes it while the log goes on.  -ENOSPC: too many tombstones; -E2BIG:
+ * more changed blocks than a snapshot takes (write it with
+ * wow_ckpt_write()); -ENOMEM.  Its cost while the log waits: a copy of
+ * the changed blocks' slots and of the segments' counts.
+ */
+int wow_ckpt_snap_take(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
+		       const struct wow_ckpt_ops *ops, struct wow_ckpt_snap *sn)
+{
+	u32 bs = a->block_size, per = wow_ckpt_slots_per_block(bs);
+	u64 raw = (u64)per * ops->slot_raw_bytes;
+	u64 b, n = 0, max = WOW_CKPT_SNAP_MAX_BYTES / raw;
+	int r;
+
+	if (a->whole)
+		return -E2BIG;
+	r = take_segs(a, ci, ops, sn);
+	if (r)
+		return r;
+	for (b = next_changed_block(a, ops, 0, ci->slot_blocks);
+	     b < ci->slot_blocks;
+	     b = next_changed_block(a, ops, b + 1, ci->slot_blocks))
+		if (++n > max)
+			return -E2BIG;
+	sn->ops = *ops;
+	sn->nr_blocks = 0;
+	if (n > sn->room) {
+		kvfree(sn->ids);
+		kvfree(sn->raw);
+		kvfree(sn->blocks);
+		sn->room = 0;
+		sn->ids = kvmalloc_array(n, sizeof(*sn->ids), GFP_KERNEL);
+		sn->raw = kvmalloc_array(n, raw, GFP_KERNEL);
+		sn->blocks = kvmalloc_array(n, bs, GFP_KERNEL);
+		if (!sn->ids || !sn->raw || !sn->blocks)
+			return -ENOMEM;
+		sn->room = n;
+	}
+	for (b = next_changed_block(a, ops, 0, ci->slot_blocks);
+	     b < ci->slot_blocks && sn->nr_blocks < n;
+	     b = next_changed_block(a, ops, b + 1, ci->slot_blocks)) {
+		sn->ids[sn->nr_blocks] = b;
+		ops->slots_save(ops->ctx, b * per, block_slots(a, b),
+				sn->raw + sn->nr_blocks * raw);
+		sn->nr_blocks++;
+	}
+	return 0;
+}
+
+/*
+ * Write checkpoint @ci from snapshot @sn into @a: its header, the slot
+ * table blocks taken (each run of neighbours in one write), the segment
+ * stream, the closing copy.  Nothing is read from the log.
+ */
+int wow_ckpt_snap_write(const struct wow_ckpt_area *a,
+			struct wow_ckpt_info *ci,
+			const struct wow_ckpt_snap *sn)
+{
+	u32 bs = a->block_size, per = wow_ckpt_slots_per_block(bs);
+	u64 raw = (u64)per * sn->ops.slot_raw_bytes;
+	struct ckpt_io io;
+	u64 i, run, *e;
+	int r;
+
+	ci->written = 1 + (a->closing ? 1 : 0);
+	e = kmalloc_array(per, sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	r = io_init(&io, a, ci);
+	if (r) {
+		kfree(e);
+		return r;
+	}
+	/* the slots taken, encoded now; their csums go in the stream */
+	for (i = 0; i < sn->nr_blocks; i++) {
+		u32 n = block_slots(a, sn->ids[i]);
+
+		sn->ops.raw_entries(sn->raw + i * raw, n, e);
+		a->csums[sn->ids[i]] = block_fill(a, sn->blocks + i * bs, e, n);
+	}
+	kfree(e);
+	r = write_head(a, ci);
+	for (i = 0; i < sn->nr_blocks && !r; i += run) {
+		for (run = 1; i + run < sn->nr_blocks &&
+		     sn->ids[i + run] == sn->ids[i] + run; run++)
+			;
+		r = wow_sync_io(a->bdev, area_sector(a, 1 + sn->ids[i]),
+				sn->blocks + i * bs, run * bs, REQ_OP_WRITE);
+		ci->written += run;
 	}
 	if (!r)
-		r = stream_put(&io, csums, ci->slot_blocks * sizeof(*csums));
-	for (s = 0; s < a->nr_segments && !r; s++) {
-		const struct wow_tomb_range *tr;
-
-		ops->seg_info(ops->ctx, s, &si);
-		tr = ops->seg_tombs(ops->ctx, s);
-		for (i = 0; i < si.nr_tombs && !r; i++) {
-			struct wow_tomb t = {
-				.start = cpu_to_le64(tr[i].start),
-				.t = cpu_to_le64(tr[i].t),
-				.nr = cpu_to_le32(tr[i].nr),
-				.flags = cpu_to_le32(tr[i].flags),
-			};
-
-			r = stream_put(&io, &t, sizeof(t));
-		}
-	}
-	if (!r)
-		r = stream_flush(&io, ci->seg_blocks);
-	ci->written += ci->seg_blocks;
-	/* the header (version 2) or its closing copy says it is whole */
-	if (!r)
-		r = header_write(a, ci, a->closing ? closing_block(ci) : 0,
-				 REQ_SYNC | REQ_PREFLUSH | REQ_FUA);
-out:
+		r = write_tail(&io, a, ci, sn);
 	kvfree(io.buf);
 	return r;
 }

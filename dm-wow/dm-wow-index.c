@@ -161,6 +161,20 @@ void wow_index_mark_all(struct wow_index *ix, unsigned int t)
 	bitmap_fill(ix->track[t], ix->nr_track_bits);
 }
 
+/* The first slot from @slot that @map (a track's bits) names, or U64_MAX. */
+u64 wow_index_next_changed(const struct wow_index *ix,
+			   const unsigned long *map, u64 slot)
+{
+	u64 bit;
+
+	if (slot >= ix->nr_slots)
+		return U64_MAX;
+	bit = find_next_bit(map, ix->nr_track_bits, slot >> WOW_TRACK_SHIFT);
+	if (bit >= ix->nr_track_bits)
+		return U64_MAX;
+	return max(slot, bit << WOW_TRACK_SHIFT);
+}
+
 /* Whether @map (a track's bits) names any of slots [@first, @first + @n). */
 bool wow_index_changed(const struct wow_index *ix, const unsigned long *map,
 		       u64 first, u64 n)

@@ -62,6 +62,7 @@
 #include "dm-wow.h"
 
 static int periodic_checkpoint(struct wow_cache *wc);
+static void ckpt_work(struct work_struct *ws);
 
 static u32 slot_of(struct wow_cache *wc, u32 seg, u32 block)
 {
@@ -157,7 +158,8 @@ int wow_log_alloc(struct wow_cache *wc)
 	}
 	wc->ckpt_changes = kvcalloc(BITS_TO_LONGS(wc->index.nr_track_bits),
 				    sizeof(unsigned long), GFP_KERNEL);
-	if (!wc->ckpt_changes)
+	wc->ckpt_snap = wow_ckpt_snap_alloc(wc->nr_segments);
+	if (!wc->ckpt_changes || !wc->ckpt_snap)
 		return -ENOMEM;
 	r = policy_init(wc, ops[wc->args.policy]);
 	if (r)
@@ -189,6 +191,7 @@ int wow_log_alloc(struct wow_cache *wc)
 	INIT_LIST_HEAD(&wc->batch.metas);
 	INIT_LIST_HEAD(&wc->batch.copies);
 	INIT_WORK(&wc->commit_work, wow_log_commit_work);
+	INIT_WORK(&wc->ckpt_work, ckpt_work);
 	INIT_DELAYED_WORK(&wc->pace_work, pace_work);
 	mutex_init(&wc->ckpt_mutex);
 	wow_pace_init(&wc->pace);
@@ -215,6 +218,9 @@ void wow_log_stop(struct wow_cache *wc)
 				   !READ_ONCE(wc->batch.done), HZ);
 		flush_work(&wc->commit_work);
 	}
+	/* and a checkpoint written in the background */
+	wait_event(wc->idle_wait, !READ_ONCE(wc->ckpt_busy));
+	flush_work(&wc->ckpt_work);
 }
 
 void wow_log_free(struct wow_cache *wc)
@@ -237,6 +243,8 @@ void wow_log_free(struct wow_cache *wc)
 	}
 	kvfree(wc->ckpt_changes);
 	wc->ckpt_changes = NULL;
+	wow_ckpt_snap_free(wc->ckpt_snap);
+	wc->ckpt_snap = NULL;
 	kfree(wc->marks);
 	wc->marks = NULL;
 	kfree(wc->batch.hdr);
@@ -1928,9 +1936,12 @@ void wow_log_commit_work(struct work_struct *ws)
 		submit_batch(wc);
 		return;
 	}
-	/* the segment to open is on the replay's chain: checkpoint, go on */
+	/*
+	 * the segment to open is on the replay's chain: checkpoint, go on
+	 * (one in the background runs this again when it ends)
+	 */
 	spin_lock_irq(&wc->lock);
-	go = wc->ckpt_wanted && wc->state == WOW_STATE_OK;
+	go = wc->ckpt_wanted && wc->state == WOW_STATE_OK && !wc->ckpt_busy;
 	spin_unlock_irq(&wc->lock);
 	if (go)
 		queue_work(wc->wq, &wc->commit_work);
@@ -2705,34 +2716,71 @@ static void ckpt_area(struct wow_cache *wc, struct wow_ckpt_area *a, int k)
  * and the commit worker stopped; preresume: nothing started), so they
  * read and build the index and the segments without the lock.
  */
-static u64 ckpt_slot_entry(void *ctx, u64 slot)
+static u64 slot_entry(const struct wow_slot *sl)
 {
-	struct wow_cache *wc = ctx;
-	struct wow_slot *sl = wow_slot_at(&wc->index, slot);
-
 	return wow_ckpt_slot_encode(from_oblock(wow_slot_oblock(sl)),
 				    sl->flags & WOW_SLOT_VALID,
 				    sl->flags & WOW_SLOT_DIRTY);
 }
 
-/* Slots whose entries changed since the area was written (the track taken). */
-static bool ckpt_slots_changed(void *ctx, u64 first, u64 n)
+static void ckpt_slot_entries(void *ctx, u64 first, u32 n, u64 *e)
 {
 	struct wow_cache *wc = ctx;
+	u32 i;
 
-	return wow_index_changed(&wc->index, wc->ckpt_changes, first, n);
+	for (i = 0; i < n; i++)
+		e[i] = slot_entry(wow_slot_at(&wc->index, first + i));
 }
 
-static void ckpt_seg_info(void *ctx, u64 s, struct wow_ckpt_seg_info *si)
+/* The slots themselves, a chunk's run at a time (struct wow_slot). */
+static void ckpt_slots_save(void *ctx, u64 first, u32 n, void *raw)
 {
 	struct wow_cache *wc = ctx;
-	struct wow_segment *seg = &wc->segs[s];
+	struct wow_slot *to = raw;
 
-	si->seq = seg->seq;
-	si->max_seq = seg->seq ? seg->max_seq : 0;
-	si->wp = seg->seq ? seg->wp : 0;
-	si->nr_tombs = seg->seq ? seg->nr_tombs : 0;
-	si->closed = seg->seq && seg->state != WOW_SEG_FREE;
+	while (n) {
+		u32 c = min_t(u32, n, (1U << WOW_SLOT_CHUNK_SHIFT) -
+				      (first & ((1U << WOW_SLOT_CHUNK_SHIFT) - 1)));
+
+		memcpy(to, wow_slot_at(&wc->index, first), c * sizeof(*to));
+		to += c;
+		first += c;
+		n -= c;
+	}
+}
+
+static void ckpt_raw_entries(const void *raw, u32 n, u64 *e)
+{
+	const struct wow_slot *sl = raw;
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		e[i] = slot_entry(&sl[i]);
+}
+
+/* A slot whose entry changed since the area was written (the track taken). */
+static u64 ckpt_next_changed(void *ctx, u64 slot)
+{
+	struct wow_cache *wc = ctx;
+
+	return wow_index_next_changed(&wc->index, wc->ckpt_changes, slot);
+}
+
+static void ckpt_seg_infos(void *ctx, u64 first, u64 n,
+			   struct wow_ckpt_seg_info *si)
+{
+	struct wow_cache *wc = ctx;
+	u64 i;
+
+	for (i = 0; i < n; i++, si++) {
+		struct wow_segment *seg = &wc->segs[first + i];
+
+		si->seq = seg->seq;
+		si->max_seq = seg->seq ? seg->max_seq : 0;
+		si->wp = seg->seq ? seg->wp : 0;
+		si->nr_tombs = seg->seq ? seg->nr_tombs : 0;
+		si->closed = seg->seq && seg->state != WOW_SEG_FREE;
+	}
 }
 
 static const struct wow_tomb_range *ckpt_seg_tombs(void *ctx, u64 s)
@@ -2782,9 +2830,12 @@ static int ckpt_load_slot(void *ctx, u64 slot, u64 ob, bool dirty)
 
 static void ckpt_ops_init(struct wow_cache *wc, struct wow_ckpt_ops *ops)
 {
-	ops->slot_entry = ckpt_slot_entry;
-	ops->slots_changed = ckpt_slots_changed;
-	ops->seg_info = ckpt_seg_info;
+	ops->slot_entries = ckpt_slot_entries;
+	ops->slots_save = ckpt_slots_save;
+	ops->raw_entries = ckpt_raw_entries;
+	ops->slot_raw_bytes = sizeof(struct wow_slot);
+	ops->next_changed = ckpt_next_changed;
+	ops->seg_infos = ckpt_seg_infos;
 	ops->seg_tombs = ckpt_seg_tombs;
 	ops->load_seg = ckpt_load_seg;
 	ops->load_tomb = ckpt_load_tomb;
@@ -2816,54 +2867,37 @@ static int ckpt_next_area(struct wow_cache *wc)
 }
 
 /*
- * Write a checkpoint of the log as it stands: no record in flight (the
- * commit worker between records, or the log stopped), so the index and
- * the segments change only by destage turning dirty bits clean, which is
- * true either way.  Its header names the log head, where a load replays
- * from.  The header goes with PREFLUSH, so every record the checkpoint
- * includes is durable first.  Skipped on a version 1 cache and after an
- * error; a cache whose segments hold more tombstones than the area has
- * room for keeps its last checkpoint (the next load replays more).
- * @epoch: written at format or at the end of a load, where a new epoch
- * starts and no older checkpoint's chain leads on (version 4 retires it).
+ * What a checkpoint holds and where it goes, taken when it starts: no
+ * record in flight (the commit worker between records, or the log
+ * stopped), so the index and the segments change only by destage turning
+ * dirty bits clean, which is true either way.  False when none is written
+ * (after an error, or nothing was ever logged).  ckpt_mutex and the lock
+ * held; ckpt_reading is set (tombstone lists stay) until the tables are
+ * read.
  */
-static int write_checkpoint(struct wow_cache *wc, bool say, bool epoch)
+static bool ckpt_start(struct wow_cache *wc, struct ckpt_run *cr, bool epoch)
 {
-	struct wow_ckpt_info ci = { };
-	struct wow_ckpt_area a;
-	struct wow_ckpt_ops ops;
-	unsigned int noio;
-	u64 dirty, valid;
-	bool ok, keep;
-	int r, r2, k, prev;
+	bool ok = wc->state == WOW_STATE_OK && wc->completed_seq < wc->next_seq;
 
-	if (wc->sb.version < 2)
-		return 0;
-	/*
-	 * The commit worker writes it while writes wait: no allocation here
-	 * may recurse into I/O that could queue behind them (finding 4)
-	 */
-	noio = memalloc_noio_save();
-	mutex_lock(&wc->ckpt_mutex);
-	k = ckpt_next_area(wc);
-	spin_lock_irq(&wc->lock);
-	ok = wc->state == WOW_STATE_OK && wc->completed_seq < wc->next_seq;
+	memset(&cr->ci, 0, sizeof(cr->ci));
+	cr->k = ckpt_next_area(wc);
 	/*
 	 * Version 4 keeps the checkpoint before this one valid while its
 	 * chain reaches the log head: it does unless this one starts the
 	 * chain where the log's records do not lead (a load's new epoch, a
 	 * next segment the last record could not name)
 	 */
-	prev = wc->sb.version >= 4 ? wc->ckpt_area : -1;
-	keep = prev >= 0 && wc->ckpt_seq && !epoch &&
-	       wc->chain_next == next_free_seg(wc);
-	ci.next_seq = wc->next_seq;
-	ci.completed_seq = wc->completed_seq;
-	ci.head_seg = wc->open_seg;
-	ci.head_wp = wc->open_seg != WOW_NO_SEG ? wc->segs[wc->open_seg].wp : 0;
-	ci.next_seg = next_free_seg(wc);
-	dirty = wc->dirty_blocks;
-	valid = wc->valid_blocks;
+	cr->prev = wc->sb.version >= 4 ? wc->ckpt_area : -1;
+	cr->keep = cr->prev >= 0 && wc->ckpt_seq && !epoch &&
+		   wc->chain_next == next_free_seg(wc);
+	cr->ci.next_seq = wc->next_seq;
+	cr->ci.completed_seq = wc->completed_seq;
+	cr->ci.head_seg = wc->open_seg;
+	cr->ci.head_wp = wc->open_seg != WOW_NO_SEG ?
+			 wc->segs[wc->open_seg].wp : 0;
+	cr->ci.next_seg = next_free_seg(wc);
+	cr->dirty = wc->dirty_blocks;
+	cr->valid = wc->valid_blocks;
 	wc->ckpt_log_blocks = 0;
 	wc->ckpt_reading = ok;
 	/*
@@ -2872,58 +2906,187 @@ static int write_checkpoint(struct wow_cache *wc, bool say, bool epoch)
 	 * written next time too)
 	 */
 	if (ok)
-		wow_index_take_changes(&wc->index, k, wc->ckpt_changes);
-	spin_unlock_irq(&wc->lock);
-	r = 0;
-	if (!ok)
-		goto out;
-	ckpt_area(wc, &a, k);
-	ckpt_ops_init(wc, &ops);
-	ci.generation = ++wc->ckpt_gen;
-	r = wow_ckpt_write(&a, &ci, &ops);
+		wow_index_take_changes(&wc->index, cr->k, wc->ckpt_changes);
+	return ok;
+}
+
+/*
+ * The checkpoint @cr was written (@r: 0) or not; ckpt_mutex held.  Once
+ * written the chain starts at it, and the older one in the other area is
+ * retired first when its chain no longer reaches the log head.
+ */
+static int ckpt_finish(struct wow_cache *wc, struct ckpt_run *cr, int r,
+		       bool say)
+{
+	bool closing = wc->sb.version >= 3;
+	int r2;
+
 	spin_lock_irq(&wc->lock);
 	wc->ckpt_reading = false;
 	if (r)
-		wow_index_add_changes(&wc->index, k, wc->ckpt_changes);
+		wow_index_add_changes(&wc->index, cr->k, wc->ckpt_changes);
 	spin_unlock_irq(&wc->lock);
 	/* a write cut short leaves the area's blocks unknown */
 	if (r && r != -ENOSPC && r != -ENOMEM)
-		wc->ckpt_known[k] = false;
+		wc->ckpt_known[cr->k] = false;
 	else if (!r)
-		wc->ckpt_known[k] = true;
+		wc->ckpt_known[cr->k] = true;
 	if (r)
-		goto out;
+		return r;
 	/*
 	 * before the chain moves here: an older checkpoint whose chain ends
 	 * short of the log goes (a load could fall back to it)
 	 */
-	r2 = prev >= 0 && !keep ? retire_area(wc, prev) : 0;
+	r2 = cr->prev >= 0 && !cr->keep ? retire_area(wc, cr->prev) : 0;
 	spin_lock_irq(&wc->lock);
-	wc->ckpt_area = k;
-	wc->ckpt_prev_seq = keep && !r2 ? wc->ckpt_seq : 0;
+	wc->ckpt_area = cr->k;
+	wc->ckpt_prev_seq = cr->keep && !r2 ? wc->ckpt_seq : 0;
 	wc->ckpt_prev_head = wc->ckpt_head;
-	if (wc->durable_seq < ci.completed_seq)
-		wc->durable_seq = ci.completed_seq;
+	if (wc->durable_seq < cr->ci.completed_seq)
+		wc->durable_seq = cr->ci.completed_seq;
 	/*
 	 * Only now does the chain start at this checkpoint: a failed one
 	 * leaves the last record's pointer in force.  If the free list's head
 	 * changed while it was written (cleaning freed a segment into an empty
-	 * list), open_segment sees the two differ and asks for another.
+	 * list), open_segment sees the two differ and asks for another.  A
+	 * record written since (a checkpoint written in the background) named
+	 * where the log goes on itself.
 	 */
-	wc->chain_next = ci.next_seg;
-	wc->ckpt_seq = ci.next_seq;
-	wc->ckpt_head = ci.head_seg;
-	wc->ckpt_wanted = false;
+	if (wc->next_seq == cr->ci.next_seq) {
+		wc->chain_next = cr->ci.next_seg;
+		wc->ckpt_wanted = false;
+	}
+	wc->ckpt_seq = cr->ci.next_seq;
+	wc->ckpt_head = cr->ci.head_seg;
 	spin_unlock_irq(&wc->lock);
 	if (say)
-		DMINFO(MSG_CKPT_WRITTEN, wow_name(wc), ci.generation,
-		       ci.written, 1 + ci.slot_blocks + ci.seg_blocks +
-		       (a.closing ? 1 : 0), ci.nr_tombs, dirty, valid);
-	r = r2;
-out:
+		DMINFO(MSG_CKPT_WRITTEN, wow_name(wc), cr->ci.generation,
+		       cr->ci.written, 1 + cr->ci.slot_blocks +
+		       cr->ci.seg_blocks + (closing ? 1 : 0), cr->ci.nr_tombs,
+		       cr->dirty, cr->valid);
+	return r2;
+}
+
+/*
+ * Write a checkpoint of the log as it stands (ckpt_start), in place: the
+ * caller waits for it (the commit worker holds the next record back, or
+ * the log is stopped).  Its header names the log head, where a load
+ * replays from.  The header goes with PREFLUSH, so every record the
+ * checkpoint includes is durable first.  Skipped on a version 1 cache and
+ * after an error; a cache whose segments hold more tombstones than the
+ * area has room for keeps its last checkpoint (the next load replays
+ * more).  A checkpoint written in the background is waited for first.
+ * @epoch: written at format or at the end of a load, where a new epoch
+ * starts and no older checkpoint's chain leads on (version 4 retires it).
+ */
+static int write_checkpoint(struct wow_cache *wc, bool say, bool epoch)
+{
+	struct ckpt_run cr;
+	struct wow_ckpt_area a;
+	struct wow_ckpt_ops ops;
+	unsigned int noio;
+	bool ok;
+	int r;
+
+	if (wc->sb.version < 2)
+		return 0;
+	wait_event(wc->idle_wait, !READ_ONCE(wc->ckpt_busy));
+	/*
+	 * The commit worker writes it while writes wait: no allocation here
+	 * may recurse into I/O that could queue behind them (finding 4)
+	 */
+	noio = memalloc_noio_save();
+	mutex_lock(&wc->ckpt_mutex);
+	spin_lock_irq(&wc->lock);
+	ok = ckpt_start(wc, &cr, epoch);
+	spin_unlock_irq(&wc->lock);
+	r = 0;
+	if (ok) {
+		ckpt_area(wc, &a, cr.k);
+		ckpt_ops_init(wc, &ops);
+		cr.ci.generation = ++wc->ckpt_gen;
+		r = wow_ckpt_write(&a, &cr.ci, &ops);
+		r = ckpt_finish(wc, &cr, r, say);
+	}
 	mutex_unlock(&wc->ckpt_mutex);
 	memalloc_noio_restore(noio);
 	return r;
+}
+
+/*
+ * A checkpoint in the background (the commit worker's periodic one):
+ * what it holds is taken now, between two records (the slot table blocks
+ * that changed, encoded, and the segments: wow_ckpt_snap_take), and
+ * written by ckpt_work while the log goes on.  Until it is whole the chain
+ * rule holds by the checkpoint before it, whose chain covers this one's
+ * (it starts earlier); a crash meanwhile loads that one.  0 once it is
+ * queued (ckpt_busy until it ends, and no other checkpoint starts);
+ * -E2BIG when more changed than a snapshot takes, or the area is not
+ * known: the caller writes it in place.
+ */
+static int start_background_checkpoint(struct wow_cache *wc)
+{
+	struct ckpt_run *cr = &wc->ckpt_cr;
+	struct wow_ckpt_area a;
+	struct wow_ckpt_ops ops;
+	unsigned int noio;
+	bool ok;
+	int r = 0;
+
+	noio = memalloc_noio_save();
+	mutex_lock(&wc->ckpt_mutex);
+	spin_lock_irq(&wc->lock);
+	ok = ckpt_start(wc, cr, false);
+	spin_unlock_irq(&wc->lock);
+	if (ok) {
+		ckpt_area(wc, &a, cr->k);
+		ckpt_ops_init(wc, &ops);
+		cr->ci.generation = ++wc->ckpt_gen;
+		r = wow_ckpt_snap_take(&a, &cr->ci, &ops, wc->ckpt_snap);
+		spin_lock_irq(&wc->lock);
+		wc->ckpt_reading = false;
+		if (r)
+			wow_index_add_changes(&wc->index, cr->k,
+					      wc->ckpt_changes);
+		else
+			wc->ckpt_busy = true;
+		spin_unlock_irq(&wc->lock);
+	}
+	mutex_unlock(&wc->ckpt_mutex);
+	memalloc_noio_restore(noio);
+	if (ok && !r)
+		queue_work(wc->wq, &wc->ckpt_work);
+	return r;
+}
+
+/* Write the snapshot start_background_checkpoint took; then go on. */
+static void ckpt_work(struct work_struct *ws)
+{
+	struct wow_cache *wc = container_of(ws, struct wow_cache, ckpt_work);
+	struct ckpt_run *cr = &wc->ckpt_cr;
+	struct wow_ckpt_area a;
+	unsigned int noio;
+	int r;
+
+	noio = memalloc_noio_save();
+	mutex_lock(&wc->ckpt_mutex);
+	ckpt_area(wc, &a, cr->k);
+	r = wow_ckpt_snap_write(&a, &cr->ci, wc->ckpt_snap);
+	r = ckpt_finish(wc, cr, r, false);
+	mutex_unlock(&wc->ckpt_mutex);
+	memalloc_noio_restore(noio);
+	if (r) {
+		DMWARN_LIMIT("%s: checkpoint failed: %d", wow_name(wc), r);
+		if (r != -ENOSPC && r != -ENOMEM)
+			wow_error(wc, WOW_STATE_READ_ONLY, "checkpoint write",
+				  r);
+	}
+	spin_lock_irq(&wc->lock);
+	wc->ckpt_busy = false;
+	spin_unlock_irq(&wc->lock);
+	wake_up_all(&wc->idle_wait);
+	/* a segment may wait for it; and the next one may be due */
+	queue_work(wc->wq, &wc->commit_work);
 }
 
 /*
@@ -3005,7 +3168,7 @@ static int periodic_checkpoint(struct wow_cache *wc)
 	u64 interval = READ_ONCE(checkpoint_interval) ?:
 		       max_t(u64, wc->nr_slots / 64,
 			     WOW_CKPT_INTERVAL_FLOOR / wc->args.block_size);
-	bool due, wanted, stopped;
+	bool due, wanted, stopped, busy;
 	int r;
 
 	spin_lock_irq(&wc->lock);
@@ -3021,11 +3184,21 @@ static int periodic_checkpoint(struct wow_cache *wc)
 	due = wanted ||
 	      (!stopped && (wc->ckpt_log_blocks >= interval ||
 			    wc->chain_next != next_free_seg(wc)));
+	/* one in the background: its end runs this again */
+	busy = wc->ckpt_busy;
 	spin_unlock_irq(&wc->lock);
-	if (!due)
+	if (!due || busy)
 		return 0;
-	/* while suspending, said as suspend's own is */
-	r = write_checkpoint(wc, stopped, false);
+	/*
+	 * the interval's checkpoint in the background; one a segment waits
+	 * for (writes wait for it either way), or suspend's, in place
+	 */
+	r = -E2BIG;
+	if (!wanted && !stopped && wc->sb.version >= 2)
+		r = start_background_checkpoint(wc);
+	if (r == -E2BIG || r == -ENOMEM)
+		/* while suspending, said as suspend's own is */
+		r = write_checkpoint(wc, stopped, false);
 	/*
 	 * a segment on the replay's chain waits to be reopened: with no room
 	 * for a checkpoint, the one on disk must go (the load scans)

@@ -198,6 +198,8 @@ void wow_index_add_changes(struct wow_index *ix, unsigned int t,
 void wow_index_mark_all(struct wow_index *ix, unsigned int t);
 bool wow_index_changed(const struct wow_index *ix, const unsigned long *map,
 		       u64 first, u64 n);
+u64 wow_index_next_changed(const struct wow_index *ix,
+			   const unsigned long *map, u64 slot);
 
 /* ---- dm-wow-super.c: the superblock ---- */
 
@@ -318,10 +320,19 @@ struct wow_ckpt_seg_info {
 
 /* What a checkpoint holds, from its owner (the log) and back to it. */
 struct wow_ckpt_ops {
-	u64 (*slot_entry)(void *ctx, u64 slot);
-	/* any of @n slots from @first changed since the area was written */
-	bool (*slots_changed)(void *ctx, u64 first, u64 n);
-	void (*seg_info)(void *ctx, u64 s, struct wow_ckpt_seg_info *si);
+	/* the entries of @n slots from @first, and segments from @first */
+	void (*slot_entries)(void *ctx, u64 first, u32 n, u64 *e);
+	/*
+	 * a copy of @n slots from @first (slot_raw_bytes each), taken while
+	 * the log waits; their entries later, from the copy alone
+	 */
+	void (*slots_save)(void *ctx, u64 first, u32 n, void *raw);
+	void (*raw_entries)(const void *raw, u32 n, u64 *e);
+	u32 slot_raw_bytes;
+	/* the first slot from @slot changed since the area was written */
+	u64 (*next_changed)(void *ctx, u64 slot);
+	void (*seg_infos)(void *ctx, u64 first, u64 n,
+			  struct wow_ckpt_seg_info *si);
 	const struct wow_tomb_range *(*seg_tombs)(void *ctx, u64 s);
 	int (*load_seg)(void *ctx, u64 s, const struct wow_ckpt_seg_info *si);
 	int (*load_tomb)(void *ctx, u64 s, const struct wow_tomb_range *tr);
@@ -333,6 +344,14 @@ int wow_ckpt_write_header(const struct wow_ckpt_area *a,
 			  const struct wow_ckpt_info *ci);
 int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 		   const struct wow_ckpt_ops *ops);
+struct wow_ckpt_snap;
+struct wow_ckpt_snap *wow_ckpt_snap_alloc(u64 nr_segments);
+int wow_ckpt_snap_take(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
+		       const struct wow_ckpt_ops *ops, struct wow_ckpt_snap *sn);
+int wow_ckpt_snap_write(const struct wow_ckpt_area *a,
+			struct wow_ckpt_info *ci,
+			const struct wow_ckpt_snap *sn);
+void wow_ckpt_snap_free(struct wow_ckpt_snap *sn);
 int wow_ckpt_read_header(const struct wow_ckpt_area *a,
 			 struct wow_ckpt_info *ci);
 int wow_ckpt_read(const struct wow_ckpt_area *a,
@@ -656,6 +675,20 @@ static inline void wow_flush_gen_end(struct wow_flush_gen *g, u64 gen)
  * (dm-wow-core.c, the index), log (dm-wow-log.c), destage
  * (dm-wow-destage.c), clean (dm-wow-clean.c).
  */
+/*
+ * A checkpoint being written (the log's, dm-wow-log.c): what it holds, the
+ * area it goes to, the one before it (-1: none) and whether that stays
+ * valid, and the counts it reports.
+ */
+struct ckpt_run {
+	struct wow_ckpt_info ci;
+	int k;
+	int prev;
+	bool keep;
+	u64 dirty;
+	u64 valid;
+};
+
 struct wow_cache {
 	/* owner: target (constructor, messages, map) */
 	struct dm_target *ti;
@@ -726,6 +759,14 @@ struct wow_cache {
 	__le32 *ckpt_csums[WOW_INDEX_TRACKS];
 	bool ckpt_known[WOW_INDEX_TRACKS];
 	unsigned long *ckpt_changes;
+	/*
+	 * the checkpoint written in the background (ckpt_work): what it
+	 * holds, taken between two records; ckpt_busy (lock) until it ends
+	 */
+	struct ckpt_run ckpt_cr;
+	struct wow_ckpt_snap *ckpt_snap;
+	struct work_struct ckpt_work;
+	bool ckpt_busy;
 	u32 chain_next;			/* next_seg of the last record */
 	/*
 	 * The checkpoint a load would start from: its next_seq (0: none,

@@ -86,6 +86,10 @@ static void wow_index_tracks_changes(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, wow_index_changed(ix, m, 0, 512));
 	KUNIT_EXPECT_FALSE(test, wow_index_changed(ix, m, 1024, 3072));
 	KUNIT_EXPECT_FALSE(test, wow_index_changed(ix, m, 1000, 0));
+	KUNIT_EXPECT_EQ(test, wow_index_next_changed(ix, m, 0), 512ULL);
+	KUNIT_EXPECT_EQ(test, wow_index_next_changed(ix, m, 700), 700ULL);
+	KUNIT_EXPECT_EQ(test, wow_index_next_changed(ix, m, 1024), U64_MAX);
+	KUNIT_EXPECT_EQ(test, wow_index_next_changed(ix, m, 5000), U64_MAX);
 	KUNIT_EXPECT_TRUE(test, wow_index_changed(ix, ix->track[1], 1000, 1));
 	wow_index_take_changes(ix, 1, m);
 
