@@ -2879,6 +2879,7 @@ static bool ckpt_start(struct wow_cache *wc, struct ckpt_run *cr, bool epoch)
 {
 	bool ok = wc->state == WOW_STATE_OK && wc->completed_seq < wc->next_seq;
 
+	lockdep_assert_held(&wc->lock);
 	memset(&cr->ci, 0, sizeof(cr->ci));
 	cr->k = ckpt_next_area(wc);
 	/*
