@@ -14,7 +14,9 @@
 # and the closing copy of the header) wait 60 s in dm-delay, while its
 # header goes through.  fio's O_SYNC random writes (phase 2) run for 3 s,
 # then checkpoint_interval 256 starts a checkpoint there at the next
-# commit, which hangs in the delayed tables (and every write with it);
+# commit, which hangs in the delayed tables; the log must go on meanwhile
+# (a checkpoint is written in the background: log_blocks grows in the 4 s
+# after its header is seen; when it held every write back, it did not);
 # after 9 s fio saves its write state and cuts the power.
 # Boot 2: the cache is loaded from the cache disk itself: the kernel must
 # say the newer checkpoint is not whole and load the other one (bytes read
@@ -77,7 +79,23 @@ case $WOW_BOOT in
 	# 3 s of acknowledged writes, then a checkpoint at the next commit
 	sleep 3
 	echo "$(wow_status cut | cut -d' ' -f1-6) $(wow_stat cut commits) commits; checkpoint_interval 256"
+	G0=$(read_u "$CACHE" $((OTHER * BS + 40)) 8)
 	echo 256 > $CKI
+	# the checkpoint starts at the next commit and hangs in its tables
+	# for 60 s: the log goes on meanwhile (it is written in the
+	# background), or, before 2026-11-28, every write waited for it
+	sleep 1
+	L1=$(wow_stat cut log_blocks)
+	G1=$(read_u "$CACHE" $((OTHER * BS + 40)) 8)
+	sleep 4
+	L2=$(wow_stat cut log_blocks)
+	# (a failure is said after the power cut, which comes anyway)
+	rm -f "$S/boot1.failed"
+	[ "$G1" -gt "$G0" ] ||
+		echo "no checkpoint started in the other area (generation $G0, then $G1)" > "$S/boot1.failed"
+	echo "checkpoint $G1 held in its tables: $((L2 - L1)) log blocks written meanwhile, in 4 s"
+	[ "$L2" -gt "$L1" ] ||
+		echo "writes waited for the checkpoint held in its tables (log_blocks $L1, then $L2)" > "$S/boot1.failed"
 	wait
 	cat /tmp/cut-fio.out
 	sleep 30
@@ -85,6 +103,7 @@ case $WOW_BOOT in
 	;;
 esac
 
+[ -e "$S/boot1.failed" ] && fail "boot 1: $(cat "$S/boot1.failed")"
 info "load after the cut"
 T0=$(now)
 wow_create cut "$ORIGIN" "$CACHE"
