@@ -11,8 +11,10 @@
 # blocks (64 MiB).  fio's completion latency percentiles and maximum of
 # both runs, the checkpoints written in each (from the areas'
 # generations) and the ratio of the second run's maximum to the first
-# run's p99.9 are printed.  A measurement, not a test of timing: it fails
-# only when no checkpoint was written while it should have been, or an
+# run's p99.9 and to its maximum are printed (in the TCG VM the largest
+# latency of 30 s with no checkpoint is itself 2 to 4 times its p99.9).
+# A measurement, not a test of timing: it fails only when no checkpoint
+# was written while it should have been, or an
 # I/O failed.  Takes minutes: WOW_LARGE=1 (make check-large).
 #
 # vm: origin=2G cache=64G timeout=1200
@@ -65,7 +67,7 @@ echo 4294967295 > $CKI
 G0=$(gens)
 lat none
 G1=$(gens)
-BASE_P999=$P999
+BASE_P999=$P999 BASE_MAX=$MAX
 echo 16384 > $CKI
 lat every64m
 G2=$(gens)
@@ -74,7 +76,7 @@ echo "checkpoint generations: $((G1 - G0)) in the first run, $((G2 - G1)) in the
 [ $((G2 - G1)) -gt 0 ] || fail "no checkpoint was written in the second run"
 wow_no_errors cs
 wow_remove cs
-awk -v m="$MAX" -v p="$BASE_P999" 'BEGIN {
-	printf "checkpoint-stall: largest write latency with checkpoints %d us = %.1f x the p99.9 without (%d us)\n",
-		m, p ? m / p : 0, p }'
+awk -v m="$MAX" -v p="$BASE_P999" -v bm="$BASE_MAX" 'BEGIN {
+	printf "checkpoint-stall: largest write latency with checkpoints %d us = %.1f x the p99.9 without (%d us), %.1f x the largest without (%d us)\n",
+		m, p ? m / p : 0, p, bm ? m / bm : 0, bm }'
 echo "checkpoint-stall: ok"
