@@ -248,12 +248,7 @@ static u64 next_changed_block(const struct wow_ckpt_area *a,
 }
 
 struct wow_ckpt_snap {
-	struct wow_ckpt_ops ops;	/* raw_entries, for the writer */
-	u64 room;			/* blocks ids, raw, blocks have room for */
-	u64 nr_blocks;			/* slot table blocks taken */
-	u64 *ids;			/* which, ascending */
-	void *raw;			/* their slots, as ops->slots_save took them */
-	void *blocks;			/* their content, encoded when written */
+	struct wow_ckpt_ops ops;	/* take_block, raw_entries: the writer's */
 	struct wow_ckpt_seg_info *segs;	/* every segment */
 	struct wow_tomb_range *tombs;	/* ci->nr_tombs, in segment order */
 };
@@ -262,9 +257,6 @@ void wow_ckpt_snap_free(struct wow_ckpt_snap *sn)
 {
 	if (!sn)
 		return;
-	kvfree(sn->ids);
-	kvfree(sn->raw);
-	kvfree(sn->blocks);
 	kvfree(sn->segs);
 	kvfree(sn->tombs);
 	kfree(sn);
@@ -455,104 +447,91 @@ int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 	return r;
 }
 
-/* Blocks a snapshot takes at most: past this the caller writes in place. */
-#define WOW_CKPT_SNAP_MAX_BYTES	SZ_16M
-
 /*
- * Take what a checkpoint of @a (not whole) holds, as it is now: ci's table
- * sizes, the slots of the slot table blocks that changed (a copy, encoded
- * later), the segments and their tombstones.  wow_ckpt_snap_write() then
- * writes it while the log goes on.  -ENOSPC: too many tombstones; -E2BIG:
- * more changed blocks than a snapshot takes (write it with
- * wow_ckpt_write()); -ENOMEM.  Its cost while the log waits: a copy of
- * the changed blocks' slots and of the segments' counts.
+ * Take what a checkpoint of @a (not whole: -E2BIG) holds besides its slot
+ * table, as it is now: ci's table sizes, the segments and their
+ * tombstones.  The slot table blocks that changed come later, one at a
+ * time, from ops->take_block (the log copies each on write, so each is as
+ * it was now).  -ENOSPC: too many tombstones.
  */
 int wow_ckpt_snap_take(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 		       const struct wow_ckpt_ops *ops, struct wow_ckpt_snap *sn)
 {
-	u32 bs = a->block_size, per = wow_ckpt_slots_per_block(bs);
-	u64 raw = (u64)per * ops->slot_raw_bytes;
-	u64 b, n = 0, max = WOW_CKPT_SNAP_MAX_BYTES / raw;
-	int r;
-
 	if (a->whole)
 		return -E2BIG;
-	r = take_segs(a, ci, ops, sn);
-	if (r)
-		return r;
-	for (b = next_changed_block(a, ops, 0, ci->slot_blocks);
-	     b < ci->slot_blocks;
-	     b = next_changed_block(a, ops, b + 1, ci->slot_blocks))
-		if (++n > max)
-			return -E2BIG;
 	sn->ops = *ops;
-	sn->nr_blocks = 0;
-	if (n > sn->room) {
-		kvfree(sn->ids);
-		kvfree(sn->raw);
-		kvfree(sn->blocks);
-		sn->room = 0;
-		sn->ids = kvmalloc_array(n, sizeof(*sn->ids), GFP_KERNEL);
-		sn->raw = kvmalloc_array(n, raw, GFP_KERNEL);
-		sn->blocks = kvmalloc_array(n, bs, GFP_KERNEL);
-		if (!sn->ids || !sn->raw || !sn->blocks)
-			return -ENOMEM;
-		sn->room = n;
-	}
-	for (b = next_changed_block(a, ops, 0, ci->slot_blocks);
-	     b < ci->slot_blocks && sn->nr_blocks < n;
-	     b = next_changed_block(a, ops, b + 1, ci->slot_blocks)) {
-		sn->ids[sn->nr_blocks] = b;
-		ops->slots_save(ops->ctx, b * per, block_slots(a, b),
-				sn->raw + sn->nr_blocks * raw);
-		sn->nr_blocks++;
-	}
-	return 0;
+	return take_segs(a, ci, ops, sn);
 }
 
 /*
- * Write checkpoint @ci from snapshot @sn into @a: its header, the slot
- * table blocks taken (each run of neighbours in one write), the segment
- * stream, the closing copy.  Nothing is read from the log.
+ * Slot table blocks a background checkpoint takes at a time: the rest
+ * stay in the log's index, copied only if they change first.
+ */
+#define WOW_CKPT_TAKE_BLOCKS	64
+
+/*
+ * Write checkpoint @ci into @a from snapshot @sn: its header, the slot
+ * table blocks ops->take_block hands over (each run of neighbours in one
+ * write), the segment stream, the closing copy.  -EAGAIN when take_block
+ * says the snapshot was lost: the checkpoint is not whole, and what it
+ * wrote matches @a->csums.
  */
 int wow_ckpt_snap_write(const struct wow_ckpt_area *a,
 			struct wow_ckpt_info *ci,
 			const struct wow_ckpt_snap *sn)
 {
+	const struct wow_ckpt_ops *ops = &sn->ops;
 	u32 bs = a->block_size, per = wow_ckpt_slots_per_block(bs);
-	u64 raw = (u64)per * sn->ops.slot_raw_bytes;
+	u64 raw = (u64)per * ops->slot_raw_bytes, *ids, *e;
 	struct ckpt_io io;
-	u64 i, run, *e;
+	void *slots;
+	u32 n, i, run, take;
 	int r;
 
 	ci->written = 1 + (a->closing ? 1 : 0);
-	e = kmalloc_array(per, sizeof(*e), GFP_KERNEL);
-	if (!e)
-		return -ENOMEM;
 	r = io_init(&io, a, ci);
-	if (r) {
-		kfree(e);
+	if (r)
 		return r;
+	take = min_t(u32, io.win, WOW_CKPT_TAKE_BLOCKS);
+	e = kmalloc_array(per, sizeof(*e), GFP_KERNEL);
+	ids = kmalloc_array(io.win, sizeof(*ids), GFP_KERNEL);
+	slots = kvmalloc_array(io.win, raw, GFP_KERNEL);
+	if (!e || !ids || !slots) {
+		r = -ENOMEM;
+		goto out;
 	}
-	/* the slots taken, encoded now; their csums go in the stream */
-	for (i = 0; i < sn->nr_blocks; i++) {
-		u32 n = block_slots(a, sn->ids[i]);
-
-		sn->ops.raw_entries(sn->raw + i * raw, n, e);
-		a->csums[sn->ids[i]] = block_fill(a, sn->blocks + i * bs, e, n);
-	}
-	kfree(e);
 	r = write_head(a, ci);
-	for (i = 0; i < sn->nr_blocks && !r; i += run) {
-		for (run = 1; i + run < sn->nr_blocks &&
-		     sn->ids[i + run] == sn->ids[i] + run; run++)
-			;
-		r = wow_sync_io(a->bdev, area_sector(a, 1 + sn->ids[i]),
-				sn->blocks + i * bs, run * bs, REQ_OP_WRITE);
-		ci->written += run;
+	for (n = take; !r && n == take;) {
+		/* a batch of blocks, as they were at the snapshot */
+		for (n = 0; n < take; n++) {
+			r = ops->take_block(ops->ctx, slots + n * raw, &ids[n]);
+			if (r <= 0)
+				break;
+		}
+		if (r > 0)
+			r = 0;
+		for (i = 0; i < n && !r; i++) {
+			u32 c = block_slots(a, ids[i]);
+
+			ops->raw_entries(slots + i * raw, c, e);
+			a->csums[ids[i]] = block_fill(a, io.buf + i * bs, e, c);
+		}
+		for (i = 0; i < n && !r; i += run) {
+			for (run = 1; i + run < n && ids[i + run] == ids[i] + run;
+			     run++)
+				;
+			r = wow_sync_io(a->bdev, area_sector(a, 1 + ids[i]),
+					io.buf + i * bs, run * bs, REQ_OP_WRITE);
+		}
+		ci->written += n;
+		cond_resched();
 	}
 	if (!r)
 		r = write_tail(&io, a, ci, sn);
+out:
+	kfree(e);
+	kfree(ids);
+	kvfree(slots);
 	kvfree(io.buf);
 	return r;
 }

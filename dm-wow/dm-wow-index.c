@@ -68,6 +68,8 @@ int wow_index_init(struct wow_index *ix, u32 nr_slots)
 	unsigned int t;
 
 	memset(ix->track, 0, sizeof(ix->track));
+	ix->before_change = NULL;
+	ix->change_ctx = NULL;
 	ix->slot_chunks = NULL;
 	ix->head_chunks = NULL;
 	if (!nr_slots || nr_slots > WOW_MAX_SLOTS)
@@ -128,13 +130,19 @@ u64 wow_index_bytes(const struct wow_index *ix)
 	       sizeof(unsigned long);
 }
 
-/* @slot's checkpoint entry may differ from what every area holds. */
+/*
+ * @slot's checkpoint entry is about to change: it may differ from what
+ * every area holds, and a checkpoint being written from the index may
+ * want it as it was first (before_change).
+ */
 static void mark(struct wow_index *ix, u32 slot)
 {
 	unsigned int t;
 
 	for (t = 0; t < WOW_INDEX_TRACKS; t++)
 		__set_bit(slot >> WOW_TRACK_SHIFT, ix->track[t]);
+	if (ix->before_change)
+		ix->before_change(ix->change_ctx, slot);
 }
 
 /*
@@ -222,11 +230,11 @@ void wow_index_remove(struct wow_index *ix, u32 slot)
 			return;
 		p = &wow_slot_at(ix, *p)->next;
 	}
+	mark(ix, slot);
 	*p = sl->next;
 	sl->next = WOW_NO_SLOT;
 	sl->flags &= ~(WOW_SLOT_VALID | WOW_SLOT_DIRTY);
 	ix->nr_valid--;
-	mark(ix, slot);
 }
 
 /*
@@ -236,14 +244,13 @@ void wow_index_remove(struct wow_index *ix, u32 slot)
 void wow_index_set_flags(struct wow_index *ix, u32 slot, u16 set, u16 clear)
 {
 	struct wow_slot *sl = wow_slot_at(ix, slot);
-
-	u16 was = sl->flags;
+	u16 to = (sl->flags | set) & ~clear;
 
 	WARN_ON_ONCE((set | clear) & WOW_SLOT_VALID);
-	sl->flags = (sl->flags | set) & ~clear;
 	/* a checkpoint holds VALID and DIRTY, not DESTAGING */
-	if ((was ^ sl->flags) & WOW_SLOT_DIRTY && (was & WOW_SLOT_VALID))
+	if ((sl->flags ^ to) & WOW_SLOT_DIRTY && (sl->flags & WOW_SLOT_VALID))
 		mark(ix, slot);
+	sl->flags = to;
 }
 
 /*

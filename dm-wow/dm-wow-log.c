@@ -64,6 +64,13 @@
 static int periodic_checkpoint(struct wow_cache *wc);
 static void ckpt_work(struct work_struct *ws);
 
+/*
+ * Slot table blocks a background checkpoint copies on write before it
+ * takes them, at most (8 MiB of slots at 4 KiB blocks; a cache with fewer
+ * blocks has room for all); more, and it is lost.
+ */
+#define WOW_CKPT_COW_BLOCKS	1024
+
 static u32 slot_of(struct wow_cache *wc, u32 seg, u32 block)
 {
 	return seg * wc->blocks_per_seg + block;
@@ -159,7 +166,17 @@ int wow_log_alloc(struct wow_cache *wc)
 	wc->ckpt_changes = kvcalloc(BITS_TO_LONGS(wc->index.nr_track_bits),
 				    sizeof(unsigned long), GFP_KERNEL);
 	wc->ckpt_snap = wow_ckpt_snap_alloc(wc->nr_segments);
-	if (!wc->ckpt_changes || !wc->ckpt_snap)
+	wc->ckpt_cow_map = bitmap_zalloc(wow_ckpt_slot_blocks(wc->nr_slots, bs),
+					 GFP_KERNEL);
+	wc->ckpt_cow_room = min_t(u64, WOW_CKPT_COW_BLOCKS,
+				  wow_ckpt_slot_blocks(wc->nr_slots, bs));
+	wc->ckpt_cow_raw = kvmalloc_array(wc->ckpt_cow_room,
+					  wow_ckpt_slots_per_block(bs) *
+					  sizeof(struct wow_slot), GFP_KERNEL);
+	wc->ckpt_cow_ids = kvmalloc_array(wc->ckpt_cow_room,
+					  sizeof(*wc->ckpt_cow_ids), GFP_KERNEL);
+	if (!wc->ckpt_changes || !wc->ckpt_snap || !wc->ckpt_cow_map ||
+	    !wc->ckpt_cow_raw || !wc->ckpt_cow_ids)
 		return -ENOMEM;
 	r = policy_init(wc, ops[wc->args.policy]);
 	if (r)
@@ -245,6 +262,12 @@ void wow_log_free(struct wow_cache *wc)
 	wc->ckpt_changes = NULL;
 	wow_ckpt_snap_free(wc->ckpt_snap);
 	wc->ckpt_snap = NULL;
+	bitmap_free(wc->ckpt_cow_map);
+	wc->ckpt_cow_map = NULL;
+	kvfree(wc->ckpt_cow_raw);
+	wc->ckpt_cow_raw = NULL;
+	kvfree(wc->ckpt_cow_ids);
+	wc->ckpt_cow_ids = NULL;
 	kfree(wc->marks);
 	wc->marks = NULL;
 	kfree(wc->batch.hdr);
@@ -2733,9 +2756,8 @@ static void ckpt_slot_entries(void *ctx, u64 first, u32 n, u64 *e)
 }
 
 /* The slots themselves, a chunk's run at a time (struct wow_slot). */
-static void ckpt_slots_save(void *ctx, u64 first, u32 n, void *raw)
+static void slots_save(struct wow_cache *wc, u64 first, u32 n, void *raw)
 {
-	struct wow_cache *wc = ctx;
 	struct wow_slot *to = raw;
 
 	while (n) {
@@ -2747,6 +2769,76 @@ static void ckpt_slots_save(void *ctx, u64 first, u32 n, void *raw)
 		first += c;
 		n -= c;
 	}
+}
+
+/* Slots of slot table block @b, and their copy's bytes. */
+static u32 table_block_slots(struct wow_cache *wc, u64 b)
+{
+	u32 per = wow_ckpt_slots_per_block(wc->args.block_size);
+
+	return min_t(u64, wc->nr_slots - b * per, per);
+}
+
+/*
+ * The index's before_change while a checkpoint is written in the
+ * background (lock held): a slot table block it has yet to take is copied
+ * as it stands, before its first change, into the room kept for that
+ * (copy on write).  With no room left the snapshot is lost: the writer
+ * stops and the next checkpoint takes what it would have written.
+ */
+static void ckpt_before_change(void *ctx, u32 slot)
+{
+	struct wow_cache *wc = ctx;
+	u32 per = wow_ckpt_slots_per_block(wc->args.block_size);
+	u64 b = slot / per;
+
+	lockdep_assert_held(&wc->lock);
+	if (!__test_and_clear_bit(b, wc->ckpt_cow_map))
+		return;
+	if (wc->ckpt_cow_n == wc->ckpt_cow_room) {
+		wc->ckpt_cow_lost = true;
+		return;
+	}
+	slots_save(wc, b * per, table_block_slots(wc, b),
+		   wc->ckpt_cow_raw +
+		   (size_t)wc->ckpt_cow_n * per * sizeof(struct wow_slot));
+	wc->ckpt_cow_ids[wc->ckpt_cow_n++] = b;
+}
+
+/*
+ * The writer's next block (struct wow_ckpt_ops.take_block): one copied on
+ * write, else the next the walk finds not yet changed since the snapshot,
+ * copied now (it is as it was then).
+ */
+static int ckpt_take_block(void *ctx, void *raw, u64 *b)
+{
+	struct wow_cache *wc = ctx;
+	u32 per = wow_ckpt_slots_per_block(wc->args.block_size);
+	size_t bytes = (size_t)per * sizeof(struct wow_slot);
+	u64 nr = wow_ckpt_slot_blocks(wc->nr_slots, wc->args.block_size);
+	int r = 1;
+
+	spin_lock_irq(&wc->lock);
+	if (wc->ckpt_cow_lost) {
+		r = -EAGAIN;
+	} else if (wc->ckpt_cow_n) {
+		wc->ckpt_cow_n--;
+		*b = wc->ckpt_cow_ids[wc->ckpt_cow_n];
+		memcpy(raw, wc->ckpt_cow_raw + wc->ckpt_cow_n * bytes,
+		       table_block_slots(wc, *b) * sizeof(struct wow_slot));
+	} else {
+		*b = find_next_bit(wc->ckpt_cow_map, nr, wc->ckpt_cow_next);
+		if (*b >= nr) {
+			r = 0;
+		} else {
+			__clear_bit(*b, wc->ckpt_cow_map);
+			wc->ckpt_cow_next = *b + 1;
+			slots_save(wc, *b * per, table_block_slots(wc, *b),
+				   raw);
+		}
+	}
+	spin_unlock_irq(&wc->lock);
+	return r;
 }
 
 static void ckpt_raw_entries(const void *raw, u32 n, u64 *e)
@@ -2831,7 +2923,7 @@ static int ckpt_load_slot(void *ctx, u64 slot, u64 ob, bool dirty)
 static void ckpt_ops_init(struct wow_cache *wc, struct wow_ckpt_ops *ops)
 {
 	ops->slot_entries = ckpt_slot_entries;
-	ops->slots_save = ckpt_slots_save;
+	ops->take_block = ckpt_take_block;
 	ops->raw_entries = ckpt_raw_entries;
 	ops->slot_raw_bytes = sizeof(struct wow_slot);
 	ops->next_changed = ckpt_next_changed;
@@ -2927,8 +3019,11 @@ static int ckpt_finish(struct wow_cache *wc, struct ckpt_run *cr, int r,
 	if (r)
 		wow_index_add_changes(&wc->index, cr->k, wc->ckpt_changes);
 	spin_unlock_irq(&wc->lock);
-	/* a write cut short leaves the area's blocks unknown */
-	if (r && r != -ENOSPC && r != -ENOMEM)
+	/*
+	 * a write cut short leaves the area's blocks unknown; one that stopped
+	 * (-EAGAIN) wrote only blocks its csums say
+	 */
+	if (r && r != -ENOSPC && r != -ENOMEM && r != -EAGAIN)
 		wc->ckpt_known[cr->k] = false;
 	else if (!r)
 		wc->ckpt_known[cr->k] = true;
@@ -2959,6 +3054,7 @@ static int ckpt_finish(struct wow_cache *wc, struct ckpt_run *cr, int r,
 	}
 	wc->ckpt_seq = cr->ci.next_seq;
 	wc->ckpt_head = cr->ci.head_seg;
+	wc->ckpt_aborts = 0;
 	spin_unlock_irq(&wc->lock);
 	if (say)
 		DMINFO(MSG_CKPT_WRITTEN, wow_name(wc), cr->ci.generation,
@@ -3015,16 +3111,56 @@ static int write_checkpoint(struct wow_cache *wc, bool say, bool epoch)
 }
 
 /*
- * A checkpoint in the background (the commit worker's periodic one):
- * what it holds is taken now, between two records (the slot table blocks
- * that changed, encoded, and the segments: wow_ckpt_snap_take), and
- * written by ckpt_work while the log goes on.  Until it is whole the chain
- * rule holds by the checkpoint before it, whose chain covers this one's
- * (it starts earlier); a crash meanwhile loads that one.  0 once it is
- * queued (ckpt_busy until it ends, and no other checkpoint starts);
- * -E2BIG when more changed than a snapshot takes, or the area is not
- * known: the caller writes it in place.
+ * A checkpoint in the background (the commit worker's periodic one): it
+ * is the log as it stands now, between two records.  The segments' counts
+ * and tombstones are copied now (wow_ckpt_snap_take); the slot table
+ * blocks that changed since the area was written are marked
+ * (ckpt_cow_map) and ckpt_work takes them one by one while the log goes
+ * on, each as it is then unless a change came first, which copied it
+ * before (ckpt_before_change).  Until it is whole the chain rule holds by
+ * the checkpoint before it, whose chain covers this one's (it starts
+ * earlier); a crash meanwhile loads that one.  0 once it is queued
+ * (ckpt_busy until it ends, and no other checkpoint starts); -E2BIG when
+ * the area is not known: the caller writes it in place.
  */
+/*
+ * Mark the slot table blocks the changes taken name and have the index
+ * say before a slot changes (lock held, the log between two records).
+ */
+static void cow_start(struct wow_cache *wc)
+{
+	u32 per = wow_ckpt_slots_per_block(wc->args.block_size);
+	u64 nr = wow_ckpt_slot_blocks(wc->nr_slots, wc->args.block_size);
+	u64 slot = 0, b;
+
+	lockdep_assert_held(&wc->lock);
+	bitmap_zero(wc->ckpt_cow_map, nr);
+	while ((slot = wow_index_next_changed(&wc->index, wc->ckpt_changes,
+					      slot)) != U64_MAX) {
+		/* a track bit's slots, in one or two blocks */
+		u64 end = min_t(u64, (slot | ((1ULL << WOW_TRACK_SHIFT) - 1)) +
+				1, wc->nr_slots);
+
+		for (b = slot / per; b * per < end; b++)
+			__set_bit(b, wc->ckpt_cow_map);
+		slot = end;
+	}
+	wc->ckpt_cow_next = 0;
+	wc->ckpt_cow_n = 0;
+	wc->ckpt_cow_lost = false;
+	wc->index.change_ctx = wc;
+	wc->index.before_change = ckpt_before_change;
+}
+
+/* The background checkpoint ended: no more copies on write (lock held). */
+static void cow_stop(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	wc->index.before_change = NULL;
+	wc->index.change_ctx = NULL;
+	wc->ckpt_cow_n = 0;
+}
+
 static int start_background_checkpoint(struct wow_cache *wc)
 {
 	struct ckpt_run *cr = &wc->ckpt_cr;
@@ -3046,11 +3182,13 @@ static int start_background_checkpoint(struct wow_cache *wc)
 		r = wow_ckpt_snap_take(&a, &cr->ci, &ops, wc->ckpt_snap);
 		spin_lock_irq(&wc->lock);
 		wc->ckpt_reading = false;
-		if (r)
+		if (r) {
 			wow_index_add_changes(&wc->index, cr->k,
 					      wc->ckpt_changes);
-		else
+		} else {
+			cow_start(wc);
 			wc->ckpt_busy = true;
+		}
 		spin_unlock_irq(&wc->lock);
 	}
 	mutex_unlock(&wc->ckpt_mutex);
@@ -3073,10 +3211,13 @@ static void ckpt_work(struct work_struct *ws)
 	mutex_lock(&wc->ckpt_mutex);
 	ckpt_area(wc, &a, cr->k);
 	r = wow_ckpt_snap_write(&a, &cr->ci, wc->ckpt_snap);
+	spin_lock_irq(&wc->lock);
+	cow_stop(wc);
+	spin_unlock_irq(&wc->lock);
 	r = ckpt_finish(wc, cr, r, false);
 	mutex_unlock(&wc->ckpt_mutex);
 	memalloc_noio_restore(noio);
-	if (r) {
+	if (r && r != -EAGAIN) {
 		DMWARN_LIMIT("%s: checkpoint failed: %d", wow_name(wc), r);
 		if (r != -ENOSPC && r != -ENOMEM)
 			wow_error(wc, WOW_STATE_READ_ONLY, "checkpoint write",
@@ -3084,6 +3225,14 @@ static void ckpt_work(struct work_struct *ws)
 	}
 	spin_lock_irq(&wc->lock);
 	wc->ckpt_busy = false;
+	/*
+	 * lost (more changed ahead of the writer than it had room to copy):
+	 * due again at once; after two in a row it is written in place
+	 */
+	if (r == -EAGAIN) {
+		wc->ckpt_aborts++;
+		wc->ckpt_log_blocks = U64_MAX / 2;
+	}
 	spin_unlock_irq(&wc->lock);
 	wake_up_all(&wc->idle_wait);
 	/* a segment may wait for it; and the next one may be due */
@@ -3170,6 +3319,7 @@ static int periodic_checkpoint(struct wow_cache *wc)
 		       max_t(u64, wc->nr_slots / 64,
 			     WOW_CKPT_INTERVAL_FLOOR / wc->args.block_size);
 	bool due, wanted, stopped, busy;
+	u32 aborts;
 	int r;
 
 	spin_lock_irq(&wc->lock);
@@ -3187,15 +3337,17 @@ static int periodic_checkpoint(struct wow_cache *wc)
 			    wc->chain_next != next_free_seg(wc)));
 	/* one in the background: its end runs this again */
 	busy = wc->ckpt_busy;
+	aborts = wc->ckpt_aborts;
 	spin_unlock_irq(&wc->lock);
 	if (!due || busy)
 		return 0;
 	/*
 	 * the interval's checkpoint in the background; one a segment waits
-	 * for (writes wait for it either way), or suspend's, in place
+	 * for (writes wait for it either way), suspend's, or one after two
+	 * lost in the background, in place
 	 */
 	r = -E2BIG;
-	if (!wanted && !stopped && wc->sb.version >= 2)
+	if (!wanted && !stopped && aborts < 2 && wc->sb.version >= 2)
 		r = start_background_checkpoint(wc);
 	if (r == -E2BIG || r == -ENOMEM)
 		/* while suspending, said as suspend's own is */

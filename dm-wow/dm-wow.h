@@ -151,6 +151,12 @@ struct wow_index {
 	u32 **head_chunks;
 	u32 nr_track_bits;
 	unsigned long *track[WOW_INDEX_TRACKS];
+	/*
+	 * while a checkpoint is written from the index (the log's): called
+	 * before a slot's checkpoint entry changes, with the index's lock
+	 */
+	void (*before_change)(void *ctx, u32 slot);
+	void *change_ctx;
 };
 
 static inline struct wow_slot *wow_slot_at(struct wow_index *ix, u32 slot)
@@ -323,10 +329,12 @@ struct wow_ckpt_ops {
 	/* the entries of @n slots from @first, and segments from @first */
 	void (*slot_entries)(void *ctx, u64 first, u32 n, u64 *e);
 	/*
-	 * a copy of @n slots from @first (slot_raw_bytes each), taken while
-	 * the log waits; their entries later, from the copy alone
+	 * a snapshot's next slot table block: its number in @b and a copy of
+	 * its slots (slot_raw_bytes each) in @raw, as they were when the
+	 * snapshot was taken; 1, or 0 when none is left, -EAGAIN when the
+	 * snapshot was lost.  raw_entries: their entries, from the copy.
 	 */
-	void (*slots_save)(void *ctx, u64 first, u32 n, void *raw);
+	int (*take_block)(void *ctx, void *raw, u64 *b);
 	void (*raw_entries)(const void *raw, u32 n, u64 *e);
 	u32 slot_raw_bytes;
 	/* the first slot from @slot changed since the area was written */
@@ -767,6 +775,19 @@ struct wow_cache {
 	struct wow_ckpt_snap *ckpt_snap;
 	struct work_struct ckpt_work;
 	bool ckpt_busy;
+	/*
+	 * its slot table blocks not yet handed to the writer (a bit each),
+	 * and those copied before a change came (lock): when more are
+	 * copied than there is room for, the snapshot is lost (cow_lost)
+	 */
+	unsigned long *ckpt_cow_map;
+	u64 ckpt_cow_next;		/* where the writer's walk is */
+	void *ckpt_cow_raw;
+	u64 *ckpt_cow_ids;
+	u32 ckpt_cow_room;
+	u32 ckpt_cow_n;
+	bool ckpt_cow_lost;
+	u32 ckpt_aborts;		/* lost snapshots in a row */
 	u32 chain_next;			/* next_seg of the last record */
 	/*
 	 * The checkpoint a load would start from: its next_seq (0: none,

@@ -122,6 +122,50 @@ static void wow_index_tracks_changes(struct kunit *test)
 	wow_index_exit(ix);
 }
 
+struct seen {
+	struct wow_index *ix;
+	u32 calls;
+	u32 slot;
+	u16 flags;		/* the slot's, when told */
+};
+
+static void note_change(void *ctx, u32 slot)
+{
+	struct seen *s = ctx;
+
+	s->calls++;
+	s->slot = slot;
+	s->flags = wow_slot_at(s->ix, slot)->flags;
+}
+
+/* before_change comes before the entry changes (a checkpoint copies it). */
+static void wow_index_before_change(struct kunit *test)
+{
+	struct wow_index *ix = new_index(test, 4096);
+	struct seen s = { .ix = ix };
+
+	ix->before_change = note_change;
+	ix->change_ctx = &s;
+	wow_index_insert(ix, to_oblock(9), 100, WOW_SLOT_DIRTY);
+	KUNIT_EXPECT_EQ(test, s.calls, 1U);
+	KUNIT_EXPECT_EQ(test, s.flags, (u16)0);
+	wow_index_set_flags(ix, 100, WOW_SLOT_DESTAGING, 0);
+	KUNIT_EXPECT_EQ(test, s.calls, 1U);
+	wow_index_set_flags(ix, 100, 0, WOW_SLOT_DIRTY);
+	KUNIT_EXPECT_EQ(test, s.calls, 2U);
+	KUNIT_EXPECT_TRUE(test, s.flags & WOW_SLOT_DIRTY);
+	/* a new copy: the new slot, then the old one, each before */
+	wow_index_insert(ix, to_oblock(9), 200, WOW_SLOT_DIRTY);
+	KUNIT_EXPECT_EQ(test, s.calls, 4U);
+	KUNIT_EXPECT_EQ(test, s.slot, 100U);
+	KUNIT_EXPECT_TRUE(test, s.flags & WOW_SLOT_VALID);
+	wow_index_remove(ix, 200);
+	KUNIT_EXPECT_EQ(test, s.calls, 5U);
+	KUNIT_EXPECT_TRUE(test, s.flags & WOW_SLOT_VALID);
+	ix->before_change = NULL;
+	wow_index_exit(ix);
+}
+
 static void wow_index_insert_replace_remove(struct kunit *test)
 {
 	struct wow_index *ix = new_index(test, 64);
@@ -235,6 +279,7 @@ static struct kunit_case wow_index_cases[] = {
 	KUNIT_CASE(wow_index_lookup_empty),
 	KUNIT_CASE(wow_index_insert_replace_remove),
 	KUNIT_CASE(wow_index_tracks_changes),
+	KUNIT_CASE(wow_index_before_change),
 	KUNIT_CASE(wow_index_48_bit_blocks),
 	KUNIT_CASE(wow_index_matches_reference_model),
 	KUNIT_CASE(wow_index_memory_bound),
