@@ -3174,6 +3174,9 @@ static int start_background_checkpoint(struct wow_cache *wc)
 	mutex_lock(&wc->ckpt_mutex);
 	spin_lock_irq(&wc->lock);
 	ok = ckpt_start(wc, cr, false);
+	/* from the same instant: no slot changes between (not even destage's) */
+	if (ok && wc->ckpt_known[cr->k])
+		cow_start(wc);
 	spin_unlock_irq(&wc->lock);
 	if (ok) {
 		ckpt_area(wc, &a, cr->k);
@@ -3183,10 +3186,10 @@ static int start_background_checkpoint(struct wow_cache *wc)
 		spin_lock_irq(&wc->lock);
 		wc->ckpt_reading = false;
 		if (r) {
+			cow_stop(wc);
 			wow_index_add_changes(&wc->index, cr->k,
 					      wc->ckpt_changes);
 		} else {
-			cow_start(wc);
 			wc->ckpt_busy = true;
 		}
 		spin_unlock_irq(&wc->lock);
