@@ -280,6 +280,8 @@ static void put_group(struct wow_policy *p, u64 gno, struct wow_group *g)
 		p->nr_groups--;
 	if (gbits_test_and_clear(&p->recent, gno))
 		p->nr_recency--;
+	if (gno == p->hand)
+		p->hand_open = false;
 	if (g)
 		put_node(p, g);
 }
@@ -419,13 +421,19 @@ static u32 take_run(struct wow_policy *p, u64 gno, u32 bit, u32 max)
 u32 wow_policy_next_run(struct wow_policy *p, u64 *start, u32 max)
 {
 	u64 gno;
-	u32 bit;
+	u32 bit, n;
 
 	if (!p->ops->pick(p, &gno))
 		return 0;
-	bit = next_eligible(p, gno, find_group(p, gno), 0);
+	bit = p->hand_open && gno == p->hand ? p->hand_bit : 0;
+	bit = next_eligible(p, gno, find_group(p, gno), bit);
 	*start = oblock_of(p, gno, bit);
-	return take_run(p, gno, bit, max);
+	n = take_run(p, gno, bit, max);
+	if (n && p->ops->sweeps) {
+		p->hand_open = true;
+		p->hand_bit = bit + n;
+	}
+	return n;
 }
 
 /* Take the run starting exactly at @start out of order (reclaim). */
@@ -491,7 +499,10 @@ void wow_policy_run_done(struct wow_policy *p, u64 start, u32 nr)
  * The CSCAN sweep: from the hand, the first group with eligible blocks,
  * wrapping from the highest group to the lowest.  With @spare_recent, a
  * group whose recency bit is set has the bit cleared and is passed over
- * (WOW); a full turn with every bit cleared then finds a group.
+ * (WOW); a full turn with every bit cleared then finds a group.  The
+ * group the hand is destaging (hand_open) is finished first, from
+ * hand_bit up, and never passed over; blocks dirtied behind hand_bit
+ * wait for the next turn.
  */
 static bool sweep(struct wow_policy *p, bool spare_recent, u64 *gnop)
 {
@@ -499,6 +510,16 @@ static bool sweep(struct wow_policy *p, bool spare_recent, u64 *gnop)
 	u64 gno = gbits_next(&p->dirty, p->hand);
 	bool wrapped = false;
 
+	if (p->hand_open && gno == p->hand) {
+		if (next_eligible(p, gno, find_group(p, gno), p->hand_bit) <
+		    p->blocks_per_group) {
+			*gnop = gno;
+			return true;
+		}
+		/* the group is done for this turn: on to the next one */
+		p->hand_open = false;
+		gno = gbits_next(&p->dirty, gno + 1);
+	}
 	while (steps--) {
 		struct wow_group *g;
 
@@ -651,11 +672,13 @@ const struct wow_policy_ops wow_policy_wow_ops = {
 	.name = "wow",
 	.note_write = wow_note_write,
 	.pick = wow_pick,
+	.sweeps = true,
 };
 
 const struct wow_policy_ops wow_policy_cscan_ops = {
 	.name = "cscan",
 	.pick = cscan_pick,
+	.sweeps = true,
 };
 
 const struct wow_policy_ops wow_policy_lrw_ops = {

@@ -93,6 +93,8 @@ struct wow_policy_ops {
 			   bool sequential);
 	/* the next group to destage from (false: none); may move the hand */
 	bool (*pick)(struct wow_policy *p, u64 *gno);
+	/* a hand sweeps the groups: it finishes the group it opened */
+	bool sweeps;
 };
 
 struct wow_policy_stats {
@@ -117,6 +119,16 @@ struct wow_policy {
 	u64 nr_busy;			/* blocks being destaged */
 	u64 nr_recency;			/* groups with the recency bit set */
 	u64 hand;			/* group number the hand stands at */
+	/*
+	 * wow, cscan: the hand is destaging its group (hand_open) and has
+	 * handed out its blocks below hand_bit.  The sweep finishes the
+	 * group, from hand_bit up, before it moves on, whatever the group's
+	 * recency bit: the WOW paper destages a group as one unit, so a
+	 * write that hits the group between two of its runs must not send
+	 * the hand on with the group half destaged.
+	 */
+	bool hand_open;
+	u32 hand_bit;
 	bool drain;			/* destage all: set no recency bits */
 	struct wow_policy_stats stats;
 };

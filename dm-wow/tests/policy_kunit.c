@@ -269,6 +269,43 @@ static void wow_policy_wow_skips_recent_once(struct kunit *test)
 	wow_policy_exit(p);
 }
 
+/*
+ * The hand finishes the group it is destaging before it moves on: a write
+ * that hits the group between two of its runs sets the recency bit, but
+ * the rest of the group still goes out in this turn (the WOW paper
+ * destages a group as one unit); a block dirtied behind the hand waits for
+ * the next turn.  The same order for cscan, which has no recency bits.
+ */
+static void wow_policy_hand_finishes_its_group(struct kunit *test)
+{
+	const struct wow_policy_ops *ops[] = {
+		&wow_policy_wow_ops, &wow_policy_cscan_ops,
+	};
+	static const u64 s[] = { 2, 4, 6, 8, 0 };
+	static const u32 l[] = { 1, 1, 1, 1, 1 };
+	int o;
+
+	for (o = 0; o < ARRAY_SIZE(ops); o++) {
+		struct wow_policy *p = new_policy(test, ops[o]);
+		u64 start;
+
+		write(p, 0, 5, false);		/* group 0: one write */
+		set_clean(fake_of(p), 1);	/* its runs: 0, 2, 4 */
+		set_clean(fake_of(p), 3);
+		write(p, 8, 1, false);		/* group 1 */
+		KUNIT_EXPECT_EQ(test, p->nr_recency, 0ULL);
+		KUNIT_EXPECT_EQ(test, wow_policy_next_run(p, &start, 64), 1U);
+		KUNIT_EXPECT_EQ(test, start, 0ULL);
+		destaged(p, start, 1, true);
+		write(p, 6, 1, false);		/* a hit ahead of the hand */
+		write(p, 0, 1, false);		/* and one behind it */
+		KUNIT_EXPECT_EQ(test, p->nr_recency,
+				ops[o] == &wow_policy_wow_ops ? 1ULL : 0ULL);
+		expect_runs(test, p, 64, s, l, ARRAY_SIZE(s));
+		wow_policy_exit(p);
+	}
+}
+
 /* A held block (cleaning moves it) is no run's until given back. */
 static void wow_policy_hold_and_give_back(struct kunit *test)
 {
@@ -686,6 +723,7 @@ static struct kunit_case wow_policy_cases[] = {
 	KUNIT_CASE(wow_policy_runs_split_at_size_and_group),
 	KUNIT_CASE(wow_policy_full_group_one_run),
 	KUNIT_CASE(wow_policy_wow_skips_recent_once),
+	KUNIT_CASE(wow_policy_hand_finishes_its_group),
 	KUNIT_CASE(wow_policy_hold_and_give_back),
 	KUNIT_CASE(wow_policy_sequential_does_not_set_recency),
 	KUNIT_CASE(wow_streams_interleaved),
