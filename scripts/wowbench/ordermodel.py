@@ -32,6 +32,7 @@ device and the closed loop's queue are not modelled.
 
   cd scripts && python3 -m wowbench.ordermodel [--workload hot]
       [--writes N] [--dirty-mib 1.5 6 12] [--seq stream|device]
+      [--origin-mib MIB] [--group-kib KIB] [--disk 7200|10k]
 """
 
 import argparse
@@ -146,8 +147,9 @@ WORKLOADS = {"hot": hot_writes, "uniform": uniform_writes,
 class Origin:
     """The disk the groups are written to, with the seek figures."""
 
-    def __init__(self, origin_blocks):
-        self.disk = hddmodel.HddModel(origin_blocks * SECTORS_PER_BLOCK)
+    def __init__(self, origin_blocks, disk=hddmodel.D7200):
+        self.disk = hddmodel.HddModel(origin_blocks * SECTORS_PER_BLOCK,
+                                      disk=disk)
         self.seconds = 0.0
         self.requests = 0
         self.blocks = 0
@@ -173,7 +175,7 @@ class Origin:
 
 def simulate(policy, workload="hot", dirty=1536, writes=200_000,
              warm=50_000, origin_blocks=2 << 20, gblocks=32, seed=1,
-             seq="stream"):
+             seq="stream", disk=hddmodel.D7200, seq_open=False):
     """Run `writes` writes (the first `warm` not counted) and return a dict
     of figures per counted write; see the module's doc.  `seq` says which
     writes count as sequential (they set no recency bit): "stream", each
@@ -190,7 +192,7 @@ def simulate(policy, workload="hot", dirty=1536, writes=200_000,
     lrw_heap = []
     ndirty = 0
     hand = 0
-    origin = Origin(origin_blocks)
+    origin = Origin(origin_blocks, disk)
     base = None
     wraps = skips = absorbed = 0
 
@@ -230,6 +232,9 @@ def simulate(policy, workload="hot", dirty=1536, writes=200_000,
         g = b // gblocks
         offs = groups.get(g)
         if offs is not None and not is_seq:
+            recent.add(g)
+        elif is_seq and seq_open and (b + 1) % gblocks:
+            # the stream will write the rest of the group: spare it
             recent.add(g)
         if offs is None:
             offs = groups[g] = set()
@@ -316,13 +321,19 @@ def main():
     ap.add_argument("--seq", default="stream", choices=("stream", "device"))
     ap.add_argument("--origin-mib", type=int, default=8192,
                     help="the origin (spc1h: the footprint), MiB")
+    ap.add_argument("--group-kib", type=int, default=128,
+                    help="the write group, KiB (dm-wow over md RAID-5 4+1 "
+                    "at 64 KiB chunks: 256, the stripe)")
+    ap.add_argument("--disk", default="7200", choices=sorted(hddmodel.DISKS))
     args = ap.parse_args()
+    gblocks = args.group_kib * 1024 // BLOCK
     ob = args.origin_mib * MIB_BLOCKS
     for mib in args.dirty_mib:
         dirty = int(mib * MIB_BLOCKS)
         rows = {p: simulate(p, args.workload, dirty, args.writes,
                             args.writes // 4, origin_blocks=ob,
-                            seed=args.seed, seq=args.seq)
+                            gblocks=gblocks, seed=args.seed, seq=args.seq,
+                            disk=hddmodel.DISKS[args.disk])
                 for p in ("cscan", "wow", "lrw", "min")}
         c = rows["cscan"]
         bound = online_bound(args.workload, dirty)
