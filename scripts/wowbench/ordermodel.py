@@ -13,8 +13,10 @@ emulated disk the bench uses, its LBA range stretched over the stroke).
 The policies are dm-wow-policy.c's: cscan takes the first dirty group at
 or after the hand and wraps; wow does the same but passes once over a
 group whose recency bit is set (set by a write to a group that is already
-dirty, the WOW paper's group hit; sequential writes set none); lrw takes
-the group of the least recently written dirty block.
+dirty, the WOW paper's group hit; sequential writes set none; with
+`seq_open`, a stream's write that stops inside its group sets it and one
+that reaches the group's end clears it, as dm-wow-policy.c does since
+issue 35); lrw takes the group of the least recently written dirty block.
 
 `min` is not a policy but a bound: Belady's rule for a write cache (with
 the future known, destage the dirty block whose next write is furthest
@@ -32,7 +34,7 @@ device and the closed loop's queue are not modelled.
 
   cd scripts && python3 -m wowbench.ordermodel [--workload hot]
       [--writes N] [--dirty-mib 1.5 6 12] [--seq stream|device]
-      [--origin-mib MIB] [--group-kib KIB] [--disk 7200|10k]
+      [--origin-mib MIB] [--group-kib KIB] [--disk 7200|10k] [--seq-open]
 """
 
 import argparse
@@ -233,9 +235,17 @@ def simulate(policy, workload="hot", dirty=1536, writes=200_000,
         offs = groups.get(g)
         if offs is not None and not is_seq:
             recent.add(g)
-        elif is_seq and seq_open and (b + 1) % gblocks:
-            # the stream will write the rest of the group: spare it
-            recent.add(g)
+        elif is_seq and seq_open:
+            # dm-wow-policy.c's rule for streams: the group a stream is
+            # filling is spared; the write that reaches its end (or a
+            # late one, before a dirty block) clears the bit
+            nxt = (b + 1) % gblocks
+            if nxt and offs is not None and nxt not in offs:
+                recent.add(g)
+            elif nxt and offs is None:
+                recent.add(g)
+            else:
+                recent.discard(g)
         if offs is None:
             offs = groups[g] = set()
             bisect.insort(order, g)
@@ -325,6 +335,8 @@ def main():
                     help="the write group, KiB (dm-wow over md RAID-5 4+1 "
                     "at 64 KiB chunks: 256, the stripe)")
     ap.add_argument("--disk", default="7200", choices=sorted(hddmodel.DISKS))
+    ap.add_argument("--seq-open", action="store_true",
+                    help="wow spares the group a stream is filling")
     args = ap.parse_args()
     gblocks = args.group_kib * 1024 // BLOCK
     ob = args.origin_mib * MIB_BLOCKS
@@ -333,7 +345,8 @@ def main():
         rows = {p: simulate(p, args.workload, dirty, args.writes,
                             args.writes // 4, origin_blocks=ob,
                             gblocks=gblocks, seed=args.seed, seq=args.seq,
-                            disk=hddmodel.DISKS[args.disk])
+                            disk=hddmodel.DISKS[args.disk],
+                            seq_open=args.seq_open)
                 for p in ("cscan", "wow", "lrw", "min")}
         c = rows["cscan"]
         bound = online_bound(args.workload, dirty)
