@@ -312,17 +312,14 @@ int wow_policy_note_write(struct wow_policy *p, u64 oblock, u32 nr,
 		u64 gno = oblock >> p->group_shift;
 		u32 bit = oblock & (p->blocks_per_group - 1);
 		u32 n = min(nr, p->blocks_per_group - bit);
-		bool hit, open;
+		bool hit;
 		int r;
 
 		r = get_dirty_group(p, gno, &hit);
 		if (r)
 			return r;
-		/* the stream goes on inside the group (not a late write) */
-		open = sequential && bit + n < p->blocks_per_group &&
-		       !block_dirty(p, gno, bit + n);
 		if (p->ops->note_write)
-			p->ops->note_write(p, gno, hit, sequential, open);
+			p->ops->note_write(p, gno, hit, sequential);
 		oblock += n;
 		nr -= n;
 	}
@@ -623,28 +620,11 @@ void wow_thresholds_adapt(struct wow_thresholds *t, u32 peak_bp)
 	t->low = t->high > gap ? t->high - gap : 0;
 }
 
-/*
- * The recency bit: set by a write that hits a dirty group (the WOW
- * paper's rule), but not by one that continues a sequential stream: the
- * stream will not come back.  Except while the stream is in the group: a
- * sequential write that stops short of its group's end, before a block
- * that is not dirty yet, sets the bit, hit or not; one that reaches the
- * end (or a block its stream wrote already: a write that came late)
- * clears it.  The hand so spares the group a stream is filling and takes
- * it whole (on RAID-5 a full stripe, one write and no read-modify-write)
- * once the stream has left it.
- */
 static void wow_note_write(struct wow_policy *p, u64 gno, bool hit,
-			   bool sequential, bool open)
+			   bool sequential)
 {
-	if (p->drain)
-		return;
-	if (sequential && !open) {
-		if (gbits_test_and_clear(&p->recent, gno))
-			p->nr_recency--;
-		return;
-	}
-	if ((sequential || hit) && !gbits_test_and_set(&p->recent, gno))
+	if (hit && !sequential && !p->drain &&
+	    !gbits_test_and_set(&p->recent, gno))
 		p->nr_recency++;
 }
 

@@ -88,13 +88,9 @@ struct wow_policy_src {
 
 struct wow_policy_ops {
 	const char *name;
-	/*
-	 * a write hit group @gno; @hit: the group was already dirty; @open:
-	 * a sequential write that stops inside the group, before a block
-	 * that is not dirty (its stream will go on in the group)
-	 */
+	/* a write hit group @gno; @hit: the group was already dirty */
 	void (*note_write)(struct wow_policy *p, u64 gno, bool hit,
-			   bool sequential, bool open);
+			   bool sequential);
 	/* the next group to destage from (false: none); may move the hand */
 	bool (*pick)(struct wow_policy *p, u64 *gno);
 	/* a hand sweeps the groups: it finishes the group it opened */

