@@ -209,6 +209,11 @@ def write_guest_files(out, profile, runs, wow_opts=""):
                 r.system, job, r.cache_mb, r.runtime_s, r.window_s,
                 r.turnover_pct)
         env = "B_WOW_OPTS='%s'\n" % wow_opts if wow_opts else ""
+        if r.origin in systems.RAIDS and \
+                profile.get("raid_wow_erase_block_bytes"):
+            # every dm-wow table of a RAID run (the profile's segments)
+            env += "B_WOW_TABLE_OPTS='erase_block_size %d'\n" % \
+                profile["raid_wow_erase_block_bytes"]
         if r.origin in systems.RAIDS:
             # the array over the live members, the run on it, the array
             # stopped (a failing run leaves it to the next run's setup)

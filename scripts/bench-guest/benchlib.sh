@@ -136,7 +136,9 @@ sys_create() {
 		;;
 	wow | cscan | lrw)
 		_c=$(linear bcache_dev "$B_CACHE" 0 "$_mb")
-		_opt="policy $_sys"
+		# B_WOW_TABLE_OPTS: the profile's options for every table
+		# (the RAID runs' erase_block_size)
+		_opt="policy $_sys ${B_WOW_TABLE_OPTS:-}"
 		[ "$_mode" = hold ] &&
 			_opt="$_opt low_watermark 99 high_watermark 100"
 		# scripts/bench.py --wow-opts: extra table options (closed loop)

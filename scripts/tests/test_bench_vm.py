@@ -331,3 +331,18 @@ def test_guest_files_raid(tmp_path):
             if not r.bsus:
                 assert len(log) == 3 + r.runtime_s * 5 + 1
             assert all(" /tmp/bench-dev " in x for x in log[1:])
+        # dm-wow's segments scaled with the small caches
+        assert "B_WOW_TABLE_OPTS='erase_block_size 262144'" in lines
+
+
+def test_guest_files_single_disk_keep_default_segments(tmp_path):
+    """Only the RAID profile's runs name dm-wow's erase block size."""
+    prof = systems.PROFILES["quick"]
+    runs = [r for r in systems.plan(prof) if r.system == "wow" and
+            r.measurement == "closed"]
+    assert any(r.origin in systems.RAIDS for r in runs)
+    assert any(r.origin not in systems.RAIDS for r in runs)
+    scen, _ = bench.write_guest_files(str(tmp_path), prof, runs)
+    for r in runs:
+        text = open(os.path.join(scen, r.id + ".sh")).read()
+        assert ("B_WOW_TABLE_OPTS=" in text) == (r.origin in systems.RAIDS)
