@@ -9,10 +9,12 @@
 # before the first segment may only get the superblock and the health
 # block (once each, at format: no error happens here), and inside each
 # 1 MiB erase block after it writes must append at its write pointer (a
-# write at an erase block's start reuses the segment).  That holds for the
-# checkpoint area too (format version 3: from erase block 1, discarded and
-# written front to back at each checkpoint); version 2's area, in erase
-# block 0 and rewritten in place, is only counted.  tests/vm/guest/cachecheck.awk checks the
+# write at an erase block's start reuses the segment).  The checkpoint
+# areas before the first segment are only counted: since 2026-11-28 a
+# checkpoint rewrites in place the slot table blocks that changed since
+# its area was written (format version 3 and 4 wrote each checkpoint front
+# to back after a discard before; version 2's area, in erase block 0, was
+# always rewritten in place).  tests/vm/guest/cachecheck.awk checks the
 # trace and prints the write amplification under an erase-block model; it
 # is shown to catch a mid-segment rewrite on synthetic traces and on the
 # real trace with one early write repeated at its end.
@@ -112,8 +114,6 @@ blkparse -i cache -D $BT -f "%a %d %S %n\n" -o $BT/parsed.txt > /dev/null 2>&1 |
 echo "$(wc -l < $BT/parsed.txt) trace lines"
 META=$(read_u "$CACHE" 48 8)	# first_segment_sector: the checkpoint area ends
 echo "segments start at sector $META, format version $(read_u "$CACHE" 4 4)"
-# version 3: the area's erase blocks are checked as appends, like segments
-[ "$(read_u "$CACHE" 4 4)" -ge 3 ] && META=0
 awk -v ev=Q -v meta="$META" -f $CHECK $BT/parsed.txt | sed 's/^/    Q (submitted by dm-wow): /'
 awk -v meta="$META" -f $CHECK $BT/parsed.txt > $BT/check.txt
 rc=$?
