@@ -123,9 +123,9 @@ if [ $rc -ne 0 ]; then
 	fail "cache-device writes break invariant 5 (trace in $WOW_NAME.trace.gz): $(grep -m1 VIOLATION $BT/check.txt)"
 fi
 # and the checker catches a rewrite in this very trace: repeat, at the end,
-# an early write that did not start its erase block
-awk '$1 == "D" && $2 ~ /W/ && $3 >= 2048 && $3 % 2048 && $4 > 0 { print; exit }' \
-	$BT/parsed.txt > $BT/rewrite.txt
+# an early segment write that did not start its erase block
+awk -v meta="$META" '$1 == "D" && $2 ~ /W/ && $3 >= 2048 && $3 >= meta &&
+	$3 % 2048 && $4 > 0 { print; exit }' $BT/parsed.txt > $BT/rewrite.txt
 [ -s $BT/rewrite.txt ] || fail "no mid-segment write in the trace"
 if cat $BT/parsed.txt $BT/rewrite.txt | awk -v meta="$META" -f $CHECK > $BT/check2.txt; then
 	fail "the checker missed a rewrite appended to the real trace: $(cat $BT/rewrite.txt)"
