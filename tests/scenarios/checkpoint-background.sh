@@ -89,7 +89,7 @@ case $WOW_BOOT in
 	echo "checkpoint $G1 started in the background; log_blocks $(wow_stat bg log_blocks)"
 	echo "$G1" > "$S/gen"
 	# its closing copy: the header again, after the tables
-	for _i in $(seq 1 40); do
+	for _i in $(seq 1 120); do
 		sleep 0.5
 		[ "$(ckpt_newest "$CACHE")" = "$OTHER" ] && break
 	done
