@@ -60,7 +60,10 @@ wow_remove cr
 wow_create cr "$ORIGIN" "$CACHE"
 dmesg_since | grep -E 'wow: .*(loaded|recovered)' | sed 's/^/    kernel: /'
 c=$(dmesg_since | sed -n 's/.*loaded checkpoint \([0-9]*\) .*/\1/p')
-[ "${c:-0}" -ge 500 ] ||
+# (one every 32 blocks would be about 3,000; a checkpoint is written in
+# the background and the next one waits for it, so far fewer complete,
+# 394 on a loaded CI host; the default interval writes fewer than 100)
+[ "${c:-0}" -ge 200 ] ||
 	fail "only ${c:-no} checkpoints written: the interval was not applied"
 dmesg_since | grep -q 'loaded checkpoint' ||
 	fail "the load after a clean shutdown did not use the checkpoint"
