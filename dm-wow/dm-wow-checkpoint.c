@@ -9,7 +9,8 @@
  * Locking: none here.  The callers run with the log quiet (postsuspend,
  * preresume) or from the commit worker; a snapshot (wow_ckpt_snap_take,
  * from the commit worker) is written by wow_ckpt_snap_write from any
- * context that may sleep, reading nothing of the log's.
+ * context that may sleep, taking the slot table blocks through
+ * ops->take_block (the log's lock is the log's business).
  *
  * Commit order of a checkpoint, format versions 3 and 4 (the checkpoint
  * is not valid before 4; version 4 writes into the one of its two areas
