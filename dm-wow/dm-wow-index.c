@@ -183,19 +183,6 @@ u64 wow_index_next_changed(const struct wow_index *ix,
 	return max(slot, bit << WOW_TRACK_SHIFT);
 }
 
-/* Whether @map (a track's bits) names any of slots [@first, @first + @n). */
-bool wow_index_changed(const struct wow_index *ix, const unsigned long *map,
-		       u64 first, u64 n)
-{
-	u64 b, end;
-
-	if (!n || first >= ix->nr_slots)
-		return false;
-	b = first >> WOW_TRACK_SHIFT;
-	end = (min_t(u64, first + n, ix->nr_slots) - 1) >> WOW_TRACK_SHIFT;
-	return find_next_bit(map, end + 1, b) <= end;
-}
-
 static u32 *bucket(struct wow_index *ix, oblock_t b)
 {
 	return wow_index_head(ix, ix->hash_bits ?

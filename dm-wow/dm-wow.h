@@ -202,10 +202,15 @@ void wow_index_take_changes(struct wow_index *ix, unsigned int t,
 void wow_index_add_changes(struct wow_index *ix, unsigned int t,
 			   const unsigned long *from);
 void wow_index_mark_all(struct wow_index *ix, unsigned int t);
-bool wow_index_changed(const struct wow_index *ix, const unsigned long *map,
-		       u64 first, u64 n);
 u64 wow_index_next_changed(const struct wow_index *ix,
 			   const unsigned long *map, u64 slot);
+
+/* Whether @map (a track's bits) names any of slots [@first, @first + @n). */
+static inline bool wow_index_changed(const struct wow_index *ix,
+				     const unsigned long *map, u64 first, u64 n)
+{
+	return n && wow_index_next_changed(ix, map, first) < first + n;
+}
 
 /* ---- dm-wow-super.c: the superblock ---- */
 
