@@ -32,6 +32,7 @@ struct wow_record_info {
 	__u32 nr_data;
 	__u32 nr_tombs;
 	__u32 next_seg;		/* WOW_NO_SEG: not known */
+	__u32 flags;		/* WOW_REC_CRCS */
 };
 
 enum wow_rec_kind {

@@ -6,10 +6,12 @@
  * among the closed segments (dm-wow-victim.c: cost-benefit and lazy
  * recycling) and frees it in three steps:
  *
- *   1. copy forward: its dirty blocks are read from the cache and appended
- *      at the log head as ordinary record data (struct wow_copy, through
- *      group commit), a record's worth at a time.  The origin sees only
- *      the policy's order; the cache sees only aligned appends.
+ *   1. copy forward: its dirty blocks are read from the cache, checked
+ *      against their crc32c (a block that does not match is marked bad
+ *      and left where it is: wow_log_check_blocks) and appended at the
+ *      log head as ordinary record data (struct wow_copy, through group
+ *      commit), a record's worth at a time.  The origin sees only the
+ *      policy's order; the cache sees only aligned appends.
  *   2. tombstones: once none of its blocks is dirty (copied, or destaged
  *      by runs that were in flight), a durable record carries tombstones
  *      for the clean copies it still holds and the tombstones it held that
@@ -90,7 +92,8 @@ static u32 pick_victim(struct wow_cache *wc)
 	for (s = 0; s < wc->nr_segments; s++) {
 		struct wow_segment *seg = &wc->segs[s];
 
-		if (seg->state != WOW_SEG_CLOSED)
+		/* a bad block stays where it is until written again */
+		if (seg->state != WOW_SEG_CLOSED || seg->nr_bad)
 			continue;
 		if (oldest == WOW_NO_SEG || seg->seq < wc->segs[oldest].seq)
 			oldest = s;
@@ -128,7 +131,7 @@ static size_t copy_bytes(struct wow_cache *wc)
 {
 	u32 max = wc->max_record_blocks;
 
-	return sizeof(struct wow_copy) + max * (sizeof(u64) + sizeof(u32)) +
+	return sizeof(struct wow_copy) + max * (sizeof(u64) + 2 * sizeof(u32)) +
 	       DIV_ROUND_UP(max * wc->args.block_size, PAGE_SIZE) *
 	       sizeof(struct page *);
 }
@@ -137,6 +140,7 @@ static size_t copy_bytes(struct wow_cache *wc)
 int wow_clean_alloc(struct wow_cache *wc)
 {
 	wc->victim = WOW_NO_SEG;
+	INIT_LIST_HEAD(&wc->copies_read);
 	return mempool_init_kmalloc_pool(&wc->copy_pool, WOW_CLEAN_COPIES,
 					 copy_bytes(wc));
 }
@@ -177,6 +181,7 @@ static struct wow_copy *alloc_copy(struct wow_cache *wc)
 	c->oblocks = (u64 *)(c + 1);
 	c->pages = (struct page **)(c->oblocks + max);
 	c->slots = (u32 *)(c->pages + c->nr_pages);
+	c->crcs = c->slots + max;
 	for (i = 0; i < c->nr_pages; i++) {
 		c->pages[i] = wow_bg_page_alloc(wc);
 		if (!c->pages[i]) {
@@ -203,7 +208,7 @@ static void fill_copy(struct wow_cache *wc, struct wow_copy *c, u32 max)
 		u64 ob = from_oblock(wow_slot_oblock(sl));
 
 		if ((sl->flags & (WOW_SLOT_VALID | WOW_SLOT_DIRTY |
-				  WOW_SLOT_DESTAGING)) !=
+				  WOW_SLOT_DESTAGING | WOW_SLOT_BAD)) !=
 		    (WOW_SLOT_VALID | WOW_SLOT_DIRTY))
 			continue;
 		if (!wow_policy_hold(&wc->policy, ob))
@@ -218,19 +223,46 @@ static void fill_copy(struct wow_cache *wc, struct wow_copy *c, u32 max)
 }
 
 /*
- * The last read of a copy completed: hand it to the log (which leaves it
- * out if a read failed).  Under the lock, so that suspend and dtr cannot
- * see the copy gone before the log has it.
+ * The last read of a copy completed: cleaning checks its blocks and hands
+ * it to the log (which leaves it out if a read failed), in the worker
+ * (check_copies).  It stays counted in copies_inflight, so suspend waits.
  */
 static void copy_read_endio(struct bio *bio)
 {
 	struct wow_copy *c = bio->bi_private;
+	struct wow_cache *wc = c->wc;
+	unsigned long flags;
 
 	if (bio->bi_status)
 		c->status = bio->bi_status;
 	bio_put(bio);
-	if (atomic_dec_and_test(&c->pending))
-		wow_log_queue_copy(c->wc, c);
+	if (!atomic_dec_and_test(&c->pending))
+		return;
+	spin_lock_irqsave(&wc->lock, flags);
+	list_add_tail(&c->list, &wc->copies_read);
+	wow_kick(wc);
+	spin_unlock_irqrestore(&wc->lock, flags);
+}
+
+/*
+ * The copies read: each block against its crc32c (a bad one is marked,
+ * and the log leaves it out), then to the log.
+ */
+static void check_copies(struct wow_cache *wc)
+{
+	struct wow_copy *c, *tmp;
+	LIST_HEAD(read);
+
+	spin_lock_irq(&wc->lock);
+	list_splice_init(&wc->copies_read, &read);
+	spin_unlock_irq(&wc->lock);
+	list_for_each_entry_safe(c, tmp, &read, list) {
+		list_del_init(&c->list);
+		if (!c->status)
+			wow_log_check_blocks(wc, c->slots, c->oblocks, 0, c->nr,
+					     c->pages, c->crcs);
+		wow_log_queue_copy(wc, c);
+	}
 }
 
 static void submit_copy_reads(struct wow_cache *wc, struct wow_copy *c)
@@ -307,8 +339,8 @@ static bool victim_copyable(struct wow_cache *wc)
 	lockdep_assert_held(&wc->lock);
 	for (i = 0; i < wc->blocks_per_seg; i++)
 		if ((wow_slot_at(&wc->index, first + i)->flags &
-		     (WOW_SLOT_VALID | WOW_SLOT_DIRTY | WOW_SLOT_DESTAGING)) ==
-		    (WOW_SLOT_VALID | WOW_SLOT_DIRTY))
+		     (WOW_SLOT_VALID | WOW_SLOT_DIRTY | WOW_SLOT_DESTAGING |
+		      WOW_SLOT_BAD)) == (WOW_SLOT_VALID | WOW_SLOT_DIRTY))
 			return true;
 	return false;
 }
@@ -320,6 +352,7 @@ void wow_clean(struct wow_cache *wc)
 	bool copy;
 	u32 v;
 
+	check_copies(wc);
 	wow_clean_free_done(wc);
 	spin_lock_irq(&wc->lock);
 	if (wow_log_reap_drained(wc)) {
@@ -358,6 +391,13 @@ void wow_clean(struct wow_cache *wc)
 	seg = &wc->segs[wc->victim];
 	if (seg->state != WOW_SEG_CLOSED) {
 		spin_unlock_irq(&wc->lock);
+		return;
+	}
+	if (seg->nr_bad) {
+		/* a copy found a bad block in it: another victim */
+		wc->victim = WOW_NO_SEG;
+		spin_unlock_irq(&wc->lock);
+		wow_kick(wc);
 		return;
 	}
 	if (seg->nr_dirty) {

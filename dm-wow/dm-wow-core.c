@@ -26,6 +26,32 @@
 
 #include "dm-wow.h"
 
+/*
+ * Latch needs_check without changing the state: something was found
+ * wrong on the cache device that the cache works around (a block whose
+ * data does not match its crc32c).  Persisted like wow_error's; the next
+ * load drains in cleaner mode.
+ */
+void wow_latch_check(struct wow_cache *wc, const char *what)
+{
+	unsigned long flags;
+	bool changed;
+
+	spin_lock_irqsave(&wc->lock, flags);
+	changed = !(wc->health.flags & WOW_SB_F_NEEDS_CHECK);
+	if (changed) {
+		wc->health.flags = WOW_SB_F_NEEDS_CHECK;
+		wc->health.state = wc->state;
+		wc->health.time = ktime_get_real_seconds();
+		strscpy(wc->health.what, what, sizeof(wc->health.what));
+		if (wc->wq)
+			queue_work(wc->wq, &wc->health_work);
+	}
+	spin_unlock_irqrestore(&wc->lock, flags);
+	if (changed)
+		DMERR("%s: %s: needs_check set", wow_name(wc), what);
+}
+
 void wow_error(struct wow_cache *wc, enum wow_state state, const char *what,
 	       int err)
 {

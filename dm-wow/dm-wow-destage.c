@@ -37,6 +37,7 @@ struct wow_run {
 	bool pooled;			/* the struct came from run_pool */
 	u32 nr_pages;
 	struct page **pages;		/* in the same allocation, after slots */
+	u32 *crcs;			/* of the blocks read; after pages */
 	u32 slots[];
 };
 
@@ -80,9 +81,10 @@ u32 wow_destage_target(struct wow_cache *wc, bool idle)
  */
 static size_t run_bytes(u32 blocks, u32 bs)
 {
-	/* slots[], then (pointer aligned) the page pointers */
+	/* slots[], then (pointer aligned) the page pointers, then crcs[] */
 	return sizeof(struct wow_run) + ALIGN(blocks, 2) * sizeof(u32) +
-	       DIV_ROUND_UP(blocks * bs, PAGE_SIZE) * sizeof(struct page *);
+	       DIV_ROUND_UP(blocks * bs, PAGE_SIZE) * sizeof(struct page *) +
+	       blocks * sizeof(u32);
 }
 
 int wow_destage_alloc(struct wow_cache *wc)
@@ -137,6 +139,7 @@ static struct wow_run *alloc_run(struct wow_cache *wc, u32 *max_blocks)
 	run->wc = wc;
 	run->pooled = pooled;
 	run->pages = (struct page **)&run->slots[ALIGN(cap, 2)];
+	run->crcs = (u32 *)(run->pages + DIV_ROUND_UP(cap * bs, PAGE_SIZE));
 	*max_blocks = cap;
 	return run;
 }
@@ -273,7 +276,7 @@ static void complete_run(struct wow_cache *wc, struct wow_run *run, bool ok)
 			continue;
 		if (ok) {
 			wow_log_block_clean(wc, run->slots[i], run->start + i);
-		} else {
+		} else if (!(sl->flags & WOW_SLOT_BAD)) {
 			/* the group is alive while the run is busy */
 			wow_policy_mark_dirty(&wc->policy, run->start + i);
 		}
@@ -288,6 +291,7 @@ static void process_reads(struct wow_cache *wc)
 	struct wow_run *run, *tmp;
 	LIST_HEAD(done);
 	LIST_HEAD(failed);
+	bool errors = false;
 
 	spin_lock_irq(&wc->lock);
 	list_for_each_entry_safe(run, tmp, &wc->runs_read, list) {
@@ -299,21 +303,34 @@ static void process_reads(struct wow_cache *wc)
 
 	list_for_each_entry_safe(run, tmp, &done, list) {
 		list_del(&run->list);
-		if (!run->status) {
+		/*
+		 * a block that does not match its crc32c is not written: the
+		 * run goes back, the others are destaged by later runs
+		 */
+		if (!run->status &&
+		    !wow_log_check_blocks(wc, run->slots, NULL, run->start,
+					  run->nr, run->pages, run->crcs)) {
 			submit_write(wc, run);
+			continue;
+		}
+		if (!run->status) {
+			list_add_tail(&run->list, &failed);
 			continue;
 		}
 		atomic64_inc(&wc->stats.cache_errors);
 		wow_error(wc, WOW_STATE_FAILED, "cache read during destage",
 			  blk_status_to_errno(run->status));
 		list_add_tail(&run->list, &failed);
+		errors = true;
 	}
 	if (list_empty(&failed))
 		return;
 	spin_lock_irq(&wc->lock);
 	list_for_each_entry(run, &failed, list)
 		complete_run(wc, run, false);
-	wc->origin_retry_at = jiffies + msecs_to_jiffies(WOW_ORIGIN_RETRY_MS);
+	if (errors)
+		wc->origin_retry_at = jiffies +
+				      msecs_to_jiffies(WOW_ORIGIN_RETRY_MS);
 	spin_unlock_irq(&wc->lock);
 	list_for_each_entry_safe(run, tmp, &failed, list)
 		free_run(run);

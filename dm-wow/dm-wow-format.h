@@ -41,7 +41,8 @@
  *
  *   segment:  | rec hdr | data ... data | rec hdr | data ... | rec hdr | ...
  *   rec hdr:  | struct wow_record | struct wow_tomb tomb[nr_tombs] |
- *             | __le64 oblock[nr_data] | zeros to the block end |
+ *             | __le64 oblock[nr_data] | __le32 crc[nr_data] (WOW_REC_CRCS) |
+ *             | zeros to the block end |
  *
  * Each record is one block of header followed by nr_data blocks of data,
  * written with one I/O at the segment's write pointer.  A record of
@@ -49,6 +50,11 @@
  * data blocks of one record for the same origin block, the later is the
  * current copy.  Its csum covers the
  * whole header block (csum zeroed) and, through data_csum, the data blocks.
+ * From format version 5 every record has WOW_REC_CRCS: a crc32c of each
+ * data block follows the origin blocks (so destage and cleaning can check
+ * the very block they read), and data_csum is the crc32c of that array
+ * (the data is hashed once, block by block); before, data_csum is the
+ * crc32c of the data blocks.
  * seq grows by one per record across the device; seg_seq is the seq of the
  * first record of the segment's current life, so records left from an
  * earlier life of the segment are told apart and the recovery scan of a
@@ -79,7 +85,8 @@
 #endif
 
 #define WOW_SB_MAGIC		0x48434143574f5744ULL	/* "DWOWCACH" */
-#define WOW_SB_VERSION		4	/* 3: one area; 2: in erase block 0; 1: none */
+/* 5; 4: no block crcs; 3: one area; 2: in erase block 0; 1: none */
+#define WOW_SB_VERSION		5
 #define WOW_SB_CSUM_BYTES	512	/* crc32c covers this prefix */
 #define WOW_CSUM_SEED		0xd3f00d5eU
 
@@ -105,10 +112,10 @@ struct wow_record {
 	__le64 seg_seq;
 	__le64 durable_seq;	/* every record <= this was durable */
 	__u8 uuid[16];		/* the superblock's */
-	__le32 data_csum;	/* crc32c of the data blocks */
+	__le32 data_csum;	/* crc32c of the data blocks, or of crc[] */
 	__le16 nr_data;
 	__le16 nr_tombs;
-	__le32 flags;
+	__le32 flags;		/* WOW_REC_CRCS */
 	/*
 	 * Version 2: where the log goes on when this segment ends: the
 	 * segment number + 1 (0: not known when written).  It is the head
@@ -116,6 +123,9 @@ struct wow_record {
 	 */
 	__le32 next_seg;
 } __packed;
+
+/* record flags */
+#define WOW_REC_CRCS		0x00000001U	/* crc[nr_data] follows oblock[] */
 
 #define WOW_TOMB_CLEAN		0x00000001U	/* a clean mark, not a kill */
 
@@ -126,14 +136,25 @@ struct wow_tomb {
 	__le32 flags;
 } __packed;
 
-/* Entries a header block of @block_size bytes can describe. */
+/*
+ * Data blocks a header block of @block_size bytes with @nr_tombs
+ * tombstones can describe: 8 bytes each, 12 with WOW_REC_CRCS in @flags.
+ */
 static inline unsigned int wow_record_capacity(__u32 block_size,
-					       unsigned int nr_tombs)
+					       unsigned int nr_tombs,
+					       __u32 flags)
 {
 	unsigned int room = block_size - sizeof(struct wow_record) -
 			    nr_tombs * sizeof(struct wow_tomb);
 
-	return room / sizeof(__le64);
+	return room / (sizeof(__le64) +
+		       (flags & WOW_REC_CRCS ? sizeof(__le32) : 0));
+}
+
+/* The record flags a cache in format @version writes. */
+static inline __u32 wow_record_flags_v(__u32 version)
+{
+	return version >= 5 ? WOW_REC_CRCS : 0;
 }
 
 #define WOW_ORIGIN_ID_LEN	64

@@ -2,9 +2,9 @@
 /*
  * dm-wow index: origin block -> cache slot.
  *
- * One struct wow_slot per cache block of the log area (12 bytes) and one
+ * One struct wow_slot per cache block of the log area (16 bytes) and one
  * 32-bit hash bucket head per two to four slots (a power of two buckets,
- * at most half as many as slots): at most 14 bytes of RAM per cache block,
+ * at most half as many as slots): at most 18 bytes of RAM per cache block,
  * chains of two to four at a full cache.  Both arrays are cut into chunks
  * of at most 2 MiB, so no allocation is large however big the cache (a
  * 4 TiB cache of 4 KiB blocks has 2^30 slots).  A slot holding the current
@@ -238,6 +238,19 @@ void wow_index_set_flags(struct wow_index *ix, u32 slot, u16 set, u16 clear)
 	if ((sl->flags ^ to) & WOW_SLOT_DIRTY && (sl->flags & WOW_SLOT_VALID))
 		mark(ix, slot);
 	sl->flags = to;
+}
+
+/*
+ * The crc32c of @slot's data, as its record has it (WOW_SLOT_CRC): set
+ * after the insert that made it current (which clears it).
+ */
+void wow_index_set_crc(struct wow_index *ix, u32 slot, u32 crc)
+{
+	struct wow_slot *sl = wow_slot_at(ix, slot);
+
+	mark(ix, slot);
+	sl->crc = crc;
+	sl->flags |= WOW_SLOT_CRC;
 }
 
 /*

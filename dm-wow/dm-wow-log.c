@@ -86,8 +86,9 @@ static void pace_work(struct work_struct *ws)
 }
 
 /*
- * The policy's source: is the current cached copy of @ob dirty? (lock held
- * or recovering)
+ * The policy's source: is the current cached copy of @ob dirty, for
+ * destage?  A bad one (its data does not match its crc) is not.  (lock
+ * held or recovering)
  */
 static bool oblock_dirty(void *ctx, u64 ob)
 {
@@ -95,7 +96,8 @@ static bool oblock_dirty(void *ctx, u64 ob)
 	u32 slot = wow_index_lookup(&wc->index, to_oblock(ob));
 
 	return slot != WOW_NO_SLOT &&
-	       (wow_slot_at(&wc->index, slot)->flags & WOW_SLOT_DIRTY);
+	       (wow_slot_at(&wc->index, slot)->flags &
+		(WOW_SLOT_DIRTY | WOW_SLOT_BAD)) == WOW_SLOT_DIRTY;
 }
 
 static bool oblock_older(void *ctx, u64 *pos, u64 *ob);
@@ -135,7 +137,9 @@ int wow_log_alloc(struct wow_cache *wc)
 	wc->nr_segments = wc->sb.geo.nr_segments;
 	wc->nr_slots = wc->nr_segments * wc->blocks_per_seg;
 
-	cap = min3(wc->blocks_per_seg - 1, wow_record_capacity(bs, 0),
+	cap = min3(wc->blocks_per_seg - 1,
+		   wow_record_capacity(bs, 0,
+				       wow_record_flags_v(wc->sb.version)),
 		   WOW_RECORD_DATA_BYTES / bs);
 	wc->max_record_blocks = rounddown_pow_of_two(cap);
 
@@ -353,7 +357,8 @@ static bool oblock_older(void *ctx, u64 *pos, u64 *ob)
 	}
 	for (; slot != WOW_NO_SLOT; slot = order_next(wc, slot)) {
 		if (!slot_dirty(wc, slot) ||
-		    (wow_slot_at(&wc->index, slot)->flags & WOW_SLOT_DESTAGING))
+		    (wow_slot_at(&wc->index, slot)->flags &
+		     (WOW_SLOT_DESTAGING | WOW_SLOT_BAD)))
 			continue;
 		*pos = slot;
 		*ob = from_oblock(wow_slot_oblock(wow_slot_at(&wc->index,
@@ -508,6 +513,96 @@ static int reserve_tombs(struct wow_cache *wc, u32 s, u32 more)
 	return 0;
 }
 
+/* The crc32c of @len bytes at byte @off of @pages (lowmem, back to back). */
+static u32 pages_crc(struct page **pages, u32 off, u32 len)
+{
+	u32 c = ~0U, n;
+
+	for (; len; off += n, len -= n) {
+		n = min_t(u32, len, PAGE_SIZE - offset_in_page(off));
+		c = crc32c(c, page_address(pages[off >> PAGE_SHIFT]) +
+			   offset_in_page(off), n);
+	}
+	return c;
+}
+
+/*
+ * The crc32c of each of the batch's data blocks into @crcs (a block spans
+ * pages, or a page holds blocks); returns the crc32c of the array.
+ */
+static u32 batch_block_crcs(struct wow_cache *wc, __le32 *crcs)
+{
+	struct wow_batch *b = &wc->batch;
+	u32 bs = wc->args.block_size, i;
+
+	for (i = 0; i < b->nr_data; i++)
+		crcs[i] = cpu_to_le32(pages_crc(b->pages, i * bs, bs));
+	return crc32c(~0U, crcs, b->nr_data * sizeof(*crcs));
+}
+
+/* The batch's data slots take their crcs from its header (lock held). */
+static void set_batch_crcs(struct wow_cache *wc)
+{
+	struct wow_batch *b = &wc->batch;
+	__le32 *crcs = wow_record_crcs(b->hdr, b->nr_tombs, b->nr_data);
+	u32 first = slot_of(wc, b->seg, b->block + 1), i;
+
+	lockdep_assert_held(&wc->lock);
+	for (i = 0; i < b->nr_data; i++)
+		if (wow_slot_at(&wc->index, first + i)->flags & WOW_SLOT_VALID)
+			wow_index_set_crc(&wc->index, first + i,
+					  le32_to_cpu(crcs[i]));
+}
+
+#define MSG_BAD_BLOCK "%s: origin block %llu: its cached copy (cache block %u) does not match its crc32c (%08x, read %08x): not destaged; reads of it fail until it is written again"
+
+/*
+ * Blocks read from the cache for destage or cleaning: @n blocks back to
+ * back in @pages, read from @slots (WOW_NO_SLOT: left out) for origin
+ * blocks @obs (NULL: @first on).  Each block still current where it was
+ * read, whose crc the index knows (format 5), is checked against it; one
+ * that does not match is marked WOW_SLOT_BAD: it is not destaged or
+ * copied (it keeps its segment from cleaning), reads of it fail, the
+ * kernel log names it and needs_check is latched.  @crcs: room for @n.
+ * Returns how many were bad.  Lock not held.
+ */
+u32 wow_log_check_blocks(struct wow_cache *wc, const u32 *slots,
+			 const u64 *obs, u64 first, u32 n, struct page **pages,
+			 u32 *crcs)
+{
+	u32 bs = wc->args.block_size, i, bad = 0;
+
+	if (!(wow_record_flags_v(wc->sb.version) & WOW_REC_CRCS))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (slots[i] != WOW_NO_SLOT)
+			crcs[i] = pages_crc(pages, i * bs, bs);
+	spin_lock_irq(&wc->lock);
+	for (i = 0; i < n; i++) {
+		u64 ob = obs ? obs[i] : first + i;
+		struct wow_slot *sl;
+
+		if (slots[i] == WOW_NO_SLOT)
+			continue;
+		sl = wow_slot_at(&wc->index, slots[i]);
+		if ((sl->flags & (WOW_SLOT_VALID | WOW_SLOT_CRC | WOW_SLOT_BAD)) !=
+		    (WOW_SLOT_VALID | WOW_SLOT_CRC) ||
+		    from_oblock(wow_slot_oblock(sl)) != ob || sl->crc == crcs[i])
+			continue;
+		wow_index_set_flags(&wc->index, slots[i], WOW_SLOT_BAD, 0);
+		wc->segs[wow_slot_seg(wc, slots[i])].nr_bad++;
+		bad++;
+		DMERR_LIMIT(MSG_BAD_BLOCK, wow_name(wc), ob, slots[i], sl->crc,
+			    crcs[i]);
+	}
+	spin_unlock_irq(&wc->lock);
+	if (bad) {
+		atomic64_add(bad, &wc->stats.bad_blocks);
+		wow_latch_check(wc, "a cached block's crc32c");
+	}
+	return bad;
+}
+
 /*
  * Forget slot @slot's current copy (lock held).  @replaced: a new dirty
  * copy takes its place at once (its group stays dirty; the policy hears of
@@ -527,6 +622,8 @@ static void __drop_slot(struct wow_cache *wc, u32 slot, bool replaced)
 		wc->segs[wow_slot_seg(wc, slot)].nr_dirty--;
 		wc->dirty_blocks--;
 	}
+	if (sl->flags & WOW_SLOT_BAD)
+		seg->nr_bad--;
 	seg->nr_valid--;
 	wc->valid_blocks--;
 	wow_index_remove(&wc->index, slot);
@@ -641,8 +738,9 @@ static void release_copied(struct wow_cache *wc, struct wow_copy *c, u32 i)
 		return;
 	if (wow_index_lookup(&wc->index, to_oblock(ob)) == src) {
 		wow_index_set_flags(&wc->index, src, 0, WOW_SLOT_DESTAGING);
-		/* its group lives while the block is held */
-		WARN_ON_ONCE(wow_policy_mark_dirty(&wc->policy, ob));
+		/* its group lives while the block is held; a bad one goes */
+		if (!(wow_slot_at(&wc->index, src)->flags & WOW_SLOT_BAD))
+			WARN_ON_ONCE(wow_policy_mark_dirty(&wc->policy, ob));
 	}
 	wow_policy_run_done(&wc->policy, ob, 1);
 	wow_log_unpin(wc, wow_slot_seg(wc, src));
@@ -678,7 +776,8 @@ static u32 prune_copy(struct wow_cache *wc, struct wow_copy *c)
 		if (c->slots[i] == WOW_NO_SLOT)
 			continue;
 		cur = wow_index_lookup(&wc->index, to_oblock(c->oblocks[i]));
-		if (c->status || cur != c->slots[i])
+		if (c->status || cur != c->slots[i] ||
+		    (wow_slot_at(&wc->index, cur)->flags & WOW_SLOT_BAD))
 			release_copied(wc, c, i);
 		else
 			n++;
@@ -698,6 +797,7 @@ static void free_metas(struct list_head *metas, int error)
 			complete(m->done);
 		}
 		kvfree(m->tombs);
+		kvfree(m->own_last);
 		kfree(m);
 	}
 }
@@ -787,7 +887,11 @@ static struct wow_meta *build_meta(struct wow_cache *wc, u32 v)
 	if (!m)
 		return ERR_PTR(-ENOMEM);
 	m->tombs = kvmalloc_array(max(cap, 1U), sizeof(*m->tombs), GFP_NOIO);
-	if (!m->tombs) {
+	m->own_last = kvmalloc_array(max(cap, 1U), sizeof(*m->own_last),
+				     GFP_NOIO);
+	if (!m->tombs || !m->own_last) {
+		kvfree(m->tombs);
+		kvfree(m->own_last);
 		kfree(m);
 		return ERR_PTR(-ENOMEM);
 	}
@@ -804,14 +908,17 @@ static struct wow_meta *build_meta(struct wow_cache *wc, u32 v)
 			continue;
 		if (n && m->tombs[n - 1].start + m->tombs[n - 1].nr == b) {
 			m->tombs[n - 1].nr++;
+			m->own_last[n - 1] = i;
 			continue;
 		}
 		m->tombs[n].start = b;
 		m->tombs[n].nr = 1;
 		m->tombs[n].t = seg->max_seq;
 		m->tombs[n].flags = 0;
+		m->own_last[n] = i;
 		n++;
 	}
+	m->nr_own = n;
 	for (i = 0; i < seg->nr_tombs; i++)
 		if (seg->tombs[i].t >= min_seq)
 			m->tombs[n++] = seg->tombs[i];
@@ -820,6 +927,7 @@ static struct wow_meta *build_meta(struct wow_cache *wc, u32 v)
 		seg->state = WOW_SEG_DRAINING;
 		spin_unlock_irq(&wc->lock);
 		kvfree(m->tombs);
+		kvfree(m->own_last);
 		kfree(m);
 		return NULL;
 	}
@@ -1236,6 +1344,29 @@ static u32 insert_copies(struct wow_cache *wc, u32 slot)
 }
 
 /*
+ * Victim @m's tombstones written so far (a meta larger than a record goes
+ * over several): drop the copies they kill now, so the index follows the
+ * log record by record.  A checkpoint taken before the record with the
+ * rest would otherwise hold copies a record before it killed, and a load
+ * from it keep them (lock held).
+ */
+static void drop_tombstoned(struct wow_cache *wc, struct wow_meta *m)
+{
+	u32 upto = min(m->done_tombs, m->nr_own), i, slot;
+
+	lockdep_assert_held(&wc->lock);
+	if (upto <= m->nr_dropped)
+		return;
+	for (i = m->nr_dropped ? m->own_last[m->nr_dropped - 1] + 1 : 0;
+	     i <= m->own_last[upto - 1]; i++) {
+		slot = slot_of(wc, m->victim, i);
+		if (wow_slot_at(&wc->index, slot)->flags & WOW_SLOT_VALID)
+			drop_slot(wc, slot);
+	}
+	m->nr_dropped = upto;
+}
+
+/*
  * Step 3 of the commit order: the batch's record is written (or failed).
  * Returns -ENOMEM when memory for the bookkeeping could not be had yet.
  */
@@ -1277,10 +1408,20 @@ static int finish_batch(struct wow_cache *wc)
 		slot += wow_bio_blocks(wc, bio);
 	}
 
+	/* the data's crcs, from the header (format 5) */
+	if (wow_record_flags_v(wc->sb.version) & WOW_REC_CRCS)
+		set_batch_crcs(wc);
+
 	/* after the writes: a tombstone kills data of its own record too */
 	bio_list_for_each(bio, &b->discards)
 		drop_range(wc, wow_bio_oblock(wc, bio),
 			   wow_bio_blocks(wc, bio));
+
+	/* a victim's tombstones written so far: their copies are dead */
+	m = list_first_entry_or_null(&wc->pending_metas, struct wow_meta,
+				     list);
+	if (m && m->victim != WOW_NO_SEG)
+		drop_tombstoned(wc, m);
 
 	list_for_each_entry(m, &metas, list) {
 		struct wow_segment *v;
@@ -1440,7 +1581,9 @@ static void add_marks(struct wow_cache *wc, struct wow_batch *b, bool only,
 
 	lockdep_assert_held(&wc->lock);
 	while (n < wc->nr_marks && tomb_room(wc, b->nr_tombs) &&
-	       (only || wow_record_capacity(bs, b->nr_tombs + 1) >= want))
+	       (only || wow_record_capacity(bs, b->nr_tombs + 1,
+					    wow_record_flags_v(wc->sb.version)) >=
+		want))
 		add_tomb(b, &wc->marks[n++]);
 	wc->nr_marks -= n;
 	memmove(wc->marks, wc->marks + n, wc->nr_marks * sizeof(*wc->marks));
@@ -1692,7 +1835,8 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 
 	add_marks(wc, b, only_marks, room);
 	data_cap = min3(room, wow_record_capacity(wc->args.block_size,
-						  b->nr_tombs),
+						  b->nr_tombs,
+						  wow_record_flags_v(wc->sb.version)),
 			WOW_RECORD_DATA_BYTES / wc->args.block_size);
 
 	/*
@@ -1761,8 +1905,12 @@ static void copy_pages_to_batch(struct wow_batch *b, u32 off,
 	}
 }
 
-/* Copy the batch's data out of its bios; returns its crc32c. */
-static u32 copy_batch_data(struct wow_cache *wc)
+/*
+ * Copy the batch's data out of its bios; returns the record's data_csum:
+ * with WOW_REC_CRCS (@flags) each block's crc32c goes into the header
+ * and data_csum is theirs, else it is the data's.
+ */
+static u32 copy_batch_data(struct wow_cache *wc, u32 flags)
 {
 	struct wow_batch *b = &wc->batch;
 	__le64 *oblocks = wow_record_oblocks(b->hdr, b->nr_tombs);
@@ -1797,6 +1945,9 @@ static u32 copy_batch_data(struct wow_cache *wc)
 			off += bv.bv_len;
 		}
 	}
+	if (flags & WOW_REC_CRCS)
+		return batch_block_crcs(wc, wow_record_crcs(b->hdr, b->nr_tombs,
+							    b->nr_data));
 	for (i = 0; i < off; i += len) {
 		len = min_t(u32, off - i, PAGE_SIZE);
 		csum = crc32c(csum, page_address(b->pages[i >> PAGE_SHIFT]),
@@ -1847,7 +1998,8 @@ static void submit_batch(struct wow_cache *wc)
 	u64 origin_flush;
 	struct bio *bio;
 
-	ri.data_csum = copy_batch_data(wc);
+	ri.flags = wow_record_flags_v(wc->sb.version);
+	ri.data_csum = copy_batch_data(wc, ri.flags);
 	ri.seq = b->seq;
 	ri.seg_seq = wc->segs[b->seg].seq;
 	ri.nr_data = b->nr_data;
@@ -2048,6 +2200,7 @@ struct wow_scan {
 	u32 win_off;
 	u32 win_n;		/* 0: empty */
 	u64 *oblocks;		/* one record's origin blocks */
+	u32 *crcs;		/* and their crc32cs (WOW_REC_CRCS) */
 	struct wow_tomb_range *cleans;	/* clean marks found */
 	u32 nr_cleans;
 	u32 max_cleans;
@@ -2130,6 +2283,40 @@ static int add_clean_mark(struct wow_scan *sc, struct wow_tomb_range *tr)
 	}
 	sc->cleans[sc->nr_cleans++] = *tr;
 	return 0;
+}
+
+/* A record's block crcs (WOW_REC_CRCS), kept while its data is read. */
+static void save_crcs(struct wow_scan *sc, void *hdr,
+		      const struct wow_record_info *ri)
+{
+	__le32 *c = wow_record_crcs(hdr, ri->nr_tombs, ri->nr_data);
+	u32 i;
+
+	if (!(ri->flags & WOW_REC_CRCS))
+		return;
+	for (i = 0; i < ri->nr_data; i++)
+		sc->crcs[i] = le32_to_cpu(c[i]);
+}
+
+/*
+ * Data blocks [@first, @first + @n) of record @ri, at @p: with block
+ * crcs, false unless each matches; else they go into *@csum, which the
+ * caller compares with data_csum once all are in.
+ */
+static bool data_check(const struct wow_scan *sc,
+		       const struct wow_record_info *ri, u32 first,
+		       const void *p, u32 n, u32 bs, u32 *csum)
+{
+	u32 i;
+
+	if (!(ri->flags & WOW_REC_CRCS)) {
+		*csum = crc32c(*csum, p, n * bs);
+		return true;
+	}
+	for (i = 0; i < n; i++)
+		if (wow_block_crc(p + i * bs, bs) != sc->crcs[first + i])
+			return false;
+	return true;
 }
 
 /*
@@ -2443,6 +2630,7 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 				sc->oblocks[i] = le64_to_cpu(raw[i]);
 				ok &= sc->oblocks[i] < nr_oblocks;
 			}
+			save_crcs(sc, hdr, &ri);
 			decoded = ok;
 		}
 		/* the data: crc in window-sized chunks (hdr may move) */
@@ -2454,10 +2642,10 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 
 			if (IS_ERR(data))
 				return PTR_ERR(data);
-			csum = crc32c(csum, data, n * bs);
+			ok &= data_check(sc, &ri, done, data, n, bs, &csum);
 			done += n;
 		}
-		ok &= csum == ri.data_csum;
+		ok &= (ri.flags & WOW_REC_CRCS) || csum == ri.data_csum;
 		if (!ok) {
 			/*
 			 * Which record is missing: the one this intact header
@@ -2502,9 +2690,13 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 			*slot_seq(sc, slot) = ri.seq;
 			wow_slot_set_oblock(wow_slot_at(&wc->index, slot), b);
 			/* of two copies in one record the later is current */
-			if (cur == WOW_NO_SLOT || *slot_seq(sc, cur) <= ri.seq)
+			if (cur == WOW_NO_SLOT || *slot_seq(sc, cur) <= ri.seq) {
 				wow_index_insert(&wc->index, b, slot,
 						 WOW_SLOT_DIRTY);
+				if (ri.flags & WOW_REC_CRCS)
+					wow_index_set_crc(&wc->index, slot,
+							  sc->crcs[i]);
+			}
 		}
 		note_claim(sc, s, ri.seq, ri.durable_seq);
 		if (!off)
@@ -3513,10 +3705,12 @@ static int scan_log(struct wow_cache *wc, struct wow_scan *sc)
 	sc->sus = vmalloc(array_size(wc->nr_segments, sizeof(*sc->sus)));
 	sc->suspects = vmalloc(array_size(wc->nr_segments, sizeof(u64)));
 	sc->buf = kvmalloc(array_size(sc->win_blocks, bs), GFP_KERNEL);
-	sc->oblocks = kvmalloc_array(wow_record_capacity(bs, 0), sizeof(u64),
+	sc->oblocks = kvmalloc_array(wow_record_capacity(bs, 0, 0), sizeof(u64),
 				     GFP_KERNEL);
+	sc->crcs = kvmalloc_array(wow_record_capacity(bs, 0, 0), sizeof(u32),
+				  GFP_KERNEL);
 	if (!sc->slot_seq || !sc->claims || !sc->sus || !sc->suspects ||
-	    !sc->buf || !sc->oblocks)
+	    !sc->buf || !sc->oblocks || !sc->crcs)
 		return -ENOMEM;
 
 	for (s = 0; s < wc->nr_segments; s++) {
@@ -3550,6 +3744,7 @@ static void scan_free(struct wow_scan *sc)
 	kvfree(sc->cleans);
 	kvfree(sc->buf);
 	kvfree(sc->oblocks);
+	kvfree(sc->crcs);
 }
 
 /* ---- replay of the log since the checkpoint, along its chain ---- */
@@ -3646,6 +3841,7 @@ static int replay_record(struct wow_cache *wc, struct wow_replay *rp, u32 s,
 	struct wow_segment *seg = &wc->segs[s];
 	struct wow_tomb *t = wow_record_tombs(hdr);
 	__le64 *raw = wow_record_oblocks(hdr, ri->nr_tombs);
+	__le32 *crcs = wow_record_crcs(hdr, ri->nr_tombs, ri->nr_data);
 	u32 i, slot, cur;
 	int r;
 
@@ -3666,6 +3862,9 @@ static int replay_record(struct wow_cache *wc, struct wow_replay *rp, u32 s,
 		if (r)
 			return r;
 		wow_index_insert(&wc->index, b, slot, WOW_SLOT_DIRTY);
+		if (ri->flags & WOW_REC_CRCS)
+			wow_index_set_crc(&wc->index, slot,
+					  le32_to_cpu(crcs[i]));
 	}
 	for (i = 0; i < ri->nr_tombs; i++) {
 		struct wow_tomb_range tr = {
@@ -3724,15 +3923,17 @@ static int replay_data(void *ctx, u32 s, u32 off,
 		p = scan_blocks(wc, sc, s, off, 2, false);
 		if (IS_ERR(p))
 			return PTR_ERR(p);
+		save_crcs(sc, p, ri);
 	}
 	for (done = 0; done < ri->nr_data; done += n) {
 		n = min(ri->nr_data - done, sc->win_blocks);
 		p = scan_blocks(wc, sc, s, off + 1 + done, n, false);
 		if (IS_ERR(p))
 			return PTR_ERR(p);
-		csum = crc32c(csum, p, n * bs);
+		if (!data_check(sc, ri, done, p, n, bs, &csum))
+			return false;
 	}
-	return csum == ri->data_csum;
+	return (ri->flags & WOW_REC_CRCS) || csum == ri->data_csum;
 }
 
 static int replay_apply(void *ctx, u32 s, u32 off,
@@ -3814,8 +4015,10 @@ static int replay_log(struct wow_cache *wc, const struct wow_ckpt_info *ci,
 	rp.sc.nr_seq_chunks = DIV_ROUND_UP(wc->nr_slots, WOW_SEQ_CHUNK);
 	rp.sc.slot_seq = kvcalloc(rp.sc.nr_seq_chunks, sizeof(u64 *),
 				  GFP_KERNEL);
+	rp.sc.crcs = kvmalloc_array(wow_record_capacity(bs, 0, 0), sizeof(u32),
+				    GFP_KERNEL);
 	/* the chunks themselves as records are replayed (replay_set_seq) */
-	if (!rp.sc.buf || !rp.ckpt_max || !rp.sc.slot_seq)
+	if (!rp.sc.buf || !rp.ckpt_max || !rp.sc.slot_seq || !rp.sc.crcs)
 		goto out;
 	for (i = 0; i < wc->nr_segments; i++)
 		rp.ckpt_max[i] = wc->segs[i].seq ? wc->segs[i].max_seq : 0;

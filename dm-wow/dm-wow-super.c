@@ -216,6 +216,12 @@ u32 wow_max_tombs(u32 block_size)
 	       sizeof(struct wow_tomb);
 }
 
+/* The crc32c of one data block, as a record's crc[] holds it. */
+u32 wow_block_crc(const void *data, u32 block_size)
+{
+	return crc32c(~0U, data, block_size);
+}
+
 static u32 record_csum(const void *hdr, u32 block_size)
 {
 	static const u8 zero[4];
@@ -241,7 +247,7 @@ void wow_record_seal(void *hdr, u32 block_size, const u8 *uuid,
 	r->data_csum = cpu_to_le32(ri->data_csum);
 	r->nr_data = cpu_to_le16(ri->nr_data);
 	r->nr_tombs = cpu_to_le16(ri->nr_tombs);
-	r->flags = 0;
+	r->flags = cpu_to_le32(ri->flags);
 	r->next_seg = cpu_to_le32(ri->next_seg + 1);
 	r->csum = cpu_to_le32(record_csum(hdr, block_size));
 }
@@ -265,10 +271,20 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
 	ri->nr_data = le16_to_cpu(r->nr_data);
 	ri->nr_tombs = le16_to_cpu(r->nr_tombs);
 	ri->next_seg = le32_to_cpu(r->next_seg) - 1;
+	ri->flags = le32_to_cpu(r->flags);
 	if (le32_to_cpu(r->csum) != record_csum(hdr, block_size) ||
+	    (ri->flags & ~WOW_REC_CRCS) ||
 	    ri->nr_tombs > wow_max_tombs(block_size) ||
-	    ri->nr_data > wow_record_capacity(block_size, ri->nr_tombs) ||
+	    ri->nr_data > wow_record_capacity(block_size, ri->nr_tombs,
+					      ri->flags) ||
 	    ri->seq < ri->seg_seq || !ri->seq)
+		return WOW_REC_BAD;
+	/* the block crcs are the header's: data_csum is theirs */
+	if ((ri->flags & WOW_REC_CRCS) &&
+	    ri->data_csum != crc32c(~0U, wow_record_crcs((void *)hdr,
+							  ri->nr_tombs,
+							  ri->nr_data),
+				    ri->nr_data * sizeof(__le32)))
 		return WOW_REC_BAD;
 	/*
 	 * A tombstone or clean mark speaks of records written before its

@@ -357,11 +357,20 @@ static int wow_map_read(struct wow_cache *wc, struct bio *bio,
 
 	spin_lock_irq(&wc->lock);
 	first = wow_index_lookup(&wc->index, to_oblock(ob));
+	if (first != WOW_NO_SLOT &&
+	    (wow_slot_at(&wc->index, first)->flags & WOW_SLOT_BAD)) {
+		/* its data does not match its crc32c: an error, not it */
+		spin_unlock_irq(&wc->lock);
+		if (n > 1)
+			dm_accept_partial_bio(bio, 1 << wc->block_shift);
+		return DM_MAPIO_KILL;
+	}
 	for (i = 1; i < n; i++) {
 		s = wow_index_lookup(&wc->index, to_oblock(ob + i));
 		if (first == WOW_NO_SLOT ? s != WOW_NO_SLOT :
 		    s != first + i ||
-		    wow_slot_seg(wc, s) != wow_slot_seg(wc, first))
+		    wow_slot_seg(wc, s) != wow_slot_seg(wc, first) ||
+		    (wow_slot_at(&wc->index, s)->flags & WOW_SLOT_BAD))
 			break;
 	}
 	if (first != WOW_NO_SLOT) {
@@ -626,6 +635,7 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 		       args.max_destage_ios, args.max_destage_size,
 		       args.max_age_s, (u64)args.sequential_cutoff);
 		DMEMIT(" write_group_size=%u", args.write_group_size);
+		DMEMIT(" bad_blocks=%llu", STAT(bad_blocks));
 		break;
 	case STATUSTYPE_TABLE:
 		args.set &= ~BIT(WOW_OPT_FORMAT);

@@ -120,16 +120,24 @@ void wow_args_set_group(struct wow_args *a, u32 group_size);
 #define WOW_SLOT_VALID		0x0001	/* the current copy of its block */
 #define WOW_SLOT_DIRTY		0x0002	/* not yet durable on the origin */
 #define WOW_SLOT_DESTAGING	0x0004	/* a destage write is in flight */
+#define WOW_SLOT_CRC		0x0008	/* crc is the block's (format 5) */
+/* BAD: its data does not match crc: reads fail, never destaged or copied */
+#define WOW_SLOT_BAD		0x0010
 
-/* 12 bytes: a 48-bit origin block, flags, and the hash chain link. */
+/*
+ * 16 bytes: a 48-bit origin block, flags, the hash chain link, and the
+ * crc32c of the block's data as its record has it (WOW_SLOT_CRC), so a
+ * destage or a copy checks the very block it read.
+ */
 struct wow_slot {
 	u32 ob_lo;
 	u16 ob_hi;
 	u16 flags;
 	u32 next;
+	u32 crc;
 };
 
-/* Slots and bucket heads per chunk: 1.5 MiB and 2 MiB. */
+/* Slots and bucket heads per chunk: 2 MiB each. */
 #define WOW_SLOT_CHUNK_SHIFT	17
 #define WOW_HEAD_CHUNK_SHIFT	19
 
@@ -188,6 +196,7 @@ static inline void wow_slot_clear(struct wow_slot *sl)
 	sl->ob_hi = 0;
 	sl->flags = 0;
 	sl->next = WOW_NO_SLOT;
+	sl->crc = 0;
 }
 
 int wow_index_init(struct wow_index *ix, u32 nr_slots);
@@ -196,6 +205,7 @@ u32 wow_index_lookup(struct wow_index *ix, oblock_t b);
 u32 wow_index_insert(struct wow_index *ix, oblock_t b, u32 slot, u16 flags);
 void wow_index_remove(struct wow_index *ix, u32 slot);
 void wow_index_set_flags(struct wow_index *ix, u32 slot, u16 set, u16 clear);
+void wow_index_set_crc(struct wow_index *ix, u32 slot, u32 crc);
 u64 wow_index_bytes(const struct wow_index *ix);
 void wow_index_take_changes(struct wow_index *ix, unsigned int t,
 			    unsigned long *to);
@@ -405,7 +415,14 @@ static inline __le64 *wow_record_oblocks(void *hdr, u32 nr_tombs)
 	       nr_tombs * sizeof(struct wow_tomb);
 }
 
+/* With WOW_REC_CRCS: the crc32c of each data block, after the oblocks. */
+static inline __le32 *wow_record_crcs(void *hdr, u32 nr_tombs, u32 nr_data)
+{
+	return (__le32 *)(wow_record_oblocks(hdr, nr_tombs) + nr_data);
+}
+
 u32 wow_max_tombs(u32 block_size);
+u32 wow_block_crc(const void *data, u32 block_size);
 void wow_record_seal(void *hdr, u32 block_size, const u8 *uuid,
 		     const struct wow_record_info *ri);
 enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
@@ -555,6 +572,7 @@ struct wow_segment {
 	u32 wp;			/* next block to write */
 	u32 nr_valid;		/* slots holding current copies */
 	u32 nr_dirty;		/* of which dirty */
+	u32 nr_bad;		/* of which WOW_SLOT_BAD: never a victim */
 	enum wow_seg_state state;
 	atomic_t pins;		/* reads in flight from this segment */
 	struct list_head list;	/* free list */
@@ -572,6 +590,15 @@ struct wow_meta {
 	u32 nr_tombs;
 	u32 done_tombs;		/* already written */
 	u32 victim;		/* segment being freed, or WOW_NO_SEG */
+	/*
+	 * A victim's: its first nr_own tombstones kill its current copies,
+	 * in slot order, the k-th up to its slot own_last[k]; the first
+	 * nr_dropped of them are written and their copies dropped (a meta
+	 * larger than a record is written over several).
+	 */
+	u32 nr_own;
+	u32 nr_dropped;
+	u32 *own_last;
 	struct completion *done;	/* completed when written (or not) */
 	int error;
 };
@@ -597,7 +624,8 @@ struct wow_copy {
 	struct page **pages;	/* the blocks' data, back to back */
 	u64 *oblocks;
 	u32 *slots;		/* where each was read; WOW_NO_SLOT: left out */
-	/* oblocks, pages and slots live in the same allocation */
+	u32 *crcs;		/* of the blocks read (wow_log_check_blocks) */
+	/* oblocks, pages, slots and crcs live in the same allocation */
 };
 
 /* The one log append in flight. */
@@ -644,6 +672,7 @@ struct wow_stats {
 	atomic64_t log_blocks;		/* written by the log: headers, data */
 	atomic64_t origin_errors;
 	atomic64_t cache_errors;
+	atomic64_t bad_blocks;		/* cached blocks not matching their crc */
 	atomic64_t seek_sectors;	/* sum of origin distances */
 };
 
@@ -868,6 +897,7 @@ struct wow_cache {
 	mempool_t copy_pool;		/* reserve of copy structs */
 	u32 victim;			/* segment being cleaned */
 	u32 copies_inflight;		/* reading, or queued to the log */
+	struct list_head copies_read;	/* read: to check, then queue */
 	unsigned long clean_pick_at;	/* jiffies of the last victim scan */
 	/* the log is short and no segment is cheap to clean (last scan) */
 	bool clean_starved;
@@ -951,6 +981,7 @@ static inline u32 wow_occupancy_bp(struct wow_cache *wc)
 
 /* ---- dm-wow-core.c: the error latch, the kick, background I/O ---- */
 
+void wow_latch_check(struct wow_cache *wc, const char *what);
 void wow_error(struct wow_cache *wc, enum wow_state state, const char *what,
 	       int err);
 void wow_health_load(struct wow_cache *wc, const void *blk);
@@ -983,6 +1014,9 @@ void wow_log_queue_flush(struct wow_cache *wc, struct bio *bio);
 void wow_log_queue_discard(struct wow_cache *wc, struct bio *bio);
 void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m);
 void wow_log_block_clean(struct wow_cache *wc, u32 slot, u64 ob);
+u32 wow_log_check_blocks(struct wow_cache *wc, const u32 *slots,
+			 const u64 *obs, u64 first, u32 n, struct page **pages,
+			 u32 *crcs);
 void wow_log_queue_copy(struct wow_cache *wc, struct wow_copy *c);
 void wow_log_tick(struct wow_cache *wc);
 void wow_log_cancel_metas(struct wow_cache *wc);

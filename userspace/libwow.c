@@ -253,6 +253,11 @@ const struct wow_field wow_fields[WOW_NR_FIELDS] = {
 		"whole log scanned) or format (the cache was blank)",
 		WOW_FT_WORD, offsetof(struct wow_status, loaded_from),
 		WOW_MK_INFO },
+	C(BAD_BLOCKS, bad_blocks, "Bad blocks", "blocks",
+	  "cached blocks whose data did not match their crc32c when destage "
+	  "or cleaning read them: not destaged, reads of them fail until "
+	  "they are written again (the kernel log names them); sets "
+	  "needs_check"),
 };
 
 #undef C

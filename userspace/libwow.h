@@ -97,6 +97,7 @@ enum wow_field_id {
 	WOW_F_SWEEPS,
 	WOW_F_LOAD_KIB,
 	WOW_F_LOADED_FROM,
+	WOW_F_BAD_BLOCKS,
 	WOW_NR_FIELDS
 };
 
@@ -149,6 +150,7 @@ struct wow_status {
 	uint64_t valid_blocks, discards, sweeps;
 	uint64_t load_kib;
 	char loaded_from[WOW_WORD_LEN];
+	uint64_t bad_blocks;
 	uint64_t present;	/* bit (1 << wow_field_id) per field seen */
 	struct wow_kv *other;	/* unknown keys, in line order */
 	size_t nr_other;

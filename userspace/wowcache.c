@@ -858,6 +858,7 @@ struct rinfo {
 	uint32_t data_csum;
 	uint16_t nr_data, nr_tombs;
 	uint32_t next_seg;	/* WOWC_NO_SEG: not known */
+	uint32_t flags;		/* WOW_REC_CRCS */
 	const char *why;
 };
 
@@ -932,6 +933,7 @@ static enum rec_kind rec_check(const struct wowc *c, const uint8_t *hdr,
 	ri->nr_data = le16toh(r->nr_data);
 	ri->nr_tombs = le16toh(r->nr_tombs);
 	ri->next_seg = le32toh(r->next_seg) - 1;
+	ri->flags = le32toh(r->flags);
 	csum = wowc_crc32c(WOW_CSUM_SEED, zero, sizeof(zero));
 	csum = wowc_crc32c(csum, hdr + 4, c->bs - 4);
 	if (le32toh(r->csum) != csum) {
@@ -942,8 +944,21 @@ static enum rec_kind rec_check(const struct wowc *c, const uint8_t *hdr,
 		ri->why = "more tombstones than a header holds";
 		return REC_BAD;
 	}
-	if (ri->nr_data > wow_record_capacity(c->bs, ri->nr_tombs)) {
+	if (ri->flags & ~WOW_REC_CRCS) {
+		ri->why = "unknown record flags";
+		return REC_BAD;
+	}
+	if (ri->nr_data > wow_record_capacity(c->bs, ri->nr_tombs,
+					      ri->flags)) {
 		ri->why = "more data blocks than a header holds";
+		return REC_BAD;
+	}
+	if ((ri->flags & WOW_REC_CRCS) &&
+	    wowc_crc32c(~0U, hdr + sizeof(*r) +
+			     ri->nr_tombs * sizeof(struct wow_tomb) +
+			     ri->nr_data * 8, ri->nr_data * 4) !=
+	    ri->data_csum) {
+		ri->why = "data_csum is not the block crcs'";
 		return REC_BAD;
 	}
 	if (ri->seq < ri->seg_seq || !ri->seq) {
@@ -1160,21 +1175,48 @@ static bool decode_oblocks(struct scan *sc, const uint8_t *hdr,
 	return ok;
 }
 
-/* data_csum: crc32c(~0, data blocks) */
+/*
+ * The data of the record whose header is @hdr, at @d: with WOW_REC_CRCS
+ * each block against its crc (data_csum is theirs, checked with the
+ * header), else data_csum, crc32c(~0, data blocks).
+ */
+static bool rec_data_ok(const struct wowc *c, const uint8_t *hdr,
+			const uint8_t *d, uint32_t nr_data, uint32_t nr_tombs,
+			uint32_t flags, uint32_t data_csum)
+{
+	const uint8_t *crcs = hdr + sizeof(struct wow_record) +
+			      nr_tombs * sizeof(struct wow_tomb) + nr_data * 8;
+	uint32_t i, want;
+
+	if (!(flags & WOW_REC_CRCS))
+		return wowc_crc32c(~0U, d, (size_t)nr_data * c->bs) ==
+		       data_csum;
+	for (i = 0; i < nr_data; i++) {
+		memcpy(&want, crcs + i * 4, 4);
+		if (wowc_crc32c(~0U, d + (size_t)i * c->bs, c->bs) !=
+		    le32toh(want))
+			return false;
+	}
+	return true;
+}
+
 static int data_ok(struct scan *sc, uint32_t s, uint32_t off,
 		   const struct rinfo *ri, bool *ok)
 {
-	const uint8_t *d;
+	const uint8_t *d, *hdr;
 
-	/* no data: the crc of nothing, ~0 */
+	/* no data: the crc of nothing, ~0 (of no crcs with WOW_REC_CRCS) */
 	*ok = ri->data_csum == ~0U;
 	if (!ri->nr_data)
 		return 0;
 	d = blk(sc, s, off + 1);
 	if (!d)
 		return sc->io_err;
-	*ok = wowc_crc32c(~0U, d, (size_t)ri->nr_data * sc->c->bs) ==
-	      ri->data_csum;
+	hdr = blk(sc, s, off);	/* the same buffer: the whole segment */
+	if (!hdr)
+		return sc->io_err;
+	*ok = rec_data_ok(sc->c, hdr, d, ri->nr_data, ri->nr_tombs, ri->flags,
+			  ri->data_csum);
 	return 0;
 }
 
@@ -1916,6 +1958,7 @@ static int chain_header(void *ctx, uint32_t s, uint32_t off, bool probe,
 			.durable_seq = ri.durable_seq,
 			.data_csum = ri.data_csum, .nr_data = ri.nr_data,
 			.nr_tombs = ri.nr_tombs, .next_seg = ri.next_seg,
+			.flags = ri.flags,
 		};
 		break;
 	case REC_BAD:
@@ -1934,18 +1977,17 @@ static int chain_data(void *ctx, uint32_t s, uint32_t off,
 	struct replay *rp = ctx;
 	const struct wowc *c = rp->sc.c;
 	const uint8_t *p = blk(&rp->sc, s, off);
-	uint32_t csum = ~0U;
 
 	if (!p)
 		return rp->sc.io_err;
 	memcpy(rp->hdr, p, c->bs);
-	if (wi->nr_data) {
-		p = blk(&rp->sc, s, off + 1);
-		if (!p)
-			return rp->sc.io_err;
-		csum = wowc_crc32c(~0U, p, (size_t)wi->nr_data * c->bs);
-	}
-	return csum == wi->data_csum;
+	if (!wi->nr_data)
+		return wi->data_csum == ~0U;
+	p = blk(&rp->sc, s, off + 1);
+	if (!p)
+		return rp->sc.io_err;
+	return rec_data_ok(c, rp->hdr, p, wi->nr_data, wi->nr_tombs,
+			   wi->flags, wi->data_csum);
 }
 
 static int chain_apply(void *ctx, uint32_t s, uint32_t off,
@@ -1958,7 +2000,7 @@ static int chain_apply(void *ctx, uint32_t s, uint32_t off,
 		.seq = wi->seq, .seg_seq = wi->seg_seq,
 		.durable_seq = wi->durable_seq, .data_csum = wi->data_csum,
 		.nr_data = wi->nr_data, .nr_tombs = wi->nr_tombs,
-		.next_seg = wi->next_seg,
+		.next_seg = wi->next_seg, .flags = wi->flags,
 	};
 	int r;
 
@@ -2093,7 +2135,7 @@ static int scan_log(struct wowc *c, struct wowc_view *v)
 	int r = -ENOMEM;
 
 	sc.buf = xalloc((size_t)c->bps * c->bs);
-	sc.oblocks = malloc((wow_record_capacity(c->bs, 0) + 1) * 8);
+	sc.oblocks = malloc((wow_record_capacity(c->bs, 0, 0) + 1) * 8);
 	v->claims = calloc(c->nr_segments, sizeof(*v->claims));
 	sc.sus = calloc(c->nr_segments, sizeof(*sc.sus));
 	if (!sc.buf || !sc.oblocks || !v->claims || !sc.sus)
@@ -3083,7 +3125,7 @@ int wowc_msize(uint64_t cache_bytes, uint32_t bs, uint32_t ebs,
 	/* dm-wow-index.c: 12-byte slots, 2^ilog2(slots / 2) 4-byte heads */
 	while (slots >= 4 && (2ULL << hb) <= slots / 2)
 		hb++;
-	m->index_bytes = slots * 12 + (4ULL << hb);
+	m->index_bytes = slots * 16 + (4ULL << hb);
 	/* with no tombstone, and with every one the area has room for */
 	m->load_bytes_min = ckpt_load_bytes(slots, m->nr_segments, 0, bs);
 	m->load_bytes_max = ckpt_load_bytes(slots, m->nr_segments,

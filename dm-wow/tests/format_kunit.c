@@ -82,8 +82,8 @@ static void wow_format_little_endian_layout(struct kunit *test)
 	struct wow_sb_info info;
 	u8 *b = encoded_block(test, &info);
 
-	/* version 4 at offset 4, magic "DWOWCACH" at offset 8 */
-	KUNIT_EXPECT_EQ(test, b[4], 4);
+	/* version 5 at offset 4, magic "DWOWCACH" at offset 8 */
+	KUNIT_EXPECT_EQ(test, b[4], 5);
 	KUNIT_EXPECT_EQ(test, memcmp(b + 8, "DWOWCACH", 8), 0);
 	/* block_size 4096 at offset 20 */
 	KUNIT_EXPECT_EQ(test, b[20], 0x00);
@@ -158,6 +158,12 @@ static void wow_format_version1_geometry(struct kunit *test)
 	wow_geometry_init(&info.geo, &a, 2097152, cache);
 	KUNIT_ASSERT_GT(test, info.geo.first_segment_sector,
 			wow_first_segment_sector(a.erase_block_size));
+	wow_sb_encode(buf, &info);
+	KUNIT_EXPECT_EQ(test, wow_sb_decode(buf, TEST_BLOCK, &out, &why),
+			WOW_SB_VALID);
+	KUNIT_EXPECT_EQ(test, out.version, 5U);
+	/* version 4 (no block crcs) has version 5's geometry */
+	info.version = 4;
 	wow_sb_encode(buf, &info);
 	KUNIT_EXPECT_EQ(test, wow_sb_decode(buf, TEST_BLOCK, &out, &why),
 			WOW_SB_VALID);
@@ -293,6 +299,7 @@ static void *sealed_record(struct kunit *test, struct wow_record_info *ri)
 	ri->nr_data = 3;
 	ri->nr_tombs = 2;
 	ri->next_seg = 9;
+	ri->flags = 0;
 	t = wow_record_tombs(b);
 	t[0].start = cpu_to_le64(100);
 	t[0].t = cpu_to_le64(17);
@@ -313,9 +320,16 @@ static void wow_format_record_layout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sizeof(struct wow_record), 64UL);
 	KUNIT_EXPECT_EQ(test, sizeof(struct wow_tomb), 24UL);
 	/* 4096-byte header: (4096 - 64) / 8 origin blocks without tombs */
-	KUNIT_EXPECT_EQ(test, wow_record_capacity(4096, 0), 504U);
-	KUNIT_EXPECT_EQ(test, wow_record_capacity(4096, 2), 498U);
-	KUNIT_EXPECT_EQ(test, wow_record_capacity(512, 0), 56U);
+	KUNIT_EXPECT_EQ(test, wow_record_capacity(4096, 0, 0), 504U);
+	KUNIT_EXPECT_EQ(test, wow_record_capacity(4096, 2, 0), 498U);
+	KUNIT_EXPECT_EQ(test, wow_record_capacity(512, 0, 0), 56U);
+	/* with block crcs 12 bytes each: (4096 - 64) / 12 */
+	KUNIT_EXPECT_EQ(test, wow_record_capacity(4096, 0, WOW_REC_CRCS), 336U);
+	KUNIT_EXPECT_EQ(test, wow_record_capacity(4096, 2, WOW_REC_CRCS), 332U);
+	KUNIT_EXPECT_EQ(test, wow_record_capacity(512, 0, WOW_REC_CRCS), 37U);
+	/* format version 5 writes them, earlier versions do not */
+	KUNIT_EXPECT_EQ(test, wow_record_flags_v(5), WOW_REC_CRCS);
+	KUNIT_EXPECT_EQ(test, wow_record_flags_v(4), 0U);
 	KUNIT_EXPECT_EQ(test, wow_max_tombs(512), 18U);
 	KUNIT_EXPECT_EQ(test, wow_max_tombs(4096), 168U);
 }
@@ -333,6 +347,7 @@ static void wow_format_record_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, out.data_csum, 0xabcdef01U);
 	KUNIT_EXPECT_EQ(test, out.nr_data, 3U);
 	KUNIT_EXPECT_EQ(test, out.nr_tombs, 2U);
+	KUNIT_EXPECT_EQ(test, out.flags, 0U);
 	/* where the log goes on, + 1 at offset 60 (0: not known) */
 	KUNIT_EXPECT_EQ(test, out.next_seg, 9U);
 	KUNIT_EXPECT_EQ(test, b[60], 10);
@@ -400,6 +415,57 @@ static void wow_format_record_foreign_and_bad(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wow_record_check(b, TEST_BLOCK, test_uuid, &out),
 			WOW_REC_BAD);
 	wow_record_tombs(b)[1].t = cpu_to_le64(U64_MAX);
+	wow_record_seal(b, TEST_BLOCK, test_uuid, &ri);
+	KUNIT_EXPECT_EQ(test, wow_record_check(b, TEST_BLOCK, test_uuid, &out),
+			WOW_REC_BAD);
+}
+
+/*
+ * Version 5: each data block's crc32c follows the origin blocks, and
+ * data_csum is the crc32c of those crcs: a header whose data_csum is not
+ * theirs, or with a flag not known, is refused.
+ */
+static void wow_format_record_block_crcs(struct kunit *test)
+{
+	struct wow_record_info ri, out;
+	u8 *b = sealed_record(test, &ri);
+	u8 *data = kunit_kzalloc(test, 3 * TEST_BLOCK, GFP_KERNEL);
+	__le32 *crcs = wow_record_crcs(b, 2, 3);
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	for (i = 0; i < 3 * TEST_BLOCK; i++)
+		data[i] = i * 7 + i / TEST_BLOCK;
+	for (i = 0; i < 3; i++)
+		crcs[i] = cpu_to_le32(wow_block_crc(data + i * TEST_BLOCK,
+						    TEST_BLOCK));
+	/* right after the three origin blocks */
+	KUNIT_EXPECT_PTR_EQ(test, (void *)crcs,
+			    (void *)(wow_record_oblocks(b, 2) + 3));
+	KUNIT_EXPECT_EQ(test, wow_block_crc(data, TEST_BLOCK),
+			crc32c(~0U, data, TEST_BLOCK));
+	KUNIT_EXPECT_NE(test, le32_to_cpu(crcs[0]), le32_to_cpu(crcs[1]));
+	ri.flags = WOW_REC_CRCS;
+	ri.data_csum = crc32c(~0U, crcs, 3 * sizeof(*crcs));
+	wow_record_seal(b, TEST_BLOCK, test_uuid, &ri);
+	KUNIT_ASSERT_EQ(test, wow_record_check(b, TEST_BLOCK, test_uuid, &out),
+			WOW_REC_OK);
+	KUNIT_EXPECT_EQ(test, out.flags, WOW_REC_CRCS);
+	KUNIT_EXPECT_EQ(test, out.data_csum, ri.data_csum);
+	/* data_csum must be the crcs' */
+	ri.data_csum ^= 1;
+	wow_record_seal(b, TEST_BLOCK, test_uuid, &ri);
+	KUNIT_EXPECT_EQ(test, wow_record_check(b, TEST_BLOCK, test_uuid, &out),
+			WOW_REC_BAD);
+	/* a flag this module does not know */
+	ri.data_csum ^= 1;
+	ri.flags = WOW_REC_CRCS | 2;
+	wow_record_seal(b, TEST_BLOCK, test_uuid, &ri);
+	KUNIT_EXPECT_EQ(test, wow_record_check(b, TEST_BLOCK, test_uuid, &out),
+			WOW_REC_BAD);
+	/* more blocks than fit at 12 bytes each (they would at 8) */
+	ri.flags = WOW_REC_CRCS;
+	ri.nr_data = 400;
 	wow_record_seal(b, TEST_BLOCK, test_uuid, &ri);
 	KUNIT_EXPECT_EQ(test, wow_record_check(b, TEST_BLOCK, test_uuid, &out),
 			WOW_REC_BAD);
@@ -553,6 +619,7 @@ static struct kunit_case wow_format_cases[] = {
 	KUNIT_CASE(wow_format_record_round_trip),
 	KUNIT_CASE(wow_format_record_every_byte_covered),
 	KUNIT_CASE(wow_format_record_foreign_and_bad),
+	KUNIT_CASE(wow_format_record_block_crcs),
 	KUNIT_CASE(wow_format_struct_is_512_bytes),
 	KUNIT_CASE(wow_format_geometry_math),
 	KUNIT_CASE(wow_format_encode_decode_round_trip),

@@ -17,14 +17,14 @@ static struct wow_index *new_index(struct kunit *test, u32 nr)
 	return ix;
 }
 
-static void wow_index_slot_is_12_bytes(struct kunit *test)
+static void wow_index_slot_is_16_bytes(struct kunit *test)
 {
 	/* plus at most 2 bytes of bucket heads per slot */
-	KUNIT_EXPECT_EQ(test, sizeof(struct wow_slot), 12UL);
+	KUNIT_EXPECT_EQ(test, sizeof(struct wow_slot), 16UL);
 }
 
 /*
- * At most 14 bytes per slot (and a bit per 512 slots for each checkpoint
+ * At most 18 bytes per slot (and a bit per 512 slots for each checkpoint
  * area's track), and chains of two to four when full.
  */
 static void wow_index_memory_bound(struct kunit *test)
@@ -37,7 +37,7 @@ static void wow_index_memory_bound(struct kunit *test)
 		u64 buckets = 1ULL << ix->hash_bits;
 
 		KUNIT_EXPECT_LE_MSG(test, wow_index_bytes(ix),
-				    14ULL * sizes[i] + sizes[i] / 1024 + 256,
+				    18ULL * sizes[i] + sizes[i] / 1024 + 256,
 				    "%u slots", sizes[i]);
 		if (sizes[i] >= 4) {
 			KUNIT_EXPECT_LE(test, 2 * buckets, (u64)sizes[i]);
@@ -55,6 +55,38 @@ static void wow_index_lookup_empty(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wow_index_lookup(ix, to_oblock(12345)),
 			WOW_NO_SLOT);
 	KUNIT_EXPECT_EQ(test, ix->nr_valid, 0U);
+	wow_index_exit(ix);
+}
+
+/*
+ * A slot's crc is its data's (format 5): set after the insert that made
+ * it current, gone with the next insert there; it changes the slot's
+ * entry.  BAD is not in a checkpoint.
+ */
+static void wow_index_block_crc(struct kunit *test)
+{
+	struct wow_index *ix = new_index(test, 4096);
+	unsigned long *m;
+	struct wow_slot *sl = wow_slot_at(ix, 1000);
+
+	m = kunit_kcalloc(test, BITS_TO_LONGS(ix->nr_track_bits),
+			  sizeof(unsigned long), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	wow_index_insert(ix, to_oblock(7), 1000, WOW_SLOT_DIRTY);
+	KUNIT_EXPECT_FALSE(test, sl->flags & WOW_SLOT_CRC);
+	wow_index_take_changes(ix, 0, m);
+	wow_index_set_crc(ix, 1000, 0xdeadbeef);
+	KUNIT_EXPECT_TRUE(test, sl->flags & WOW_SLOT_CRC);
+	KUNIT_EXPECT_EQ(test, sl->crc, 0xdeadbeefU);
+	KUNIT_EXPECT_TRUE(test, wow_index_changed(ix, ix->track[0], 1000, 1));
+	wow_index_take_changes(ix, 0, m);
+	wow_index_set_flags(ix, 1000, WOW_SLOT_BAD, 0);
+	KUNIT_EXPECT_FALSE(test, wow_index_changed(ix, ix->track[0], 0, 4096));
+	KUNIT_EXPECT_TRUE(test, sl->flags & WOW_SLOT_CRC);
+	/* another copy in the slot: neither its crc nor BAD are known */
+	wow_index_remove(ix, 1000);
+	wow_index_insert(ix, to_oblock(8), 1000, WOW_SLOT_DIRTY);
+	KUNIT_EXPECT_FALSE(test, sl->flags & (WOW_SLOT_CRC | WOW_SLOT_BAD));
 	wow_index_exit(ix);
 }
 
@@ -275,7 +307,8 @@ static void wow_index_across_chunks(struct kunit *test)
 }
 
 static struct kunit_case wow_index_cases[] = {
-	KUNIT_CASE(wow_index_slot_is_12_bytes),
+	KUNIT_CASE(wow_index_slot_is_16_bytes),
+	KUNIT_CASE(wow_index_block_crc),
 	KUNIT_CASE(wow_index_lookup_empty),
 	KUNIT_CASE(wow_index_insert_replace_remove),
 	KUNIT_CASE(wow_index_tracks_changes),

@@ -640,7 +640,7 @@ static const struct fake fakes[] = {
 	{ "bad", "ok wow 4096 12", "8:16 8:32 0" },
 	{ "dead", "failed lrw 512 8 8 0", NULL },
 	{ "gone2", NULL, NULL },
-	/* every field, as a 6.1 guest printed them */
+	/* every field, as a 6.1 guest printed them (and bad_blocks, format 5) */
 	{ "full", "ok wow 4096 61184 30210 28002 read_hits=10 read_misses=2 "
 	  "write_hits=300 write_misses=31000 writes_bypassed=0 "
 	  "destage_writes=900 destage_blocks=2998 merged_blocks=2000 "
@@ -650,7 +650,8 @@ static const struct fake fakes[] = {
 	  "high_watermark=35 destage_inflight=3 hand=517 dirty_groups=700 "
 	  "recency_bits=120 destage_runs=950 mean_run_blocks=3 "
 	  "mean_seek_sectors=96000 age_oldest_s=41 valid_blocks=30974 "
-	  "discards=0 sweeps=2 load_kib=1540 loaded_from=checkpoint",
+	  "discards=0 sweeps=2 load_kib=1540 loaded_from=checkpoint "
+	  "bad_blocks=0",
 	  "8:16 8:32 0" },
 };
 
