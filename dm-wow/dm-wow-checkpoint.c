@@ -201,20 +201,21 @@ static int stream_get(struct ckpt_io *io, void *data, u32 len)
 /* Slots in slot table block @b. */
 static u32 block_slots(const struct wow_ckpt_area *a, u64 b)
 {
-	u32 per = wow_ckpt_slots_per_block(a->block_size);
+	u32 per = wow_ckpt_slots_per_block(a->version, a->block_size);
 
 	return min_t(u64, a->nr_slots - b * per, per);
 }
 
 /* A slot table block of the @n entries @e, in @blk; its crc32c. */
 static __le32 block_fill(const struct wow_ckpt_area *a, void *blk,
-			 const u64 *e, u32 n)
+			 const struct wow_ckpt_entry *e, u32 n)
 {
 	u32 i;
 
 	memset(blk, 0, a->block_size);
 	for (i = 0; i < n; i++)
-		wow_ckpt_slot_put(blk, i, e[i]);
+		wow_ckpt_slot_put(blk, wow_ckpt_slot_bytes(a->version), i,
+				  &e[i]);
 	return cpu_to_le32(wow_ckpt_slot_block_csum(blk, a->block_size));
 }
 
@@ -224,9 +225,9 @@ static __le32 block_fill(const struct wow_ckpt_area *a, void *blk,
  */
 static __le32 slot_block_encode(const struct wow_ckpt_area *a,
 				const struct wow_ckpt_ops *ops, void *blk, u64 b,
-				u64 *e)
+				struct wow_ckpt_entry *e)
 {
-	u32 per = wow_ckpt_slots_per_block(a->block_size);
+	u32 per = wow_ckpt_slots_per_block(a->version, a->block_size);
 
 	ops->slot_entries(ops->ctx, b * per, block_slots(a, b), e);
 	return block_fill(a, blk, e, block_slots(a, b));
@@ -239,7 +240,7 @@ static __le32 slot_block_encode(const struct wow_ckpt_area *a,
 static u64 next_changed_block(const struct wow_ckpt_area *a,
 			      const struct wow_ckpt_ops *ops, u64 b, u64 nr)
 {
-	u32 per = wow_ckpt_slots_per_block(a->block_size);
+	u32 per = wow_ckpt_slots_per_block(a->version, a->block_size);
 	u64 slot;
 
 	if (a->whole || b >= nr)
@@ -297,14 +298,16 @@ static int take_segs(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 	ci->valid = true;
 	ci->nr_slots = a->nr_slots;
 	ci->nr_segments = a->nr_segments;
-	ci->slot_blocks = wow_ckpt_slot_blocks(a->nr_slots, a->block_size);
+	ci->slot_blocks = wow_ckpt_slot_blocks(a->version, a->nr_slots,
+					       a->block_size);
 	ops->seg_infos(ops->ctx, 0, a->nr_segments, sn->segs);
 	ci->nr_tombs = 0;
 	for (s = 0; s < a->nr_segments; s++)
 		ci->nr_tombs += sn->segs[s].nr_tombs;
 	if (ci->nr_tombs > a->max_tombs)
 		return -ENOSPC;
-	ci->seg_blocks = wow_ckpt_seg_blocks(a->nr_slots, a->nr_segments,
+	ci->seg_blocks = wow_ckpt_seg_blocks(a->version, a->nr_slots,
+					     a->nr_segments,
 					     ci->nr_tombs, a->block_size);
 	kvfree(sn->tombs);
 	sn->tombs = NULL;
@@ -402,13 +405,14 @@ int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 	u32 bs = a->block_size;
 	struct wow_ckpt_snap *sn = wow_ckpt_snap_alloc(a->nr_segments);
 	struct ckpt_io io = { };
-	u64 b, nr, *e;
+	struct wow_ckpt_entry *e;
+	u64 b, nr;
 	u32 i;
 	int r;
 
 	/* the header and its closing copy; the tables are counted below */
 	ci->written = 1 + (a->closing ? 1 : 0);
-	e = kmalloc_array(wow_ckpt_slots_per_block(bs), sizeof(*e),
+	e = kmalloc_array(wow_ckpt_slots_per_block(a->version, bs), sizeof(*e),
 			  GFP_KERNEL);
 	r = e && sn ? take_segs(a, ci, ops, sn) : -ENOMEM;
 	if (!r)
@@ -482,8 +486,9 @@ int wow_ckpt_snap_write(const struct wow_ckpt_area *a,
 			const struct wow_ckpt_snap *sn)
 {
 	const struct wow_ckpt_ops *ops = &sn->ops;
-	u32 bs = a->block_size, per = wow_ckpt_slots_per_block(bs);
-	u64 raw = (u64)per * ops->slot_raw_bytes, *ids, *e;
+	u32 bs = a->block_size, per = wow_ckpt_slots_per_block(a->version, bs);
+	u64 raw = (u64)per * ops->slot_raw_bytes, *ids;
+	struct wow_ckpt_entry *e;
 	struct ckpt_io io;
 	void *slots;
 	u32 n, i, run, take;
@@ -552,8 +557,8 @@ int wow_ckpt_read_header(const struct wow_ckpt_area *a,
 		return -ENOMEM;
 	r = wow_sync_io(a->bdev, area_sector(a, 0), blk, a->block_size,
 			REQ_OP_READ);
-	if (!r && !wow_ckpt_header_decode(blk, a->block_size, a->uuid,
-					  a->nr_slots, a->nr_segments,
+	if (!r && !wow_ckpt_header_decode(blk, a->version, a->block_size,
+					  a->uuid, a->nr_slots, a->nr_segments,
 					  a->max_tombs, ci))
 		r = -ENOENT;
 	if (!r && a->closing) {
@@ -587,7 +592,7 @@ int wow_ckpt_read(const struct wow_ckpt_area *a,
 		  const struct wow_ckpt_info *ci,
 		  const struct wow_ckpt_ops *ops)
 {
-	u32 bs = a->block_size, per = wow_ckpt_slots_per_block(bs);
+	u32 bs = a->block_size, per = wow_ckpt_slots_per_block(a->version, bs);
 	struct wow_aio aio[2] = { };
 	u32 *nr_tombs = NULL, i, cur;
 	__le32 *csums = NULL;
@@ -682,16 +687,21 @@ int wow_ckpt_read(const struct wow_ckpt_area *a,
 				r = -EUCLEAN;
 		for (slot = b * per;
 		     slot < min(a->nr_slots, (b + n) * per) && !r; slot++) {
-			u64 blk, e, ob;
+			struct wow_ckpt_entry e;
 			bool valid, dirty;
+			u64 blk, ob;
 			u32 k;
 
 			blk = div_u64_rem(slot - b * per, per, &k);
-			e = wow_ckpt_slot_get(buf + blk * bs, k);
-			if (!wow_ckpt_slot_decode(e, &ob, &valid, &dirty))
+			wow_ckpt_slot_get(buf + blk * bs,
+					  wow_ckpt_slot_bytes(a->version), k, &e);
+			/* an empty slot has no crc either */
+			if (!wow_ckpt_slot_decode(e.e, &ob, &valid, &dirty) ||
+			    (!valid && e.crc))
 				r = -EUCLEAN;
 			else if (valid)
-				r = ops->load_slot(ops->ctx, slot, ob, dirty);
+				r = ops->load_slot(ops->ctx, slot, ob, dirty,
+						   e.crc, a->version >= 5);
 		}
 		cur = !cur;
 		cond_resched();

@@ -45,25 +45,35 @@ bool wow_ckpt_slot_decode(u64 e, u64 *oblock, bool *valid, bool *dirty)
 	return *valid || !e;
 }
 
-/* Entry @entry of a slot table block. */
-void wow_ckpt_slot_put(void *blk, u32 entry, u64 e)
+/*
+ * Entry @entry of a slot table block of @bytes-byte entries
+ * (wow_ckpt_slot_bytes): the 48 bits, then from version 5 the crc32c,
+ * little endian.
+ */
+void wow_ckpt_slot_put(void *blk, u32 bytes, u32 entry,
+		       const struct wow_ckpt_entry *e)
 {
-	u8 *p = blk + entry * WOW_CKPT_SLOT_BYTES;
+	u8 *p = blk + entry * bytes;
 	int i;
 
 	for (i = 0; i < WOW_CKPT_SLOT_BYTES; i++)
-		p[i] = e >> (8 * i);
+		p[i] = e->e >> (8 * i);
+	for (; i < bytes; i++)
+		p[i] = e->crc >> (8 * (i - WOW_CKPT_SLOT_BYTES));
 }
 
-u64 wow_ckpt_slot_get(const void *blk, u32 entry)
+void wow_ckpt_slot_get(const void *blk, u32 bytes, u32 entry,
+		       struct wow_ckpt_entry *e)
 {
-	const u8 *p = blk + entry * WOW_CKPT_SLOT_BYTES;
-	u64 e = 0;
+	const u8 *p = blk + entry * bytes;
 	int i;
 
+	e->e = 0;
+	e->crc = 0;
 	for (i = 0; i < WOW_CKPT_SLOT_BYTES; i++)
-		e |= (u64)p[i] << (8 * i);
-	return e;
+		e->e |= (u64)p[i] << (8 * i);
+	for (; i < bytes; i++)
+		e->crc |= (u32)p[i] << (8 * (i - WOW_CKPT_SLOT_BYTES));
 }
 
 /* The crc32c a slot table block is checked against. */
@@ -170,7 +180,7 @@ void wow_ckpt_header_encode(void *block, u32 block_size, const u8 *uuid,
  * holds) means there is no checkpoint to load from.  @ci is filled from
  * any header with our magic, uuid and checksum, so its generation is known.
  */
-bool wow_ckpt_header_decode(const void *block, u32 block_size,
+bool wow_ckpt_header_decode(const void *block, u32 version, u32 block_size,
 			    const u8 *uuid, u64 nr_slots, u64 nr_segments,
 			    u64 max_tombs, struct wow_ckpt_info *ci)
 {
@@ -197,10 +207,11 @@ bool wow_ckpt_header_decode(const void *block, u32 block_size,
 	ci->next_seg = le32_to_cpu(h->next_seg) - 1;
 	return ci->valid && ci->nr_slots == nr_slots &&
 	       ci->nr_segments == nr_segments &&
-	       ci->slot_blocks == wow_ckpt_slot_blocks(nr_slots, block_size) &&
+	       ci->slot_blocks == wow_ckpt_slot_blocks(version, nr_slots,
+						       block_size) &&
 	       ci->nr_tombs <= max_tombs &&
-	       ci->seg_blocks == wow_ckpt_seg_blocks(nr_slots, nr_segments,
-						     ci->nr_tombs,
+	       ci->seg_blocks == wow_ckpt_seg_blocks(version, nr_slots,
+						     nr_segments, ci->nr_tombs,
 						     block_size) &&
 	       ci->completed_seq < ci->next_seq;
 }

@@ -222,12 +222,13 @@ struct wow_health {
  *
  *   | header | slot table ...           | segment stream ...     | header |
  *   | 1 blk  | S blocks, 6 B per slot   | G blocks, each sealed  | (v3)   |
- *   |        | (no trailer)             | with a wow_ckpt_trailer |        |
+ *   |        | (10 in v5; no trailer)   | with a wow_ckpt_trailer |        |
  *
  * Slot table: one 6-byte little-endian entry per cache slot, in slot
  * order, wow_ckpt_slots_per_block() to a block (the rest of a block is
  * zero): bits 0..45 the origin block, bit 46 dirty, bit 47 valid; 0 when
- * the slot holds nothing.
+ * the slot holds nothing.  From version 5 an entry is 10 bytes: those 6,
+ * then the crc32c of the block's data (0 when the slot holds nothing).
  * Segment stream: the payloads of the G blocks, as one stream of bytes:
  * struct wow_ckpt_seg per segment, then a __le32 crc32c per slot table
  * block, then the tombstones the segments hold (struct wow_tomb, in
@@ -251,7 +252,8 @@ struct wow_health {
 #define WOW_CKPT_VERSION	1
 #define WOW_CKPT_VALID		0x00000001U
 #define WOW_CKPT_FIRST_BLOCK	2
-#define WOW_CKPT_SLOT_BYTES	6
+#define WOW_CKPT_SLOT_BYTES	6	/* 10 from version 5: + the crc32c */
+#define WOW_CKPT_SLOT_BYTES_V5	10
 #define WOW_CKPT_OBLOCK_BITS	46
 #define WOW_CKPT_SLOT_DIRTY	0x0000400000000000ULL	/* bit 46 */
 #define WOW_CKPT_SLOT_VALID	0x0000800000000000ULL	/* bit 47 */
@@ -302,9 +304,16 @@ struct wow_ckpt_seg {
 	__le32 reserved;
 } __packed;
 
-static inline __u32 wow_ckpt_slots_per_block(__u32 block_size)
+/* Bytes of a slot table entry in format @version. */
+static inline __u32 wow_ckpt_slot_bytes(__u32 version)
 {
-	return block_size / WOW_CKPT_SLOT_BYTES;
+	return version >= 5 ? WOW_CKPT_SLOT_BYTES_V5 : WOW_CKPT_SLOT_BYTES;
+}
+
+static inline __u32 wow_ckpt_slots_per_block(__u32 version,
+					     __u32 block_size)
+{
+	return block_size / wow_ckpt_slot_bytes(version);
 }
 
 /* Tombstones a checkpoint has room for: past this none is written. */
@@ -313,19 +322,21 @@ static inline __u64 wow_ckpt_max_tombs(__u64 nr_slots)
 	return nr_slots / 8 + 64;
 }
 
-static inline __u64 wow_ckpt_slot_blocks(__u64 nr_slots, __u32 block_size)
+static inline __u64 wow_ckpt_slot_blocks(__u32 version, __u64 nr_slots,
+					 __u32 block_size)
 {
-	__u32 per = wow_ckpt_slots_per_block(block_size);
+	__u32 per = wow_ckpt_slots_per_block(version, block_size);
 
 	return (nr_slots + per - 1) / per;
 }
 
 /* Blocks of the segment stream holding @nr_tombs tombstones. */
-static inline __u64 wow_ckpt_seg_blocks(__u64 nr_slots, __u64 nr_segments,
-					__u64 nr_tombs, __u32 block_size)
+static inline __u64 wow_ckpt_seg_blocks(__u32 version, __u64 nr_slots,
+					__u64 nr_segments, __u64 nr_tombs,
+					__u32 block_size)
 {
 	__u64 bytes = nr_segments * sizeof(struct wow_ckpt_seg) +
-		      wow_ckpt_slot_blocks(nr_slots, block_size) * 4 +
+		      wow_ckpt_slot_blocks(version, nr_slots, block_size) * 4 +
 		      nr_tombs * sizeof(struct wow_tomb);
 	__u32 payload = block_size - sizeof(struct wow_ckpt_trailer);
 
@@ -347,8 +358,8 @@ static inline __u64 wow_ckpt_one_area_blocks_v(__u32 version,
 	__u64 slots = nr_segments * (erase_block_size / block_size);
 
 	return (version >= 3 ? 2 : 1) +
-	       wow_ckpt_slot_blocks(slots, block_size) +
-	       wow_ckpt_seg_blocks(slots, nr_segments,
+	       wow_ckpt_slot_blocks(version, slots, block_size) +
+	       wow_ckpt_seg_blocks(version, slots, nr_segments,
 				   wow_ckpt_max_tombs(slots), block_size);
 }
 
@@ -394,7 +405,7 @@ static inline __u64 wow_ckpt_max_tombs_v(__u32 version, __u64 nr_segments,
 {
 	__u64 per_eb = erase_block_size / block_size;
 	__u64 slots = nr_segments * per_eb;
-	__u64 slot_blocks = wow_ckpt_slot_blocks(slots, block_size);
+	__u64 slot_blocks = wow_ckpt_slot_blocks(version, slots, block_size);
 	__u64 blocks = wow_ckpt_one_area_blocks_v(version, nr_segments,
 						  erase_block_size,
 						  block_size);

@@ -161,7 +161,8 @@ int wow_log_alloc(struct wow_cache *wc)
 	if (r)
 		return r;
 	for (i = 0; i < WOW_INDEX_TRACKS; i++) {
-		wc->ckpt_csums[i] = kvcalloc(wow_ckpt_slot_blocks(wc->nr_slots,
+		wc->ckpt_csums[i] = kvcalloc(wow_ckpt_slot_blocks(wc->sb.version,
+								  wc->nr_slots,
 								  bs),
 					     sizeof(__le32), GFP_KERNEL);
 		if (!wc->ckpt_csums[i])
@@ -170,12 +171,15 @@ int wow_log_alloc(struct wow_cache *wc)
 	wc->ckpt_changes = kvcalloc(BITS_TO_LONGS(wc->index.nr_track_bits),
 				    sizeof(unsigned long), GFP_KERNEL);
 	wc->ckpt_snap = wow_ckpt_snap_alloc(wc->nr_segments);
-	wc->ckpt_cow_map = bitmap_zalloc(wow_ckpt_slot_blocks(wc->nr_slots, bs),
+	wc->ckpt_cow_map = bitmap_zalloc(wow_ckpt_slot_blocks(wc->sb.version,
+							      wc->nr_slots, bs),
 					 GFP_KERNEL);
 	wc->ckpt_cow_room = min_t(u64, WOW_CKPT_COW_BLOCKS,
-				  wow_ckpt_slot_blocks(wc->nr_slots, bs));
+				  wow_ckpt_slot_blocks(wc->sb.version,
+						       wc->nr_slots, bs));
 	wc->ckpt_cow_raw = kvmalloc_array(wc->ckpt_cow_room,
-					  wow_ckpt_slots_per_block(bs) *
+					  wow_ckpt_slots_per_block(wc->sb.version,
+								   bs) *
 					  sizeof(struct wow_slot), GFP_KERNEL);
 	wc->ckpt_cow_ids = kvmalloc_array(wc->ckpt_cow_room,
 					  sizeof(*wc->ckpt_cow_ids), GFP_KERNEL);
@@ -2914,6 +2918,7 @@ static void ckpt_area(struct wow_cache *wc, struct wow_ckpt_area *a, int k)
 	a->nr_blocks = span ?: (g->first_segment_sector << SECTOR_SHIFT) /
 			       g->block_size - a->first_block;
 	a->closing = wc->sb.version >= 3;
+	a->version = wc->sb.version;
 	a->block_size = wc->args.block_size;
 	a->blocks_per_seg = wc->blocks_per_seg;
 	a->uuid = wc->sb.uuid;
@@ -2931,20 +2936,23 @@ static void ckpt_area(struct wow_cache *wc, struct wow_ckpt_area *a, int k)
  * and the commit worker stopped; preresume: nothing started), so they
  * read and build the index and the segments without the lock.
  */
-static u64 slot_entry(const struct wow_slot *sl)
+static void slot_entry(const struct wow_slot *sl, struct wow_ckpt_entry *e)
 {
-	return wow_ckpt_slot_encode(from_oblock(wow_slot_oblock(sl)),
-				    sl->flags & WOW_SLOT_VALID,
+	bool valid = sl->flags & WOW_SLOT_VALID;
+
+	e->e = wow_ckpt_slot_encode(from_oblock(wow_slot_oblock(sl)), valid,
 				    sl->flags & WOW_SLOT_DIRTY);
+	e->crc = valid && (sl->flags & WOW_SLOT_CRC) ? sl->crc : 0;
 }
 
-static void ckpt_slot_entries(void *ctx, u64 first, u32 n, u64 *e)
+static void ckpt_slot_entries(void *ctx, u64 first, u32 n,
+			      struct wow_ckpt_entry *e)
 {
 	struct wow_cache *wc = ctx;
 	u32 i;
 
 	for (i = 0; i < n; i++)
-		e[i] = slot_entry(wow_slot_at(&wc->index, first + i));
+		slot_entry(wow_slot_at(&wc->index, first + i), &e[i]);
 }
 
 /* The slots themselves, a chunk's run at a time (struct wow_slot). */
@@ -2966,7 +2974,8 @@ static void slots_save(struct wow_cache *wc, u64 first, u32 n, void *raw)
 /* Slots of slot table block @b, and their copy's bytes. */
 static u32 table_block_slots(struct wow_cache *wc, u64 b)
 {
-	u32 per = wow_ckpt_slots_per_block(wc->args.block_size);
+	u32 per = wow_ckpt_slots_per_block(wc->sb.version,
+						 wc->args.block_size);
 
 	return min_t(u64, wc->nr_slots - b * per, per);
 }
@@ -2981,7 +2990,8 @@ static u32 table_block_slots(struct wow_cache *wc, u64 b)
 static void ckpt_before_change(void *ctx, u32 slot)
 {
 	struct wow_cache *wc = ctx;
-	u32 per = wow_ckpt_slots_per_block(wc->args.block_size);
+	u32 per = wow_ckpt_slots_per_block(wc->sb.version,
+						 wc->args.block_size);
 	u64 b = slot / per;
 
 	lockdep_assert_held(&wc->lock);
@@ -3005,9 +3015,11 @@ static void ckpt_before_change(void *ctx, u32 slot)
 static int ckpt_take_block(void *ctx, void *raw, u64 *b)
 {
 	struct wow_cache *wc = ctx;
-	u32 per = wow_ckpt_slots_per_block(wc->args.block_size);
+	u32 per = wow_ckpt_slots_per_block(wc->sb.version,
+						 wc->args.block_size);
 	size_t bytes = (size_t)per * sizeof(struct wow_slot);
-	u64 nr = wow_ckpt_slot_blocks(wc->nr_slots, wc->args.block_size);
+	u64 nr = wow_ckpt_slot_blocks(wc->sb.version, wc->nr_slots,
+					 wc->args.block_size);
 	int r = 1;
 
 	spin_lock_irq(&wc->lock);
@@ -3033,13 +3045,13 @@ static int ckpt_take_block(void *ctx, void *raw, u64 *b)
 	return r;
 }
 
-static void ckpt_raw_entries(const void *raw, u32 n, u64 *e)
+static void ckpt_raw_entries(const void *raw, u32 n, struct wow_ckpt_entry *e)
 {
 	const struct wow_slot *sl = raw;
 	u32 i;
 
 	for (i = 0; i < n; i++)
-		e[i] = slot_entry(&sl[i]);
+		slot_entry(&sl[i], &e[i]);
 }
 
 /* A slot whose entry changed since the area was written (the track taken). */
@@ -3097,7 +3109,8 @@ static int ckpt_load_tomb(void *ctx, u64 s, const struct wow_tomb_range *tr)
 }
 
 /* A valid slot: in a written block of a segment life, its block once. */
-static int ckpt_load_slot(void *ctx, u64 slot, u64 ob, bool dirty)
+static int ckpt_load_slot(void *ctx, u64 slot, u64 ob, bool dirty, u32 crc,
+			  bool has_crc)
 {
 	struct wow_cache *wc = ctx;
 	struct wow_segment *seg = &wc->segs[wow_slot_seg(wc, slot)];
@@ -3109,6 +3122,8 @@ static int ckpt_load_slot(void *ctx, u64 slot, u64 ob, bool dirty)
 		return -EUCLEAN;
 	wow_index_insert(&wc->index, to_oblock(ob), slot,
 			 dirty ? WOW_SLOT_DIRTY : 0);
+	if (has_crc)
+		wow_index_set_crc(&wc->index, slot, crc);
 	return 0;
 }
 
@@ -3321,8 +3336,10 @@ static int write_checkpoint(struct wow_cache *wc, bool say, bool epoch)
  */
 static void cow_start(struct wow_cache *wc)
 {
-	u32 per = wow_ckpt_slots_per_block(wc->args.block_size);
-	u64 nr = wow_ckpt_slot_blocks(wc->nr_slots, wc->args.block_size);
+	u32 per = wow_ckpt_slots_per_block(wc->sb.version,
+						 wc->args.block_size);
+	u64 nr = wow_ckpt_slot_blocks(wc->sb.version, wc->nr_slots,
+					 wc->args.block_size);
 	u64 slot = 0, b;
 
 	lockdep_assert_held(&wc->lock);

@@ -289,11 +289,22 @@ struct wow_ckpt_info {
 	u64 written;			/* blocks a write wrote (not on disk) */
 };
 
+/*
+ * A slot table entry: @e the 48 bits (wow_ckpt_slot_encode), @crc the
+ * crc32c of the slot's data (format version 5; 0 for an empty slot).
+ */
+struct wow_ckpt_entry {
+	u64 e;
+	u32 crc;
+};
+
 u32 wow_ckpt_payload(u32 block_size);
 u64 wow_ckpt_slot_encode(u64 oblock, bool valid, bool dirty);
 bool wow_ckpt_slot_decode(u64 e, u64 *oblock, bool *valid, bool *dirty);
-void wow_ckpt_slot_put(void *blk, u32 entry, u64 e);
-u64 wow_ckpt_slot_get(const void *blk, u32 entry);
+void wow_ckpt_slot_put(void *blk, u32 bytes, u32 entry,
+		       const struct wow_ckpt_entry *e);
+void wow_ckpt_slot_get(const void *blk, u32 bytes, u32 entry,
+		       struct wow_ckpt_entry *e);
 u32 wow_ckpt_slot_block_csum(const void *blk, u32 block_size);
 void wow_ckpt_seal(void *blk, u32 block_size, u64 gen, u32 index);
 bool wow_ckpt_block_ok(const void *blk, u32 block_size, u64 gen, u32 index);
@@ -301,7 +312,7 @@ u32 wow_ckpt_stream_copy(void *blocks, u32 block_size, u64 first, u32 n,
 			 u64 pos, void *data, u32 len, bool to_blocks);
 void wow_ckpt_header_encode(void *block, u32 block_size, const u8 *uuid,
 			    const struct wow_ckpt_info *ci);
-bool wow_ckpt_header_decode(const void *block, u32 block_size,
+bool wow_ckpt_header_decode(const void *block, u32 version, u32 block_size,
 			    const u8 *uuid, u64 nr_slots, u64 nr_segments,
 			    u64 max_tombs, struct wow_ckpt_info *ci);
 bool wow_ckpt_covers(u64 life_max, u64 t);
@@ -315,6 +326,7 @@ struct wow_ckpt_area {
 	u64 first_block;		/* where the area starts */
 	u64 nr_blocks;			/* up to the first segment */
 	bool closing;			/* version 3: appended, closing copy */
+	u32 version;			/* the format's (slot entry size) */
 	u32 block_size;
 	u32 blocks_per_seg;
 	const u8 *uuid;
@@ -342,7 +354,8 @@ struct wow_ckpt_seg_info {
 /* What a checkpoint holds, from its owner (the log) and back to it. */
 struct wow_ckpt_ops {
 	/* the entries of @n slots from @first, and segments from @first */
-	void (*slot_entries)(void *ctx, u64 first, u32 n, u64 *e);
+	void (*slot_entries)(void *ctx, u64 first, u32 n,
+			     struct wow_ckpt_entry *e);
 	/*
 	 * a snapshot's next slot table block: its number in @b and a copy of
 	 * its slots (slot_raw_bytes each) in @raw, as they were when the
@@ -350,7 +363,7 @@ struct wow_ckpt_ops {
 	 * snapshot was lost.  raw_entries: their entries, from the copy.
 	 */
 	int (*take_block)(void *ctx, void *raw, u64 *b);
-	void (*raw_entries)(const void *raw, u32 n, u64 *e);
+	void (*raw_entries)(const void *raw, u32 n, struct wow_ckpt_entry *e);
 	u32 slot_raw_bytes;
 	/* the first slot from @slot changed since the area was written */
 	u64 (*next_changed)(void *ctx, u64 slot);
@@ -359,7 +372,9 @@ struct wow_ckpt_ops {
 	const struct wow_tomb_range *(*seg_tombs)(void *ctx, u64 s);
 	int (*load_seg)(void *ctx, u64 s, const struct wow_ckpt_seg_info *si);
 	int (*load_tomb)(void *ctx, u64 s, const struct wow_tomb_range *tr);
-	int (*load_slot)(void *ctx, u64 slot, u64 oblock, bool dirty);
+	/* @crc: the data's crc32c, when @has_crc (format version 5) */
+	int (*load_slot)(void *ctx, u64 slot, u64 oblock, bool dirty, u32 crc,
+			 bool has_crc);
 	void *ctx;
 };
 

@@ -496,11 +496,13 @@ static void ckpt_header_decode(struct wowc *c, const void *blk)
 	k->state = WOWC_CKPT_MISFIT;
 	if (k->nr_slots != c->nr_slots || k->nr_segments != c->nr_segments)
 		strcpy(k->why, "its slot or segment count is not this cache's");
-	else if (k->slot_blocks != wow_ckpt_slot_blocks(k->nr_slots, c->bs))
+	else if (k->slot_blocks != wow_ckpt_slot_blocks(c->sb.version,
+							k->nr_slots, c->bs))
 		strcpy(k->why, "its slot table size is wrong");
 	else if (k->nr_tombs > ckpt_room(c))
 		strcpy(k->why, "more tombstones than the area holds");
-	else if (k->seg_blocks != wow_ckpt_seg_blocks(k->nr_slots,
+	else if (k->seg_blocks != wow_ckpt_seg_blocks(c->sb.version,
+						      k->nr_slots,
 						      k->nr_segments,
 						      k->nr_tombs, c->bs))
 		strcpy(k->why, "its segment stream size is wrong");
@@ -1671,14 +1673,19 @@ static bool stream_block_ok(const uint8_t *b, uint32_t bs, uint64_t gen,
 	       le32toh(t->csum) == c;
 }
 
-static uint64_t slot_entry(const uint8_t *blk, uint32_t e)
+/* wow_ckpt_slot_get: the 48 bits, and from version 5 the data's crc32c */
+static uint64_t slot_entry(const uint8_t *blk, uint32_t bytes, uint32_t e,
+			   uint32_t *crc)
 {
-	const uint8_t *p = blk + (size_t)e * WOW_CKPT_SLOT_BYTES;
+	const uint8_t *p = blk + (size_t)e * bytes;
 	uint64_t v = 0;
-	int i;
+	uint32_t i;
 
+	*crc = 0;
 	for (i = 0; i < WOW_CKPT_SLOT_BYTES; i++)
 		v |= (uint64_t)p[i] << (8 * i);
+	for (; i < bytes; i++)
+		*crc |= (uint32_t)p[i] << (8 * (i - WOW_CKPT_SLOT_BYTES));
 	return v;
 }
 
@@ -1691,7 +1698,8 @@ static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
 {
 	const struct wowc_ckpt *k = &c->ckpt;
 	uint32_t bs = c->bs, payload = bs - sizeof(struct wow_ckpt_trailer);
-	uint32_t per = wow_ckpt_slots_per_block(bs);
+	uint32_t per = wow_ckpt_slots_per_block(c->sb.version, bs);
+	uint32_t eb = wow_ckpt_slot_bytes(c->sb.version), crc;
 	uint8_t *blocks = NULL, *stream = NULL, *p;
 	uint64_t total = 0, s, i, b, slot;
 	uint32_t *nr_tombs = NULL;
@@ -1775,13 +1783,14 @@ static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
 		}
 	}
 	for (slot = 0; slot < c->nr_slots; slot++) {
-		uint64_t e = slot_entry(blocks + (slot / per) * bs, slot % per);
+		uint64_t e = slot_entry(blocks + (slot / per) * bs, eb,
+					slot % per, &crc);
 		uint64_t ob = e & WOW_CKPT_OBLOCK_MASK;
 		struct wowc_seg *seg = &v->segs[slot / c->bps];
 		uint32_t block = slot % c->bps;
 
 		if (!(e & WOW_CKPT_SLOT_VALID)) {
-			if (e)
+			if (e || crc)
 				BAD("slot %" PRIu64 "'s entry is malformed", slot);
 			continue;
 		}
@@ -3077,8 +3086,9 @@ out:
 static uint64_t ckpt_load_bytes(uint64_t slots, uint64_t segs, uint64_t tombs,
 				uint32_t bs)
 {
-	return (2 + wow_ckpt_slot_blocks(slots, bs) +
-		wow_ckpt_seg_blocks(slots, segs, tombs, bs)) * (uint64_t)bs;
+	return (2 + wow_ckpt_slot_blocks(WOW_SB_VERSION, slots, bs) +
+		wow_ckpt_seg_blocks(WOW_SB_VERSION, slots, segs, tombs, bs)) *
+	       (uint64_t)bs;
 }
 
 int wowc_msize(uint64_t cache_bytes, uint32_t bs, uint32_t ebs,

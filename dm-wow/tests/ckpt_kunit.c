@@ -18,25 +18,30 @@ static void wow_ckpt_area_sizes(struct kunit *test)
 {
 	u64 slots = 1ULL << 28;		/* 1 TiB of 4 KiB blocks */
 	u64 segs = slots / 512;		/* 2 MiB erase blocks */
-	u64 sb = wow_ckpt_slot_blocks(slots, 4096);
-	u64 read = (1 + sb + wow_ckpt_seg_blocks(slots, segs, 0, 4096)) *
+	u64 sb = wow_ckpt_slot_blocks(4, slots, 4096);
+	u64 read = (1 + sb + wow_ckpt_seg_blocks(4, slots, segs, 0, 4096)) *
 		   4096ULL;
 
-	KUNIT_EXPECT_EQ(test, wow_ckpt_slots_per_block(4096), 682U);
-	KUNIT_EXPECT_EQ(test, wow_ckpt_slots_per_block(512), 85U);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_slots_per_block(4, 4096), 682U);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_slots_per_block(4, 512), 85U);
 	KUNIT_EXPECT_EQ(test, sb, DIV_ROUND_UP_ULL(slots, 682));
 	/* what a load after a clean shutdown reads: under 1/512 */
 	KUNIT_EXPECT_LT(test, read, (slots * 4096) / 512);
-	KUNIT_EXPECT_EQ(test, wow_ckpt_seg_blocks(slots, segs, 10, 4096),
+	KUNIT_EXPECT_EQ(test, wow_ckpt_seg_blocks(4, slots, segs, 10, 4096),
 			DIV_ROUND_UP_ULL(segs * 32 + sb * 4 + 10 * 24, 4080));
 	/* 682 slots fill one block; 683 need two */
-	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_blocks(682, 4096), 1ULL);
-	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_blocks(683, 4096), 2ULL);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_blocks(4, 682, 4096), 1ULL);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_blocks(4, 683, 4096), 2ULL);
 	KUNIT_EXPECT_EQ(test, wow_ckpt_area_blocks_v(2, 1, 16384, 4096),
-			1 + 1 + wow_ckpt_seg_blocks(4, 1, 64, 4096));
+			1 + 1 + wow_ckpt_seg_blocks(4, 4, 1, 64, 4096));
+	/* version 5's entries hold the crc too: 10 bytes, 409 a block */
+	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_blocks(5, slots, 4096),
+			DIV_ROUND_UP_ULL(slots, 409));
+	KUNIT_EXPECT_GT(test, wow_ckpt_area_blocks_v(5, segs, 2 << 20, 4096),
+			wow_ckpt_area_blocks_v(4, segs, 2 << 20, 4096));
 	/* version 3 adds the closing copy of the header */
 	KUNIT_EXPECT_EQ(test, wow_ckpt_area_blocks_v(3, 1, 16384, 4096),
-			2 + 1 + wow_ckpt_seg_blocks(4, 1, 64, 4096));
+			2 + 1 + wow_ckpt_seg_blocks(4, 4, 1, 64, 4096));
 }
 
 /* Version 2 geometry: segments fit after their own area, aligned. */
@@ -184,14 +189,14 @@ static void wow_ckpt_tomb_room(struct kunit *test)
 			u64 room = wow_ckpt_max_tombs_v(3, n, eb, bs);
 			u64 area = wow_first_segment_sector_v(3, n, eb, bs) /
 				   (bs >> 9) - per;
-			u64 sb = wow_ckpt_slot_blocks(slots, bs);
+			u64 sb = wow_ckpt_slot_blocks(4, slots, bs);
 
 			KUNIT_EXPECT_GE(test, room, wow_ckpt_max_tombs(slots));
 			KUNIT_EXPECT_LE(test, 2 + sb +
-					wow_ckpt_seg_blocks(slots, n, room, bs),
+					wow_ckpt_seg_blocks(4, slots, n, room, bs),
 					area);
 			KUNIT_EXPECT_GT(test, 2 + sb +
-					wow_ckpt_seg_blocks(slots, n, room + 1,
+					wow_ckpt_seg_blocks(4, slots, n, room + 1,
 							    bs), area);
 			KUNIT_EXPECT_EQ(test,
 					wow_ckpt_max_tombs_v(2, n, eb, bs),
@@ -206,6 +211,7 @@ static void wow_ckpt_tomb_room(struct kunit *test)
 static void wow_ckpt_slot_entries(struct kunit *test)
 {
 	u8 *blk = kunit_kzalloc(test, 4096, GFP_KERNEL);
+	struct wow_ckpt_entry x, y;
 	u64 ob, e;
 	bool v, d;
 
@@ -232,16 +238,48 @@ static void wow_ckpt_slot_entries(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, wow_ckpt_slot_decode(7, &ob, &v, &d));
 
 	/* 6 bytes each, little endian, neighbours untouched */
-	wow_ckpt_slot_put(blk, 1, 0x80123456789aULL);
+	x.e = 0x80123456789aULL;
+	x.crc = 0xdeadbeef;
+	wow_ckpt_slot_put(blk, 6, 1, &x);
 	KUNIT_EXPECT_EQ(test, blk[5], 0U);
 	KUNIT_EXPECT_EQ(test, blk[6], 0x9aU);
 	KUNIT_EXPECT_EQ(test, blk[11], 0x80U);
 	KUNIT_EXPECT_EQ(test, blk[12], 0U);
-	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_get(blk, 1), 0x80123456789aULL);
-	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_get(blk, 0), 0ULL);
-	wow_ckpt_slot_put(blk, 681, e);
-	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_get(blk, 681), e);
-	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_get(blk, 1), 0x80123456789aULL);
+	wow_ckpt_slot_get(blk, 6, 1, &y);
+	KUNIT_EXPECT_EQ(test, y.e, 0x80123456789aULL);
+	KUNIT_EXPECT_EQ(test, y.crc, 0U);
+	wow_ckpt_slot_get(blk, 6, 0, &y);
+	KUNIT_EXPECT_EQ(test, y.e, 0ULL);
+	x.e = e;
+	wow_ckpt_slot_put(blk, 6, 681, &x);
+	wow_ckpt_slot_get(blk, 6, 681, &y);
+	KUNIT_EXPECT_EQ(test, y.e, e);
+	wow_ckpt_slot_get(blk, 6, 1, &y);
+	KUNIT_EXPECT_EQ(test, y.e, 0x80123456789aULL);
+
+	/* version 5: 10 bytes each, the crc32c after the 48 bits */
+	memset(blk, 0, 4096);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_bytes(5), 10U);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_slot_bytes(4), 6U);
+	KUNIT_EXPECT_EQ(test, wow_ckpt_slots_per_block(5, 4096), 409U);
+	x.e = 0x80123456789aULL;
+	x.crc = 0xdeadbeef;
+	wow_ckpt_slot_put(blk, 10, 1, &x);
+	KUNIT_EXPECT_EQ(test, blk[9], 0U);
+	KUNIT_EXPECT_EQ(test, blk[10], 0x9aU);
+	KUNIT_EXPECT_EQ(test, blk[15], 0x80U);
+	KUNIT_EXPECT_EQ(test, blk[16], 0xefU);
+	KUNIT_EXPECT_EQ(test, blk[19], 0xdeU);
+	KUNIT_EXPECT_EQ(test, blk[20], 0U);
+	wow_ckpt_slot_get(blk, 10, 1, &y);
+	KUNIT_EXPECT_EQ(test, y.e, x.e);
+	KUNIT_EXPECT_EQ(test, y.crc, 0xdeadbeefU);
+	wow_ckpt_slot_put(blk, 10, 408, &x);
+	wow_ckpt_slot_get(blk, 10, 408, &y);
+	KUNIT_EXPECT_EQ(test, y.crc, 0xdeadbeefU);
+	wow_ckpt_slot_get(blk, 10, 0, &y);
+	KUNIT_EXPECT_EQ(test, y.e, 0ULL);
+	KUNIT_EXPECT_EQ(test, y.crc, 0U);
 }
 
 /* A sealed block checks only as its own generation and index, intact. */
@@ -315,10 +353,10 @@ static void wow_ckpt_header_round_trip(struct kunit *test)
 	u32 i;
 
 	KUNIT_ASSERT_NOT_NULL(test, blk);
-	ci.slot_blocks = wow_ckpt_slot_blocks(4096, 4096);
-	ci.seg_blocks = wow_ckpt_seg_blocks(4096, 16, 5, 4096);
+	ci.slot_blocks = wow_ckpt_slot_blocks(4, 4096, 4096);
+	ci.seg_blocks = wow_ckpt_seg_blocks(4, 4096, 16, 5, 4096);
 	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
-	KUNIT_EXPECT_TRUE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
+	KUNIT_EXPECT_TRUE(test, wow_ckpt_header_decode(blk, 4, 4096, uuid, 4096,
 						       16, MAXT(4096), &out));
 	KUNIT_EXPECT_EQ(test, out.generation, 3ULL);
 	KUNIT_EXPECT_EQ(test, out.next_seq, 1000ULL);
@@ -326,16 +364,16 @@ static void wow_ckpt_header_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, out.nr_tombs, 5ULL);
 	KUNIT_EXPECT_EQ(test, out.slot_blocks, ci.slot_blocks);
 	/* another cache, another geometry: no checkpoint */
-	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, other, 4096,
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4, 4096, other, 4096,
 							16, MAXT(4096), &out));
-	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 8192,
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4, 4096, uuid, 8192,
 							16, MAXT(8192), &out));
-	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4, 4096, uuid, 4096,
 							15, MAXT(4096), &out));
 	/* any flipped byte of the covered part */
 	for (i = 0; i < 512; i++) {
 		blk[i] ^= 0x80;
-		KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid,
+		KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4, 4096, uuid,
 								4096, 16, MAXT(4096),
 								&out));
 		blk[i] ^= 0x80;
@@ -343,33 +381,33 @@ static void wow_ckpt_header_round_trip(struct kunit *test)
 	/* retired: written before the first record after a load or resume */
 	ci.valid = false;
 	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
-	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4, 4096, uuid, 4096,
 							16, MAXT(4096), &out));
 	KUNIT_EXPECT_EQ(test, out.generation, 3ULL);
 	/* table sizes that do not match the counts */
 	ci.valid = true;
 	ci.seg_blocks++;
 	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
-	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4, 4096, uuid, 4096,
 							16, MAXT(4096), &out));
 	ci.seg_blocks--;
 	ci.slot_blocks++;
 	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
-	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4, 4096, uuid, 4096,
 							16, MAXT(4096), &out));
 	ci.slot_blocks--;
 	/* more tombstones than the area holds */
 	ci.nr_tombs = wow_ckpt_max_tombs(4096) + 1;
-	ci.seg_blocks = wow_ckpt_seg_blocks(4096, 16, ci.nr_tombs, 4096);
+	ci.seg_blocks = wow_ckpt_seg_blocks(4, 4096, 16, ci.nr_tombs, 4096);
 	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
-	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4, 4096, uuid, 4096,
 							16, MAXT(4096), &out));
 	/* seqs out of order */
 	ci.nr_tombs = 5;
-	ci.seg_blocks = wow_ckpt_seg_blocks(4096, 16, 5, 4096);
+	ci.seg_blocks = wow_ckpt_seg_blocks(4, 4096, 16, 5, 4096);
 	ci.completed_seq = ci.next_seq;
 	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
-	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
+	KUNIT_EXPECT_FALSE(test, wow_ckpt_header_decode(blk, 4, 4096, uuid, 4096,
 							16, MAXT(4096), &out));
 }
 
@@ -401,10 +439,10 @@ static void wow_ckpt_header_head(struct kunit *test)
 	}, out;
 
 	KUNIT_ASSERT_NOT_NULL(test, blk);
-	ci.slot_blocks = wow_ckpt_slot_blocks(4096, 4096);
-	ci.seg_blocks = wow_ckpt_seg_blocks(4096, 16, 0, 4096);
+	ci.slot_blocks = wow_ckpt_slot_blocks(4, 4096, 4096);
+	ci.seg_blocks = wow_ckpt_seg_blocks(4, 4096, 16, 0, 4096);
 	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
-	KUNIT_ASSERT_TRUE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
+	KUNIT_ASSERT_TRUE(test, wow_ckpt_header_decode(blk, 4, 4096, uuid, 4096,
 						       16, MAXT(4096), &out));
 	KUNIT_EXPECT_EQ(test, out.head_seg, 7U);
 	KUNIT_EXPECT_EQ(test, out.head_wp, 33U);
@@ -412,7 +450,7 @@ static void wow_ckpt_header_head(struct kunit *test)
 	ci.head_seg = WOW_NO_SEG;
 	ci.next_seg = 0;
 	wow_ckpt_header_encode(blk, 4096, uuid, &ci);
-	KUNIT_ASSERT_TRUE(test, wow_ckpt_header_decode(blk, 4096, uuid, 4096,
+	KUNIT_ASSERT_TRUE(test, wow_ckpt_header_decode(blk, 4, 4096, uuid, 4096,
 						       16, MAXT(4096), &out));
 	KUNIT_EXPECT_EQ(test, out.head_seg, WOW_NO_SEG);
 	KUNIT_EXPECT_EQ(test, out.next_seg, 0U);

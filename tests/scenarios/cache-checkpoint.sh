@@ -6,7 +6,8 @@
 # a discard (tombstones), and is removed cleanly; then:
 #  (a) the next load reads the checkpoint, not the log: status says
 #      loaded_from=checkpoint, the cache device's sectors read while the
-#      table loads are at most 1/512 of the cache plus the superblock
+#      table loads are at most 1/512 of the cache (1/400 from format
+#      version 5, whose slot entries hold each block's crc) plus the superblock
 #      probe (68 KiB) and one erase block (the rest of the log head's
 #      segment, read to tell a torn tail from a corrupt record), dirty_blocks and valid_blocks are what they were at
 #      the removal, and the data verifies.  The same cache with its
@@ -112,11 +113,14 @@ case $WOW_BOOT in
 	load "(a) checkpoint"
 	[ "$(wow_stat ck loaded_from)" = checkpoint ] ||
 		nok "(a) not loaded from the checkpoint"
-	# 1/512, the superblock probe, and the rest of the log head's
-	# segment (read to tell a torn tail from a corrupt record)
-	LIMIT=$((CSECT / 512 + 136 + 2048))
+	# 1/512 (1/400 in version 5: 10-byte slot entries), the superblock
+	# probe, and the rest of the log head's segment (read to tell a torn
+	# tail from a corrupt record)
+	FRAC=512
+	[ "$(read_u "$CACHE" 4 4)" -lt 5 ] || FRAC=400
+	LIMIT=$((CSECT / FRAC + 136 + 2048))
 	[ "$LOAD_READ" -le $LIMIT ] ||
-		nok "(a) the load read $LOAD_READ sectors, more than 1/512 of the cache, the probe and an erase block ($LIMIT)"
+		nok "(a) the load read $LOAD_READ sectors, more than 1/$FRAC of the cache, the probe and an erase block ($LIMIT)"
 	same_counts "(a)"
 	CKREAD=$LOAD_READ
 	verify_all
@@ -198,7 +202,7 @@ case $WOW_BOOT in
 		echo "flip byte $off ($what of the area at block $CB; $SB slot table and $GB stream blocks): $(flip_byte "$CACHE" "$off")"
 		load "(c) damaged $what"
 		case $V$what in
-		4header | 4closing_copy)
+		[45]header | [45]closing_copy)
 			[ "$(wow_stat ck loaded_from)" = checkpoint ] ||
 				nok "(c) a checkpoint with a damaged $what: not loaded from the one before it"
 			[ $what = header ] ||

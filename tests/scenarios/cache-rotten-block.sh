@@ -16,11 +16,14 @@
 #      returning the rotten data; its neighbours read back new.
 #  (b) the device removed, the origin alone: block 100 still holds the
 #      old data, blocks 99 and 101 the new.
-#  (c) loaded again (needs_check: in cleaner mode), block 100 written anew
-#      through the device: it drains, and the origin holds the new write.
+#  (c) loaded again from the checkpoint (needs_check: in cleaner mode):
+#      the checkpoint carries the block's crc, so destage refuses it again
+#      (bad_blocks=1, nothing destaged, the origin still old); block 100
+#      written anew through the device: it drains, and the origin holds
+#      the new write.
 # Fails with a module that does not check (the rotten block reaches the
-# origin, nothing is counted) or that checks the wrong crc (every block
-# is refused).
+# origin, nothing is counted), and, in (c), with one whose checkpoint does
+# not carry the crcs (the rotten block is destaged after the load).
 #
 # vm: origin=1G cache=64M timeout=300
 . "${WOW_LIB:-/wow/lib.sh}"
@@ -38,6 +41,8 @@ fill_pattern "$ORIGIN" 4 old
 OLD=$(blk_sum "$ORIGIN" 100)
 wow_create rot "$ORIGIN" "$CACHE"
 D=$(dm_node rot)
+# (an idle device destages everything: it must not before the flip)
+wow_keep_busy "$D" 2000
 [ "$(read_u "$CACHE" 4 4)" = 5 ] ||
 	fail "the cache is format version $(read_u "$CACHE" 4 4), not 5"
 fill_pattern "$D" 1 new
@@ -66,6 +71,10 @@ echo "flipped: $(flip_byte "$CACHE" $((FSS * 512 + SLOT * 4096 + 1234)))"
 # (a read before destage or cleaning checked it returns what the cache holds)
 [ "$(blk_sum "$D" 100)" != "$NEW" ] ||
 	fail "the flip did not reach origin block 100's cached copy"
+
+[ "$(wow_stat rot dirty_blocks)" = 256 ] ||
+	fail "256 blocks should still be dirty: $(wow_status rot)"
+wow_stop_busy
 
 info "(a) cleaner mode: everything but block 100 destages"
 dmesg_clear
@@ -103,9 +112,27 @@ wow_remove rot
 	[ "$(blk_sum "$ORIGIN" 101)" = "$NEW101" ] ||
 	fail "(b) the origin's blocks 99 and 101 are not the new data"
 
-info "(c) load again, write block 100 anew: it drains"
+info "(c) load again (from the checkpoint): block 100 is still refused"
+dmesg_clear
 wow_create rot "$ORIGIN" "$CACHE"
 D=$(dm_node rot)
+dmesg_since | grep wow | sed 's/^/    kernel: /'
+[ "$(wow_stat rot loaded_from)" = checkpoint ] ||
+	fail "(c) loaded from $(wow_stat rot loaded_from), not the checkpoint"
+T=$(( $(date +%s) + 30 ))
+while [ "$(wow_stat rot bad_blocks)" = 0 ]; do
+	[ "$(date +%s)" -lt "$T" ] ||
+		fail "(c) destage did not find block 100 bad after the load: $(wow_status rot)"
+	sleep 0.5
+done
+echo "status: $(wow_status rot)"
+[ "$(wow_stat rot dirty_blocks)" = 1 ] ||
+	fail "(c) dirty_blocks is $(wow_stat rot dirty_blocks), not 1"
+[ "$(wow_stat rot destage_blocks)" = 0 ] ||
+	fail "(c) destage wrote $(wow_stat rot destage_blocks) blocks: the rotten one went to the origin"
+[ "$(blk_sum "$ORIGIN" 100)" = "$OLD" ] ||
+	fail "(c) the origin's block 100 is not the old data"
+info "(c) write block 100 anew: it drains"
 dd if=/dev/urandom of=/tmp/rot-new.blk bs=4096 count=1 2> /dev/null
 dd if=/tmp/rot-new.blk of="$D" bs=4096 seek=100 count=1 oflag=direct \
 	conv=notrunc 2> /dev/null || fail "(c) cannot write block 100"

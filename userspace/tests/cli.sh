@@ -73,12 +73,12 @@ case $out in
 esac
 
 # design.rst: a 64 GiB cache (4 KiB blocks, 1 MiB erase blocks) gives
-# each of the two checkpoint areas 146 MiB (format version 4: from erase
-# block 1); 14 bytes of RAM per cache block at most
+# each of the two checkpoint areas 210 MiB (format version 5: from erase
+# block 1, 10 bytes a slot); 18 bytes of RAM per cache block at most
 out=$("$WOWCTL" metadata-size --cache-size 64G --block-size 4K \
 	--erase-block-size 1M --json)
 case $out in
-*'"segments": 65243,'*'"checkpoint_area_bytes": 306184192,'*'"first_segment_sector": 600064,'*)
+*'"segments": 65115,'*'"checkpoint_area_bytes": 440401920,'*'"first_segment_sector": 862208,'*)
 	pass cli_metadata_size_64g ;;
 *) fail cli_metadata_size_64g "$out" ;;
 esac

@@ -274,20 +274,22 @@ static void put_ckpt(struct img *m, uint64_t gen, uint64_t next_seq,
 		     const struct ck_seg *segs, bool valid)
 {
 	uint64_t nslots = m->nsegs * BPS, i, pos = 0, ntombs = 0;
-	uint32_t per = wow_ckpt_slots_per_block(BS);
-	uint64_t sblocks = wow_ckpt_slot_blocks(nslots, BS), gblocks;
+	uint32_t per = wow_ckpt_slots_per_block(m->version, BS);
+	uint32_t eb = wow_ckpt_slot_bytes(m->version);
+	uint64_t sblocks = wow_ckpt_slot_blocks(m->version, nslots, BS);
+	uint64_t gblocks;
 	uint32_t payload = BS - sizeof(struct wow_ckpt_trailer), j;
 	uint8_t *tab, *stream, *blocks, hdr[BS] = { 0 };
 	struct wow_ckpt_header *h = (void *)hdr;
 
 	for (i = 0; i < m->nsegs; i++)
 		ntombs += segs[i].nr_tombs;
-	gblocks = wow_ckpt_seg_blocks(nslots, m->nsegs, ntombs, BS);
+	gblocks = wow_ckpt_seg_blocks(m->version, nslots, m->nsegs, ntombs, BS);
 	tab = calloc(sblocks, BS);
 	stream = calloc(gblocks, payload);
 	blocks = calloc(gblocks, BS);
 	for (i = 0; i < nslots; i++)
-		put_le(tab + (i / per) * BS + (i % per) * 6, slots[i], 6);
+		put_le(tab + (i / per) * BS + (i % per) * eb, slots[i], 6);
 	for (i = 0; i < m->nsegs; i++) {
 		uint8_t e[32] = { 0 };
 
@@ -869,8 +871,8 @@ static const char *checkpoint_v3(void)
 
 	/* the closing copy damaged: cut short, the log is what loads */
 	closing = ck_base(&m) + 1 +
-		  wow_ckpt_slot_blocks(m.nsegs * (EBS / BS), BS) +
-		  wow_ckpt_seg_blocks(m.nsegs * (EBS / BS), m.nsegs, 0, BS);
+		  wow_ckpt_slot_blocks(m.version, m.nsegs * (EBS / BS), BS) +
+		  wow_ckpt_seg_blocks(m.version, m.nsegs * (EBS / BS), m.nsegs, 0, BS);
 	flip(&m, closing * BS + 40);
 	t = check_text(&m, &rc);
 	EXPECT(strstr(t, "closing copy"));
@@ -916,8 +918,8 @@ static const char *checkpoint_v4(void)
 	free(t);
 	/* its closing copy missing: generation 7 loads, from area 0 */
 	closing = ck_base(&m) + 1 +
-		  wow_ckpt_slot_blocks(m.nsegs * (EBS / BS), BS) +
-		  wow_ckpt_seg_blocks(m.nsegs * (EBS / BS), m.nsegs, 0, BS);
+		  wow_ckpt_slot_blocks(m.version, m.nsegs * (EBS / BS), BS) +
+		  wow_ckpt_seg_blocks(m.version, m.nsegs * (EBS / BS), m.nsegs, 0, BS);
 	flip(&m, closing * BS + 40);
 	t = check_text(&m, &rc);
 	EXPECT_EQ(rc, 0);
@@ -1618,27 +1620,29 @@ static const char *metadata_size(void)
 	uint64_t n;
 
 	EXPECT(!wowc_msize(64ULL << 30, 4096, 1 << 20, &ms, err));
-	n = wow_nr_segments_v(4, (64ULL << 30) >> 9, 1 << 20, 4096);
+	n = wow_nr_segments_v(5, (64ULL << 30) >> 9, 1 << 20, 4096);
 	EXPECT_EQ(ms.nr_segments, n);
 	EXPECT_EQ(ms.nr_slots, n * 256);
 	EXPECT_EQ(ms.first_segment_sector,
-		  wow_first_segment_sector_v(4, n, 1 << 20, 4096));
-	EXPECT_EQ(ms.ckpt_area_blocks, wow_ckpt_area_blocks_v(4, n, 1 << 20, 4096));
+		  wow_first_segment_sector_v(5, n, 1 << 20, 4096));
+	EXPECT_EQ(ms.ckpt_area_blocks, wow_ckpt_area_blocks_v(5, n, 1 << 20, 4096));
 	/*
-	 * design.rst: a 64 GiB cache gives each of its two areas 146 MiB
-	 * (format version 4), right after erase block 0
+	 * design.rst: a 64 GiB cache gives each of its two areas 210 MiB
+	 * (format version 5: 10-byte slot entries; 146 MiB in version 4),
+	 * right after erase block 0
 	 */
-	EXPECT_EQ(ms.ckpt_area_blocks * 4096 >> 20, 2 * 146);
-	EXPECT_EQ(ms.first_segment_sector * 512, (1 + 2 * 146ULL) << 20);
+	EXPECT_EQ(ms.ckpt_area_blocks * 4096 >> 20, 2 * 210);
+	EXPECT_EQ(ms.first_segment_sector * 512, (1 + 2 * 210ULL) << 20);
 	/* 16 bytes a slot (format 5's block crcs), bucket heads */
 	EXPECT(ms.index_bytes <= 18 * ms.nr_slots);
 	EXPECT(ms.index_bytes >= 16 * ms.nr_slots + 2 * ms.nr_slots / 2);
-	EXPECT_EQ(ms.load_bytes_min, (2 + wow_ckpt_slot_blocks(n * 256, 4096) +
-				       wow_ckpt_seg_blocks(n * 256, n, 0, 4096)) *
+	EXPECT_EQ(ms.load_bytes_min, (2 + wow_ckpt_slot_blocks(WOW_SB_VERSION, n * 256, 4096) +
+				       wow_ckpt_seg_blocks(WOW_SB_VERSION, n * 256, n, 0,
+							   4096)) *
 				      4096);
 	/* at most one area's whole erase blocks; at least version 2's room */
 	EXPECT(ms.load_bytes_max <= (ms.first_segment_sector * 512 - (1 << 20)) / 2);
-	EXPECT(ms.load_bytes_max >= wow_ckpt_one_area_blocks_v(4, n, 1 << 20, 4096) * 4096);
+	EXPECT(ms.load_bytes_max >= wow_ckpt_one_area_blocks_v(5, n, 1 << 20, 4096) * 4096);
 	/* 16 MiB: one erase block of area, all but 8 blocks tombstones */
 	EXPECT(!wowc_msize(16 << 20, 4096, 1 << 20, &ms, err));
 	EXPECT_EQ(ms.load_bytes_max, 256 * 4096);
