@@ -542,10 +542,28 @@ static void show_progress(const char *dev, const struct progress *p,
 	fflush(stdout);
 }
 
+/* Are the dirty blocks left only blocks destage refused as bad? */
+static bool only_bad(const struct wow_status *st)
+{
+	return wow_status_has(st, WOW_F_BAD_BLOCKS) && st->bad_blocks &&
+	       st->dirty_blocks <= st->bad_blocks && !st->destage_inflight;
+}
+
+static void error_msg(const char *dev, const struct wow_status *st)
+{
+	fprintf(stderr, "wowctl: %s: %" PRIu64 " dirty blocks left are bad "
+		"(bad_blocks=%" PRIu64 ": their data on the cache device does "
+		"not match their crc32c; the kernel log names them): they are "
+		"never destaged. Write them again (or discard them) to replace "
+		"them, or reload with 'format' to give them up\n", dev,
+		st->dirty_blocks, st->bad_blocks);
+}
+
 /*
  * Cleaner mode on, then wait until dirty_blocks is 0, showing progress
- * every @interval seconds.  Returns 0 (clean), EXIT_FAILURE, or
- * EXIT_INTERRUPTED (cleaner mode left on, the device untouched).
+ * every @interval seconds.  Returns 0 (clean), EXIT_FAILURE (also when
+ * only bad blocks are left), or EXIT_INTERRUPTED (cleaner mode left on,
+ * the device untouched).
  */
 static int clean_dev(const char *dev, double interval)
 {
@@ -554,6 +572,7 @@ static int clean_dev(const char *dev, double interval)
 	struct wow_status st;
 	struct progress p;
 	double last = 0;
+	int stuck = 0;
 
 	if (read_status(dev, &st, err))
 		return error(err);
@@ -577,6 +596,21 @@ static int clean_dev(const char *dev, double interval)
 	for (;;) {
 		if (st.dirty_blocks == 0 || interrupted)
 			break;
+		/*
+		 * what is left is blocks destage refused (their data does not
+		 * match their crc32c), twice in a row: they never drain
+		 */
+		if (only_bad(&st)) {
+			if (stuck++) {
+				if (tty && drawn)
+					putchar('\n');
+				error_msg(dev, &st);
+				wow_status_free(&st);
+				return EXIT_FAILURE;
+			}
+		} else {
+			stuck = 0;
+		}
 		if (!drawn || now_s() - last >= interval - 0.05) {
 			show_progress(dev, &p, &st, tty);
 			last = now_s();
@@ -674,7 +708,7 @@ static int cmd_remove(const struct call *a)
 		if (!r && (a->flags & FLAG_CLEAN)) {
 			r = clean_dev(dev, iv);
 			if (r) {
-				if (r == EXIT_INTERRUPTED)
+				if (r == EXIT_INTERRUPTED || r == EXIT_FAILURE)
 					printf("wowctl: %s not removed\n", dev);
 				goto out;
 			}

@@ -13,7 +13,9 @@
 #  (a) destage writes every block but that one: dirty_blocks stays at 1,
 #      bad_blocks=1, needs_check=1, the kernel log names origin block 100,
 #      and a read of it through the device fails (EIO) instead of
-#      returning the rotten data; its neighbours read back new.
+#      returning the rotten data; its neighbours read back new; `wowctl
+#      remove --clean` stops (exit 1) saying the block left is bad, and
+#      leaves the device.
 #  (b) the device removed, the origin alone: block 100 still holds the
 #      old data, blocks 99 and 101 the new.
 #  (c) loaded again from the checkpoint (needs_check: in cleaner mode):
@@ -103,6 +105,13 @@ fi
 echo "read of block 100: $(tail -n 1 /tmp/rot-dd.err)"
 [ "$(blk_sum "$D" 99)" = "$NEW99" ] && [ "$(blk_sum "$D" 101)" = "$NEW101" ] ||
 	fail "(a) blocks 99 and 101 do not read back new"
+# wowctl's clean does not wait forever for a block that never drains
+echo "+ wowctl remove --clean --interval 0.5 rot"
+wowctl remove --clean --interval 0.5 rot > /tmp/rot-clean.out 2>&1
+RC=$?
+sed 's/^/    /' /tmp/rot-clean.out
+[ $RC = 1 ] && grep -q "are bad" /tmp/rot-clean.out && dm_exists rot ||
+	fail "(a) wowctl remove --clean exited $RC and did not say the block left is bad, or removed the device"
 
 info "(b) the origin alone"
 wow_remove rot
