@@ -26,6 +26,18 @@
 
 #include "dm-wow.h"
 
+/* Record needs_check for the health block, and have it written (lock held). */
+static void latch_health(struct wow_cache *wc, const char *what)
+{
+	lockdep_assert_held(&wc->lock);
+	wc->health.flags = WOW_SB_F_NEEDS_CHECK;
+	wc->health.state = wc->state;
+	wc->health.time = ktime_get_real_seconds();
+	strscpy(wc->health.what, what, sizeof(wc->health.what));
+	if (wc->wq)
+		queue_work(wc->wq, &wc->health_work);
+}
+
 /*
  * Latch needs_check without changing the state: something was found
  * wrong on the cache device that the cache works around (a block whose
@@ -39,14 +51,8 @@ void wow_latch_check(struct wow_cache *wc, const char *what)
 
 	spin_lock_irqsave(&wc->lock, flags);
 	changed = !(wc->health.flags & WOW_SB_F_NEEDS_CHECK);
-	if (changed) {
-		wc->health.flags = WOW_SB_F_NEEDS_CHECK;
-		wc->health.state = wc->state;
-		wc->health.time = ktime_get_real_seconds();
-		strscpy(wc->health.what, what, sizeof(wc->health.what));
-		if (wc->wq)
-			queue_work(wc->wq, &wc->health_work);
-	}
+	if (changed)
+		latch_health(wc, what);
 	spin_unlock_irqrestore(&wc->lock, flags);
 	if (changed)
 		DMERR("%s: %s: needs_check set", wow_name(wc), what);
@@ -63,12 +69,7 @@ void wow_error(struct wow_cache *wc, enum wow_state state, const char *what,
 		wc->state = state;
 		changed = true;
 		/* persist it: the next load must know (needs_check) */
-		wc->health.flags = WOW_SB_F_NEEDS_CHECK;
-		wc->health.state = state;
-		wc->health.time = ktime_get_real_seconds();
-		strscpy(wc->health.what, what, sizeof(wc->health.what));
-		if (wc->wq)
-			queue_work(wc->wq, &wc->health_work);
+		latch_health(wc, what);
 	}
 	spin_unlock_irqrestore(&wc->lock, flags);
 	if (changed)
