@@ -1961,8 +1961,14 @@ static u32 copy_batch_data(struct wow_cache *wc, u32 flags)
 }
 
 /* Add @len bytes at @page to *@bio, chaining a new bio when it is full. */
+/*
+ * Add @len bytes at @page to the record's bio *@bio; when it is full, it
+ * goes on @full (not submitted yet) and a new one chained to it takes its
+ * place.
+ */
 static void add_record_page(struct wow_cache *wc, struct bio **bio,
-			    struct page *page, u32 len, u32 off, blk_opf_t opf)
+			    struct bio_list *full, struct page *page, u32 len,
+			    u32 off, blk_opf_t opf)
 {
 	struct bio *next;
 
@@ -1972,23 +1978,9 @@ static void add_record_page(struct wow_cache *wc, struct bio **bio,
 				GFP_NOIO, &wc->log_bs);
 	next->bi_iter.bi_sector = bio_end_sector(*bio);
 	bio_chain(*bio, next);
-	submit_bio(*bio);
+	bio_list_add(full, *bio);
 	*bio = next;
 	__bio_add_page(next, page, len, off);
-}
-
-/*
- * Does the record need more than one bio?  Then a PREFLUSH on its first
- * bio orders only that bio: the others may reach the device before the
- * flush ends.
- */
-static bool record_chained(struct wow_cache *wc)
-{
-	struct wow_batch *b = &wc->batch;
-	u32 bs = wc->args.block_size;
-
-	return DIV_ROUND_UP(offset_in_page(b->hdr) + bs, PAGE_SIZE) +
-	       DIV_ROUND_UP(b->nr_data * bs, PAGE_SIZE) > BIO_MAX_VECS;
 }
 
 /* Fill the header block and the checksums, build and submit the I/O. */
@@ -1999,6 +1991,7 @@ static void submit_batch(struct wow_cache *wc)
 	blk_opf_t opf = REQ_OP_WRITE | REQ_SYNC | (b->fua ? REQ_FUA : 0);
 	blk_opf_t first = b->fua || b->preflush ? REQ_PREFLUSH : 0;
 	struct wow_record_info ri;
+	struct bio_list full;
 	u64 origin_flush;
 	struct bio *bio;
 
@@ -2024,20 +2017,7 @@ static void submit_batch(struct wow_cache *wc)
 	if (flush_origin_bypassed(wc, origin_flush))
 		b->origin_failed = true;
 
-	/*
-	 * A record of more than one bio that needs the flush first (the
-	 * first record of a reused segment overwrites the earlier life; a FUA
-	 * record vouches for every earlier one): the flush is issued and
-	 * waited for before any of its bios, else a power cut could find the
-	 * earlier life overwritten and its replacement not durable (issue
-	 * 34, finding 3: 4 KiB blocks, erase blocks of 2 MiB or more).  A
-	 * failed flush leaves the PREFLUSH on the first bio (the cache then
-	 * fails the record).
-	 */
-	if (first && record_chained(wc) &&
-	    !blkdev_issue_flush(wc->cache_dev->bdev))
-		first = 0;
-
+	bio_list_init(&full);
 	bio = bio_alloc_bioset(wc->cache_dev->bdev, BIO_MAX_VECS, opf | first,
 			       GFP_NOIO, &wc->log_bs);
 	bio->bi_iter.bi_sector = wow_slot_sector(wc, slot_of(wc, b->seg,
@@ -2046,16 +2026,34 @@ static void submit_batch(struct wow_cache *wc)
 		void *p = b->hdr + off;
 		u32 len = min_t(u32, bs - off, PAGE_SIZE - offset_in_page(p));
 
-		add_record_page(wc, &bio, virt_to_page(p), len,
+		add_record_page(wc, &bio, &full, virt_to_page(p), len,
 				offset_in_page(p), opf);
 		off += len;
 	}
 	for (off = 0; off < data_bytes; off += PAGE_SIZE)
-		add_record_page(wc, &bio, b->pages[off >> PAGE_SHIFT],
+		add_record_page(wc, &bio, &full, b->pages[off >> PAGE_SHIFT],
 				min_t(u32, data_bytes - off, PAGE_SIZE), 0, opf);
 	bio->bi_private = wc;
 	bio->bi_end_io = batch_endio;
 	atomic64_add(1 + b->nr_data, &wc->stats.log_blocks);
+
+	/*
+	 * A record built as more than one bio that needs the flush first
+	 * (the first record of a reused segment overwrites the earlier life;
+	 * a FUA record vouches for every earlier one): a PREFLUSH on its
+	 * first bio orders only that bio, so the flush is issued and waited
+	 * for before any of them, else a power cut could find the earlier
+	 * life overwritten and its replacement not durable (issue 34, finding
+	 * 3: 4 KiB blocks, erase blocks of 2 MiB or more).  Decided from the
+	 * bios as built (pages the block layer merged make fewer).  A failed
+	 * flush leaves the PREFLUSH on the first bio (the cache then fails
+	 * the record).
+	 */
+	if (first && !bio_list_empty(&full) &&
+	    !blkdev_issue_flush(wc->cache_dev->bdev))
+		full.head->bi_opf &= ~REQ_PREFLUSH;
+	while (!bio_list_empty(&full))
+		submit_bio(bio_list_pop(&full));
 	submit_bio(bio);
 }
 
