@@ -1961,6 +1961,30 @@ static u32 copy_batch_data(struct wow_cache *wc, u32 flags)
 }
 
 /* Add @len bytes at @page to *@bio, chaining a new bio when it is full. */
+#ifdef WOW_TEST_HOOKS
+/*
+ * Test builds only: a record's bio holds at most this many KiB (0: as
+ * much as fits), so a scenario sees records of several bios, which the
+ * block layer's page merging otherwise makes rare (issue 34, finding 3).
+ */
+static unsigned int test_record_bio_kib;
+module_param(test_record_bio_kib, uint, 0644);
+MODULE_PARM_DESC(test_record_bio_kib,
+		 "test builds: at most this many KiB in a log record's bio (0: no limit)");
+
+static bool record_bio_full(struct bio *bio)
+{
+	u32 kib = READ_ONCE(test_record_bio_kib);
+
+	return kib && bio->bi_iter.bi_size >= kib << 10;
+}
+#else
+static bool record_bio_full(struct bio *bio)
+{
+	return false;
+}
+#endif
+
 /*
  * Add @len bytes at @page to the record's bio *@bio; when it is full, it
  * goes on @full (not submitted yet) and a new one chained to it takes its
@@ -1972,7 +1996,7 @@ static void add_record_page(struct wow_cache *wc, struct bio **bio,
 {
 	struct bio *next;
 
-	if (bio_add_page(*bio, page, len, off) == len)
+	if (!record_bio_full(*bio) && bio_add_page(*bio, page, len, off) == len)
 		return;
 	next = bio_alloc_bioset(wc->cache_dev->bdev, BIO_MAX_VECS, opf,
 				GFP_NOIO, &wc->log_bs);
