@@ -39,6 +39,8 @@
 #
 # vm: origin=2G cache=256M timeout=420 boots=2
 . "${WOW_LIB:-/wow/lib.sh}"
+# test builds: each checkpoint's unwritten blocks checked against the index
+wow_test_hook test_verify_checkpoints 1 || :
 
 DEV=$(basename "$(readlink -f "$CACHE")")
 CSECT=$(size_sectors "$CACHE")

@@ -23,10 +23,9 @@
 # vm: origin=1G cache=64M timeout=600
 . "${WOW_LIB:-/wow/lib.sh}"
 
-P=/sys/module/dm_wow/parameters/test_record_bio_kib
-[ -e $P ] || skip "the module has no test hooks (built without WOW_TEST_HOOKS)"
 wow_reset_disks
-echo 64 > $P
+wow_test_hook test_record_bio_kib 64 ||
+	skip "the module has no test hooks (built without WOW_TEST_HOOKS)"
 BT=/tmp/bt
 rm -rf $BT
 mkdir -p $BT
@@ -47,7 +46,7 @@ wow_message fo cleaner on
 wow_wait_clean fo 300
 wow_no_errors fo
 wow_remove fo
-echo 0 > $P
+wow_test_hook test_record_bio_kib 0
 sleep 1
 kill -INT $BTPID
 wait $BTPID

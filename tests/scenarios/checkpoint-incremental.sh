@@ -32,6 +32,8 @@
 #
 # vm: origin=2G cache=64M timeout=600 boots=2
 . "${WOW_LIB:-/wow/lib.sh}"
+# test builds: each checkpoint's unwritten blocks checked against the index
+wow_test_hook test_verify_checkpoints 1 || :
 
 command -v wowctl > /dev/null || skip "no wowctl in the guest (make -C userspace)"
 CKI=/sys/module/dm_wow/parameters/checkpoint_interval

@@ -27,6 +27,8 @@
 #
 # vm: origin=2G cache=256M timeout=600 boots=2
 . "${WOW_LIB:-/wow/lib.sh}"
+# test builds: each checkpoint's unwritten blocks checked against the index
+wow_test_hook test_verify_checkpoints 1 || :
 
 P1="--rw=write --bs=64k --offset=1g --size=64m"
 P2="--rw=randwrite --bssplit=4k/80:16k/20 --offset=0 --size=512m --sync=1 --iodepth=16 --randseed=340"

@@ -563,6 +563,15 @@ wow_unwatch() {
 	WOW_WATCH_PID=
 }
 
+# wow_test_hook NAME VALUE: set the module parameter NAME, a hook of the
+# project's test builds (WOW_TEST_HOOKS); false when the module has none
+wow_test_hook() {
+	[ -e "/sys/module/dm_wow/parameters/$1" ] || return 1
+	echo "$2" > "/sys/module/dm_wow/parameters/$1" ||
+		fail "cannot set the test hook $1"
+	echo "test hook: $1=$2"
+}
+
 # wow_keep_busy DEV [BLOCK]: read 4 KiB block BLOCK (default 0) of DEV
 # every 0.2 s in the background, so the device never looks idle (a dm-wow
 # device idle for a second destages everything, and a slow VM takes that
