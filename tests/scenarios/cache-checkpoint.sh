@@ -6,7 +6,7 @@
 # a discard (tombstones), and is removed cleanly; then:
 #  (a) the next load reads the checkpoint, not the log: status says
 #      loaded_from=checkpoint, the cache device's sectors read while the
-#      table loads are at most 1/512 of the cache (1/400 from format
+#      table loads are at most 1/512 of the cache (1/384 from format
 #      version 5, whose slot entries hold each block's crc) plus the superblock
 #      probe (68 KiB) and one erase block (the rest of the log head's
 #      segment, read to tell a torn tail from a corrupt record), dirty_blocks and valid_blocks are what they were at
@@ -115,11 +115,11 @@ case $WOW_BOOT in
 	load "(a) checkpoint"
 	[ "$(wow_stat ck loaded_from)" = checkpoint ] ||
 		nok "(a) not loaded from the checkpoint"
-	# 1/512 (1/400 in version 5: 10-byte slot entries), the superblock
+	# 1/512 (1/384 in version 5: 10-byte slot entries), the superblock
 	# probe, and the rest of the log head's segment (read to tell a torn
 	# tail from a corrupt record)
 	FRAC=512
-	[ "$(read_u "$CACHE" 4 4)" -lt 5 ] || FRAC=400
+	[ "$(read_u "$CACHE" 4 4)" -lt 5 ] || FRAC=384
 	LIMIT=$((CSECT / FRAC + 136 + 2048))
 	[ "$LOAD_READ" -le $LIMIT ] ||
 		nok "(a) the load read $LOAD_READ sectors, more than 1/$FRAC of the cache, the probe and an erase block ($LIMIT)"
