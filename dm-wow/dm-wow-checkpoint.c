@@ -221,11 +221,11 @@ static __le32 block_fill(const struct wow_ckpt_area *a, void *blk,
 
 /*
  * Encode slot table block @b into @blk (@e: room for a block's entries);
- * its crc32c.
+ * its crc32c, as @a->csums holds it once written.
  */
-static __le32 slot_block_encode(const struct wow_ckpt_area *a,
-				const struct wow_ckpt_ops *ops, void *blk, u64 b,
-				struct wow_ckpt_entry *e)
+__le32 wow_ckpt_block_encode(const struct wow_ckpt_area *a,
+			     const struct wow_ckpt_ops *ops, void *blk, u64 b,
+			     struct wow_ckpt_entry *e)
 {
 	u32 per = wow_ckpt_slots_per_block(a->version, a->block_size);
 
@@ -435,8 +435,9 @@ int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 		u64 first = b;
 
 		for (i = 0; i < io.win && b < nr && b == first + i; i++) {
-			a->csums[b] = slot_block_encode(a, ops,
-							io.buf + i * bs, b, e);
+			a->csums[b] = wow_ckpt_block_encode(a, ops,
+							    io.buf + i * bs,
+							    b, e);
 			b = next_changed_block(a, ops, b + 1, nr);
 		}
 		r = wow_sync_io(a->bdev, area_sector(a, 1 + first), io.buf,

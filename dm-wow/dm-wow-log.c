@@ -1918,7 +1918,7 @@ static u32 copy_batch_data(struct wow_cache *wc, u32 flags)
 {
 	struct wow_batch *b = &wc->batch;
 	__le64 *oblocks = wow_record_oblocks(b->hdr, b->nr_tombs);
-	u32 csum = ~0U, i = 0, off = 0, len;
+	u32 i = 0, off = 0;
 	struct bvec_iter iter;
 	struct wow_copy *c;
 	struct bio_vec bv;
@@ -1952,12 +1952,7 @@ static u32 copy_batch_data(struct wow_cache *wc, u32 flags)
 	if (flags & WOW_REC_CRCS)
 		return batch_block_crcs(wc, wow_record_crcs(b->hdr, b->nr_tombs,
 							    b->nr_data));
-	for (i = 0; i < off; i += len) {
-		len = min_t(u32, off - i, PAGE_SIZE);
-		csum = crc32c(csum, page_address(b->pages[i >> PAGE_SHIFT]),
-			      len);
-	}
-	return csum;
+	return pages_crc(b->pages, 0, off);
 }
 
 /* Add @len bytes at @page to *@bio, chaining a new bio when it is full. */
@@ -3210,8 +3205,9 @@ static void verify_untracked(struct wow_cache *wc, int k, const char *when)
 					   wc->args.block_size);
 	u64 nr = wow_ckpt_slot_blocks(wc->sb.version, wc->nr_slots,
 				      wc->args.block_size);
-	u32 bs = wc->args.block_size, n, i;
 	struct wow_ckpt_entry *e;
+	struct wow_ckpt_area a;
+	struct wow_ckpt_ops ops;
 	u64 b, bad = 0;
 	void *blk;
 
@@ -3220,20 +3216,17 @@ static void verify_untracked(struct wow_cache *wc, int k, const char *when)
 	if (!READ_ONCE(test_verify_checkpoints) || !wc->ckpt_known[k] ||
 	    nr > 4096)
 		return;
-	blk = kmalloc(bs, GFP_ATOMIC);
+	ckpt_area(wc, &a, k);
+	ckpt_ops_init(wc, &ops);
+	blk = kmalloc(wc->args.block_size, GFP_ATOMIC);
 	e = kmalloc_array(per, sizeof(*e), GFP_ATOMIC);
 	for (b = 0; blk && e && b < nr; b++) {
-		n = min_t(u64, wc->nr_slots - b * per, per);
 		if (wow_index_changed(&wc->index, wc->index.track[k], b * per,
-				      n))
+				      min_t(u64, wc->nr_slots - b * per, per)))
 			continue;
-		ckpt_slot_entries(wc, b * per, n, e);
-		memset(blk, 0, bs);
-		for (i = 0; i < n; i++)
-			wow_ckpt_slot_put(blk, wow_ckpt_slot_bytes(wc->sb.version),
-					  i, &e[i]);
-		if (le32_to_cpu(wc->ckpt_csums[k][b]) !=
-		    wow_ckpt_slot_block_csum(blk, bs) && !bad++)
+		if (wc->ckpt_csums[k][b] != wow_ckpt_block_encode(&a, &ops, blk,
+								  b, e) &&
+		    !bad++)
 			DMERR(MSG_TEST_UNTRACKED, wow_name(wc), k, b, when,
 			      wc->ckpt_gen);
 	}

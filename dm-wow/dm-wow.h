@@ -378,6 +378,9 @@ struct wow_ckpt_ops {
 	void *ctx;
 };
 
+__le32 wow_ckpt_block_encode(const struct wow_ckpt_area *a,
+			     const struct wow_ckpt_ops *ops, void *blk, u64 b,
+			     struct wow_ckpt_entry *e);
 int wow_ckpt_write_header(const struct wow_ckpt_area *a,
 			  const struct wow_ckpt_info *ci);
 int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
