@@ -17,7 +17,8 @@
 # log wraps, segments are reused); a blktrace of the cache device must
 # show, for every record of several bios at the start of a reused
 # segment, no PREFLUSH on its first bio as submitted, and some of them
-# submitted after a completed data-less flush (the rule exercised).  Fails with the module
+# submitted after a completed data-less flush (the rule exercised); the
+# second pass verifies through the device and, cleaned, on the origin.  Fails with the module
 # before the fix (the PREFLUSH on the first bio only).
 #
 # vm: origin=1G cache=64M timeout=600
@@ -38,14 +39,16 @@ kill -0 $BTPID 2> /dev/null || { cat $BT/blktrace.log; fail "blktrace did not st
 wow_create fo "$ORIGIN" "$CACHE" erase_block_size 4194304 low_watermark 10 \
 	high_watermark 20
 D=$(dm_node fo)
-for pass in 1 2; do
-	fio_run "$D" --rw=write --bs=1m --size=256m --iodepth=4
-done
+V="--rw=write --bs=1m --size=256m --iodepth=4"
+fio_run "$D" $V
+fio_verify "$D" $V
 echo "status: $(wow_status fo)"
 wow_message fo cleaner on
 wow_wait_clean fo 300
 wow_no_errors fo
 wow_remove fo
+info "the origin alone holds the second pass"
+fio_verify_only "$ORIGIN" $V
 wow_test_hook test_record_bio_kib 0
 sleep 1
 kill -INT $BTPID
