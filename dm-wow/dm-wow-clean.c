@@ -73,44 +73,130 @@ static u32 urgent_free_pct(struct wow_cache *wc)
  * allows goes.  Tombstones must be kept while an older segment life is on
  * the device: while many are held, the oldest closed segment goes first if
  * it gains anything, which keeps the oldest life young and the tombstones
- * few.  Lock held.
+ * few.
+ *
+ * The work is bounded (issue 34, finding 7): the scan takes the lock for
+ * WOW_VICTIM_CHUNK segments at a time and yields between chunks, starts
+ * where the last one stopped, and settles for the best of the
+ * WOW_VICTIM_WINDOW segments it saw when one of them qualifies (as f2fs's
+ * max_victim_search), so a pick costs the same at 64 GiB as at 4 GiB; only
+ * a log where nothing qualifies is walked whole, once, to say it starved.
+ * Every segment the walk passes is a wow_log_visit_seg(): its dead
+ * tombstones go.  Called without the lock; the victim is checked again
+ * under it before it is taken.
  */
-static u32 pick_victim(struct wow_cache *wc)
+#define WOW_VICTIM_CHUNK	256
+#define WOW_VICTIM_WINDOW	4096
+/* the oldest closed segment is looked for this far into the write order */
+#define WOW_VICTIM_OLDEST_WALK	64
+
+static u32 oldest_closed(struct wow_cache *wc)
 {
-	bool urgent = wc->nr_free_segs <= WOW_RESERVE_SEGMENTS + 1;
-	u64 tombs = wow_log_prune_held_tombs(wc);
-	struct wow_victim_pick lazy, tier;
-	struct wow_seg_usage u;
-	u32 oldest = WOW_NO_SEG, s, pct;
+	struct wow_segment *seg;
+	u32 n = 0;
 
 	lockdep_assert_held(&wc->lock);
+	list_for_each_entry(seg, &wc->seg_order, order) {
+		if (seg->state == WOW_SEG_CLOSED && !seg->nr_bad)
+			return seg - wc->segs;
+		if (++n == WOW_VICTIM_OLDEST_WALK)
+			break;
+	}
+	return WOW_NO_SEG;
+}
+
+#ifdef WOW_TEST_HOOKS
+/*
+ * Test builds only: the most segments one pick walked when it found a
+ * victim lazy recycling allows (cache-victim-window reads it; write 0 to
+ * start again).
+ */
+static unsigned int test_victim_scan_max;
+module_param(test_victim_scan_max, uint, 0644);
+MODULE_PARM_DESC(test_victim_scan_max,
+		 "test builds: most segments a victim pick that found one walked");
+
+static void note_scan(u32 seen)
+{
+	if (seen > READ_ONCE(test_victim_scan_max))
+		WRITE_ONCE(test_victim_scan_max, seen);
+}
+#else
+static void note_scan(u32 seen)
+{
+}
+#endif
+
+static bool still_victim(struct wow_cache *wc, u32 v, u32 pct, bool urgent)
+{
+	struct wow_segment *seg = &wc->segs[v];
+	struct wow_seg_usage u;
+
+	if (seg->state != WOW_SEG_CLOSED || seg->nr_bad)
+		return false;
+	seg_usage(wc, seg, &u);
+	return wow_victim_eligible(&u, wc->blocks_per_seg,
+				   urgent ? pct : WOW_CLEAN_MIN_FREE_PCT,
+				   urgent && !pct);
+}
+
+static u32 pick_victim(struct wow_cache *wc)
+{
+	struct wow_victim_pick lazy, tier;
+	u32 n = wc->nr_segments, seen = 0, i, s, pct, oldest, v;
+	struct wow_seg_usage u;
+	bool urgent;
+
+	spin_lock_irq(&wc->lock);
+	urgent = wc->nr_free_segs <= WOW_RESERVE_SEGMENTS + 1;
 	if (!urgent)
 		wc->urgent_since = 0;
 	pct = urgent ? urgent_free_pct(wc) : 0;
+	spin_unlock_irq(&wc->lock);
+
 	wow_victim_pick_init(&lazy);
 	wow_victim_pick_init(&tier);
-	for (s = 0; s < wc->nr_segments; s++) {
-		struct wow_segment *seg = &wc->segs[s];
+	while (seen < n &&
+	       (seen < WOW_VICTIM_WINDOW || lazy.seg == WOW_NO_SEG)) {
+		spin_lock_irq(&wc->lock);
+		for (i = 0; i < WOW_VICTIM_CHUNK && seen < n; i++, seen++) {
+			struct wow_segment *seg;
 
-		/* a bad block stays where it is until written again */
-		if (seg->state != WOW_SEG_CLOSED || seg->nr_bad)
-			continue;
-		if (oldest == WOW_NO_SEG || seg->seq < wc->segs[oldest].seq)
-			oldest = s;
-		seg_usage(wc, seg, &u);
-		wow_victim_consider(&lazy, s, &u, wc->blocks_per_seg,
-				    WOW_CLEAN_MIN_FREE_PCT, false);
-		if (urgent)
-			wow_victim_consider(&tier, s, &u, wc->blocks_per_seg,
-					    pct, !pct);
+			s = wc->victim_cursor;
+			wc->victim_cursor = s + 1 < n ? s + 1 : 0;
+			wow_log_visit_seg(wc, s);
+			seg = &wc->segs[s];
+			/* a bad block stays where it is until written again */
+			if (seg->state != WOW_SEG_CLOSED || seg->nr_bad)
+				continue;
+			seg_usage(wc, seg, &u);
+			wow_victim_consider(&lazy, s, &u, wc->blocks_per_seg,
+					    WOW_CLEAN_MIN_FREE_PCT, false);
+			if (urgent)
+				wow_victim_consider(&tier, s, &u,
+						    wc->blocks_per_seg, pct,
+						    !pct);
+		}
+		spin_unlock_irq(&wc->lock);
+		cond_resched();
 	}
+
+	if (lazy.seg != WOW_NO_SEG)
+		note_scan(seen);
+	spin_lock_irq(&wc->lock);
 	wc->clean_starved = lazy.seg == WOW_NO_SEG;
-	if (oldest != WOW_NO_SEG && tombs > wc->nr_slots / 16) {
+	oldest = oldest_closed(wc);
+	if (oldest != WOW_NO_SEG &&
+	    wow_log_held_tombs(wc) > wc->nr_slots / 16) {
 		seg_usage(wc, &wc->segs[oldest], &u);
 		if (wow_victim_eligible(&u, wc->blocks_per_seg, 0, true))
 			return oldest;
 	}
-	return lazy.seg != WOW_NO_SEG ? lazy.seg : tier.seg;
+	v = lazy.seg != WOW_NO_SEG ? lazy.seg : tier.seg;
+	if (v != WOW_NO_SEG &&
+	    !still_victim(wc, v, pct, lazy.seg == WOW_NO_SEG && urgent))
+		v = WOW_NO_SEG;
+	return v;
 }
 
 /*
@@ -381,7 +467,10 @@ void wow_clean(struct wow_cache *wc)
 	    wc->state == WOW_STATE_OK && wow_log_short(wc) &&
 	    time_after(jiffies, wc->clean_pick_at)) {
 		wc->clean_pick_at = jiffies;
-		wc->victim = pick_victim(wc);
+		spin_unlock_irq(&wc->lock);
+		v = pick_victim(wc);	/* returns with the lock held */
+		if (wc->victim == WOW_NO_SEG && !wc->stopped)
+			wc->victim = v;
 	}
 	if (wc->victim == WOW_NO_SEG || wow_log_meta_inflight(wc) ||
 	    wc->stopped) {

@@ -481,7 +481,7 @@ static u64 seg_disk_seq(struct wow_cache *wc, struct wow_segment *seg)
  * power cut now would leave it: a reused segment's earlier life counts
  * until the new life's first record is durable (lock held or recovering).
  */
-u64 wow_min_disk_seq(struct wow_cache *wc)
+static u64 wow_min_disk_seq(struct wow_cache *wc)
 {
 	u64 min = U64_MAX, seq;
 	u32 i;
@@ -838,37 +838,67 @@ void wow_log_cancel_metas(struct wow_cache *wc)
 }
 
 /*
- * Drop held tombstones that no record on the device can need any more
- * (lock held).  Returns how many are still held.  Not while a checkpoint
- * reads the lists without the lock (ckpt_reading): it would count one
- * number of a segment's tombstones and write another, and the next load
- * would find the checkpoint does not check and scan the whole log (issue
- * 34, finding 5); they are pruned at the next pick.
+ * Visit segment @s on the cleaner's walk over the segments (lock held):
+ * drop the tombstones it holds that no record on the device can need any
+ * more, and fold its oldest life and what it still holds into this pass.
+ * Once a pass has visited as many segments as there are, its results are
+ * published: wow_log_min_disk_seq() and wow_log_held_tombs().
+ *
+ * A pass reads each segment at a different time, holding the lock only
+ * for the caller's chunk.  Its minimum is still a lower bound of the true
+ * one when published: a segment's oldest life only ever moves forward
+ * (wow_seg_disk_seq), and a life opened after the pass began has a seq at
+ * least the pass's starting next_seq, where the minimum starts.  A lower
+ * bound keeps a tombstone longer, never drops one too soon.
+ *
+ * Not while a checkpoint reads the lists without the lock (ckpt_reading):
+ * it would count one number of a segment's tombstones and write another,
+ * and the next load would find the checkpoint does not check and scan the
+ * whole log (issue 34, finding 5); they are pruned at the next visit.
  */
-u64 wow_log_prune_held_tombs(struct wow_cache *wc)
+void wow_log_visit_seg(struct wow_cache *wc, u32 s)
 {
-	u64 min, total = 0;
-	u32 s, i, n;
+	struct wow_segment *seg = &wc->segs[s];
+	u64 seq = seg_disk_seq(wc, seg);
+	u32 i, n;
 
 	lockdep_assert_held(&wc->lock);
-	if (wc->ckpt_reading) {
-		for (s = 0; s < wc->nr_segments; s++)
-			total += wc->segs[s].nr_tombs;
-		return total;
-	}
-	min = wow_min_disk_seq(wc);
-	for (s = 0; s < wc->nr_segments; s++) {
-		struct wow_segment *seg = &wc->segs[s];
-
-		if (seg->state == WOW_SEG_FREEING)
-			continue;	/* its meta is being written */
+	if (!wc->tomb_pass_seen)
+		wc->tomb_pass_min = wc->next_seq;
+	if (!wc->ckpt_reading && seg->state != WOW_SEG_FREEING) {
+		/* a FREEING segment's meta is being written from its list */
 		for (i = 0, n = 0; i < seg->nr_tombs; i++)
-			if (seg->tombs[i].t >= min)
+			if (seg->tombs[i].t >= wc->min_disk_seq)
 				seg->tombs[n++] = seg->tombs[i];
 		seg->nr_tombs = n;
-		total += n;
 	}
-	return total;
+	if (seq && seq < wc->tomb_pass_min)
+		wc->tomb_pass_min = seq;
+	wc->tomb_pass_held += seg->nr_tombs;
+	if (++wc->tomb_pass_seen < wc->nr_segments)
+		return;
+	wc->min_disk_seq = max(wc->min_disk_seq, wc->tomb_pass_min);
+	wc->held_tombs = wc->tomb_pass_held;
+	wc->tomb_pass_seen = 0;
+	wc->tomb_pass_held = 0;
+}
+
+/*
+ * A lower bound of wow_min_disk_seq() from the last whole pass of
+ * wow_log_visit_seg(), or from the load (lock held): O(1), where the
+ * exact minimum walks every segment.
+ */
+u64 wow_log_min_disk_seq(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	return wc->min_disk_seq;
+}
+
+/* Tombstones held, as the last whole pass counted them (lock held). */
+u64 wow_log_held_tombs(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	return wc->held_tombs;
 }
 
 /*
@@ -902,7 +932,7 @@ static struct wow_meta *build_meta(struct wow_cache *wc, u32 v)
 	m->victim = v;
 
 	spin_lock_irq(&wc->lock);
-	min_seq = wow_min_disk_seq(wc);
+	min_seq = wow_log_min_disk_seq(wc);
 	n = 0;
 	for (i = 0; i < wc->blocks_per_seg; i++) {
 		struct wow_slot *sl = wow_slot_at(&wc->index, first + i);
@@ -2864,6 +2894,8 @@ static int prune_tombs(struct wow_cache *wc)
 				seg->tombs[n++] = seg->tombs[i];
 		seg->nr_tombs = n;
 	}
+	/* the runtime's lower bound starts here (wow_log_visit_seg) */
+	wc->min_disk_seq = min_t(u64, min, wc->next_seq);
 	return 0;
 }
 
@@ -2893,6 +2925,10 @@ static int reset_log(struct wow_cache *wc)
 	}
 	INIT_LIST_HEAD(&wc->free_segs);
 	INIT_LIST_HEAD(&wc->drained);
+	wc->min_disk_seq = 0;
+	wc->held_tombs = 0;
+	wc->tomb_pass_seen = 0;
+	wc->tomb_pass_held = 0;
 	INIT_LIST_HEAD(&wc->seg_order);
 	wc->lrw_cursor = WOW_NO_SLOT;
 	wc->nr_free_segs = 0;

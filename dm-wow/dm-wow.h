@@ -801,6 +801,15 @@ struct wow_cache {
 	u64 next_seq;
 	u64 completed_seq;		/* newest record completed */
 	u64 durable_seq;		/* every record <= this is durable */
+	/*
+	 * wow_log_visit_seg: a lower bound of wow_min_disk_seq() and the
+	 * tombstones held, from the last whole pass, and the pass under way
+	 */
+	u64 min_disk_seq;
+	u64 held_tombs;
+	u64 tomb_pass_min;
+	u64 tomb_pass_held;
+	u32 tomb_pass_seen;
 	u64 load_dropped;		/* records the last load dropped */
 	u64 load_bytes;			/* metadata the last load read */
 	bool load_from_ckpt;		/* it read the checkpoint */
@@ -917,6 +926,7 @@ struct wow_cache {
 	u32 copies_inflight;		/* reading, or queued to the log */
 	struct list_head copies_read;	/* read: to check, then queue */
 	unsigned long clean_pick_at;	/* jiffies of the last victim scan */
+	u32 victim_cursor;		/* where the next scan starts */
 	/* the log is short and no segment is cheap to clean (last scan) */
 	bool clean_starved;
 	unsigned long urgent_since;	/* jiffies: urgent, nothing freed */
@@ -1041,8 +1051,9 @@ void wow_log_cancel_metas(struct wow_cache *wc);
 int wow_log_commit(struct wow_cache *wc);
 int wow_log_mark_clean(struct wow_cache *wc);
 int wow_log_checkpoint(struct wow_cache *wc);
-u64 wow_min_disk_seq(struct wow_cache *wc);
-u64 wow_log_prune_held_tombs(struct wow_cache *wc);
+void wow_log_visit_seg(struct wow_cache *wc, u32 s);
+u64 wow_log_min_disk_seq(struct wow_cache *wc);
+u64 wow_log_held_tombs(struct wow_cache *wc);
 int wow_log_retire_seg(struct wow_cache *wc, u32 v);
 bool wow_log_free_seg(struct wow_cache *wc, u32 v);
 u32 wow_log_reap_drained(struct wow_cache *wc);
