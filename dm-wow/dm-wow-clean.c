@@ -31,6 +31,7 @@
 #include <linux/slab.h>
 
 #include "dm-wow.h"
+#include "dm-wow-seg.h"
 
 static void seg_usage(struct wow_cache *wc, struct wow_segment *seg,
 		      struct wow_seg_usage *u)
@@ -81,7 +82,7 @@ static u32 urgent_free_pct(struct wow_cache *wc)
  * WOW_VICTIM_WINDOW segments it saw when one of them qualifies (as f2fs's
  * max_victim_search), so a pick costs the same at 64 GiB as at 4 GiB; only
  * a log where nothing qualifies is walked whole, once, to say it starved.
- * Every segment the walk passes is a wow_log_visit_seg(): its dead
+ * Every segment the walk passes is a wow_seg_visit(): its dead
  * tombstones go.  Called without the lock; the victim is checked again
  * under it before it is taken.
  */
@@ -164,7 +165,7 @@ static u32 pick_victim(struct wow_cache *wc)
 
 			s = wc->victim_cursor;
 			wc->victim_cursor = s + 1 < n ? s + 1 : 0;
-			wow_log_visit_seg(wc, s);
+			wow_seg_visit(wc, s);
 			seg = &wc->segs[s];
 			/* a bad block stays where it is until written again */
 			if (seg->state != WOW_SEG_CLOSED || seg->nr_bad)
@@ -187,7 +188,7 @@ static u32 pick_victim(struct wow_cache *wc)
 	wc->clean_starved = lazy.seg == WOW_NO_SEG;
 	oldest = oldest_closed(wc);
 	if (oldest != WOW_NO_SEG &&
-	    wow_log_held_tombs(wc) > wc->nr_slots / 16) {
+	    wow_seg_held_tombs(wc) > wc->nr_slots / 16) {
 		seg_usage(wc, &wc->segs[oldest], &u);
 		if (wow_victim_eligible(&u, wc->blocks_per_seg, 0, true))
 			return oldest;

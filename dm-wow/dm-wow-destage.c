@@ -25,6 +25,7 @@
 #include <linux/slab.h>
 
 #include "dm-wow.h"
+#include "dm-wow-seg.h"
 
 struct wow_run {
 	struct list_head list;
@@ -568,7 +569,7 @@ void wow_tick(struct work_struct *ws)
 	LIST_HEAD(extra);
 
 	spin_lock_irq(&wc->lock);
-	wc->oldest_dirty = wow_log_oldest_dirty(wc);
+	wc->oldest_dirty = wow_seg_oldest_dirty(wc);
 	wc->peak_bp = max(wc->peak_bp, wow_occupancy_bp(wc));
 	if (++wc->ticks % WOW_ADAPT_TICKS == 0) {
 		wow_thresholds_adapt(&wc->thresh, wc->peak_bp);

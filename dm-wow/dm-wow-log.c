@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dm-wow log: segments, group commit, tombstones and the recovery scan.
+ * dm-wow log: group commit, tombstones, checkpoints and recovery.
  *
  * Writes queue up while one log append is in flight; the commit worker then
  * takes everything queued that fits the open segment into one record (one
@@ -20,27 +20,8 @@
  * every current copy it held, so no stale record can be replayed over
  * newer data.
  *
- * A segment's life, every change made here (the state is the log's alone;
- * cleaning asks through wow_log_retire_seg() and wow_log_free_seg()):
- *
- *            open_segment()              close_if_short(), full
- *   FREE -----------------------> OPEN ---------------------------> CLOSED
- *    ^   (head of the free list;                                   |  ^
- *    |    not on the last checkpoint's                             |  |
- *    |    replay chain: seg_on_chain)                              |  |
- *    |                                    wow_log_retire_seg():    |  |
- *    |                                    cleaning's victim, every |  | record
- *    |                                    block clean              |  | failed
- *    |                                                             v  |
- *    |  wow_log_free_seg(),          finish_batch():           FREEING
- *    |  wow_log_reap_drained():                                 |
- *    +----------------------- DRAINING <------------------------+
- *       no read or destage    (its tombstones are durable;    (its record
- *       run pins it           nothing current in it goes      of tombstones
- *                             straight here from CLOSED)      is queued)
- *
- * Recovery rebuilds FREE, OPEN (the log head) and CLOSED; FREEING and
- * DRAINING exist only while the device runs.
+ * A segment's life (its states, the free list, the write order, the log
+ * head): dm-wow-seg.c.
  *
  * Locking: wc->lock guards the segments, the index, the policy, the
  * pending lists and the batch; the commit worker (one at a time, on
@@ -60,6 +41,7 @@
 #include <linux/vmalloc.h>
 
 #include "dm-wow.h"
+#include "dm-wow-seg.h"
 
 static int periodic_checkpoint(struct wow_cache *wc);
 static void ckpt_work(struct work_struct *ws);
@@ -71,11 +53,6 @@ static void ckpt_work(struct work_struct *ws);
  */
 #define WOW_CKPT_COW_BLOCKS	1024
 
-static u32 slot_of(struct wow_cache *wc, u32 seg, u32 block)
-{
-	return seg * wc->blocks_per_seg + block;
-}
-
 /* A paced write's turn has come. */
 static void pace_work(struct work_struct *ws)
 {
@@ -83,36 +60,6 @@ static void pace_work(struct work_struct *ws)
 					    struct wow_cache, pace_work);
 
 	queue_work(wc->wq, &wc->commit_work);
-}
-
-/*
- * The policy's source: is the current cached copy of @ob dirty, for
- * destage?  A bad one (its data does not match its crc) is not.  (lock
- * held or recovering)
- */
-static bool oblock_dirty(void *ctx, u64 ob)
-{
-	struct wow_cache *wc = ctx;
-	u32 slot = wow_index_lookup(&wc->index, to_oblock(ob));
-
-	return slot != WOW_NO_SLOT &&
-	       (wow_slot_at(&wc->index, slot)->flags &
-		(WOW_SLOT_DIRTY | WOW_SLOT_BAD)) == WOW_SLOT_DIRTY;
-}
-
-static bool oblock_older(void *ctx, u64 *pos, u64 *ob);
-
-static int policy_init(struct wow_cache *wc, const struct wow_policy_ops *ops)
-{
-	const struct wow_policy_src src = {
-		.dirty = oblock_dirty, .older = oblock_older, .ctx = wc,
-	};
-
-	return wow_policy_init(&wc->policy, ops,
-			       wc->args.write_group_size / wc->args.block_size,
-			       DIV_ROUND_UP_SECTOR_T(wc->ti->len,
-						     1 << wc->block_shift),
-			       &src);
 }
 
 /* The superblock the constructor found, or the one format will write. */
@@ -186,7 +133,7 @@ int wow_log_alloc(struct wow_cache *wc)
 	if (!wc->ckpt_changes || !wc->ckpt_snap || !wc->ckpt_cow_map ||
 	    !wc->ckpt_cow_raw || !wc->ckpt_cow_ids)
 		return -ENOMEM;
-	r = policy_init(wc, ops[wc->args.policy]);
+	r = wow_seg_policy_init(wc, ops[wc->args.policy]);
 	if (r)
 		return r;
 
@@ -290,8 +237,6 @@ void wow_log_free(struct wow_cache *wc)
 	bioset_exit(&wc->log_bs);
 }
 
-/* ---- write order: lrw's source ---- */
-
 /*
  * The log is its own record of write order: a block written (or written
  * again) gets a slot at the head, so the dirty blocks in the order they
@@ -300,222 +245,6 @@ void wow_log_free(struct wow_cache *wc)
  * that; wc->lrw_cursor keeps its place: every slot before it is clean or
  * dead, and stays so (only the head gets new dirty slots).
  */
-
-/* The slot after @slot in write order, or WOW_NO_SLOT (lock held). */
-static u32 order_next(struct wow_cache *wc, u32 slot)
-{
-	struct wow_segment *seg = &wc->segs[wow_slot_seg(wc, slot)];
-
-	lockdep_assert_held(&wc->lock);
-	if (slot % wc->blocks_per_seg + 1 < seg->wp)
-		return slot + 1;
-	if (list_is_last(&seg->order, &wc->seg_order))
-		return WOW_NO_SLOT;
-	seg = list_next_entry(seg, order);
-	return slot_of(wc, seg - wc->segs, 0);
-}
-
-/* The first slot in write order (lock held). */
-static u32 order_first(struct wow_cache *wc)
-{
-	struct wow_segment *seg;
-
-	lockdep_assert_held(&wc->lock);
-	seg = list_first_entry_or_null(&wc->seg_order, struct wow_segment,
-				       order);
-	return seg ? slot_of(wc, seg - wc->segs, 0) : WOW_NO_SLOT;
-}
-
-static bool slot_dirty(struct wow_cache *wc, u32 slot)
-{
-	u16 f = wow_slot_at(&wc->index, slot)->flags;
-
-	return (f & (WOW_SLOT_VALID | WOW_SLOT_DIRTY)) ==
-	       (WOW_SLOT_VALID | WOW_SLOT_DIRTY);
-}
-
-/*
- * lrw's source (struct wow_policy_src.older): the next dirty block not
- * held by a destage or copy, in write order after *@pos
- * (WOW_POLICY_OLDEST: from the cursor).  Lock held or recovering.
- */
-static bool oblock_older(void *ctx, u64 *pos, u64 *ob)
-{
-	struct wow_cache *wc = ctx;
-	u32 slot;
-
-	if (*pos == WOW_POLICY_OLDEST) {
-		if (wc->lrw_cursor == WOW_NO_SLOT)
-			wc->lrw_cursor = order_first(wc);
-		/* move past what went clean or dead */
-		while (wc->lrw_cursor != WOW_NO_SLOT &&
-		       !slot_dirty(wc, wc->lrw_cursor)) {
-			slot = order_next(wc, wc->lrw_cursor);
-			if (slot == WOW_NO_SLOT)
-				break;	/* the head: more may come here */
-			wc->lrw_cursor = slot;
-		}
-		slot = wc->lrw_cursor;
-	} else {
-		slot = order_next(wc, *pos);
-	}
-	for (; slot != WOW_NO_SLOT; slot = order_next(wc, slot)) {
-		if (!slot_dirty(wc, slot) ||
-		    (wow_slot_at(&wc->index, slot)->flags &
-		     (WOW_SLOT_DESTAGING | WOW_SLOT_BAD)))
-			continue;
-		*pos = slot;
-		*ob = from_oblock(wow_slot_oblock(wow_slot_at(&wc->index,
-							      slot)));
-		return true;
-	}
-	return false;
-}
-
-/*
- * The open time of the oldest segment with dirty blocks, jiffies if none
- * (lock held).  The write order is the open order, so the first such
- * segment in it is the oldest: the walk passes only the clean segments
- * before it (every segment, at each tick, before issue 34's finding 7).
- */
-unsigned long wow_log_oldest_dirty(struct wow_cache *wc)
-{
-	struct wow_segment *seg;
-
-	lockdep_assert_held(&wc->lock);
-	list_for_each_entry(seg, &wc->seg_order, order)
-		if (seg->nr_dirty)
-			return seg->open_time;
-	return jiffies;
-}
-
-/* Segment @s leaves the write order (it is free again). */
-static void order_del(struct wow_cache *wc, u32 s)
-{
-	struct wow_segment *seg = &wc->segs[s];
-
-	if (list_empty(&seg->order))
-		return;
-	if (wc->lrw_cursor != WOW_NO_SLOT &&
-	    wow_slot_seg(wc, wc->lrw_cursor) == s)
-		wc->lrw_cursor = list_is_last(&seg->order, &wc->seg_order) ?
-			WOW_NO_SLOT :
-			slot_of(wc, list_next_entry(seg, order) - wc->segs, 0);
-	list_del_init(&seg->order);
-}
-
-static int cmp_seg_seq(const void *a, const void *b, const void *priv)
-{
-	const struct wow_segment *segs = priv;
-	u64 x = segs[*(const u32 *)a].seq, y = segs[*(const u32 *)b].seq;
-
-	return x < y ? -1 : x > y;
-}
-
-/* After a load: the segments with a life, in seq order. */
-static int order_rebuild(struct wow_cache *wc)
-{
-	u32 *ids, n = 0, s;
-
-	ids = kvmalloc_array(max(wc->nr_segments, 1U), sizeof(*ids),
-			     GFP_KERNEL);
-	if (!ids)
-		return -ENOMEM;
-	INIT_LIST_HEAD(&wc->seg_order);
-	wc->lrw_cursor = WOW_NO_SLOT;
-	for (s = 0; s < wc->nr_segments; s++) {
-		INIT_LIST_HEAD(&wc->segs[s].order);
-		if (wc->segs[s].state != WOW_SEG_FREE)
-			ids[n++] = s;
-	}
-	sort_r(ids, n, sizeof(*ids), cmp_seg_seq, NULL, wc->segs);
-	for (s = 0; s < n; s++)
-		list_add_tail(&wc->segs[ids[s]].order, &wc->seg_order);
-	kvfree(ids);
-	return 0;
-}
-
-static void free_seg_add(struct wow_cache *wc, u32 s)
-{
-	order_del(wc, s);
-	wc->segs[s].state = WOW_SEG_FREE;
-	list_add_tail(&wc->segs[s].list, &wc->free_segs);
-	wc->nr_free_segs++;
-}
-
-/*
- * The segment the log goes on in when the open one ends: the head of the
- * free list (segments are freed to its tail and opened from its head
- * only), or WOW_NO_SEG (lock held).
- */
-static u32 next_free_seg(struct wow_cache *wc)
-{
-	lockdep_assert_held(&wc->lock);
-	if (list_empty(&wc->free_segs))
-		return WOW_NO_SEG;
-	return list_first_entry(&wc->free_segs, struct wow_segment, list) -
-	       wc->segs;
-}
-
-/* Blocks new writes can still use: free segments and the open tail. */
-u64 wow_free_blocks(struct wow_cache *wc)
-{
-	u64 n = (u64)wc->nr_free_segs * wc->blocks_per_seg;
-
-	if (wc->open_seg != WOW_NO_SEG)
-		n += wc->blocks_per_seg - wc->segs[wc->open_seg].wp;
-	return n;
-}
-
-/*
- * The oldest life recovery could find in segment @seg (lock held or
- * recovering).
- */
-static u64 seg_disk_seq(struct wow_cache *wc, struct wow_segment *seg)
-{
-	return wow_seg_disk_seq(seg->seq, seg->prev_seq, wc->durable_seq);
-}
-
-/*
- * The smallest open seq of any segment life still on the device, as a
- * power cut now would leave it: a reused segment's earlier life counts
- * until the new life's first record is durable (lock held or recovering).
- */
-static u64 wow_min_disk_seq(struct wow_cache *wc)
-{
-	u64 min = U64_MAX, seq;
-	u32 i;
-
-	for (i = 0; i < wc->nr_segments; i++) {
-		seq = seg_disk_seq(wc, &wc->segs[i]);
-		if (seq && seq < min)
-			min = seq;
-	}
-	return min;
-}
-
-/* Make room for @more tombstones held by segment @s (may sleep). */
-static int reserve_tombs(struct wow_cache *wc, u32 s, u32 more)
-{
-	struct wow_segment *seg = &wc->segs[s];
-	struct wow_tomb_range *n;
-	u32 want = seg->nr_tombs + more;
-
-	if (want <= seg->max_tombs)
-		return 0;
-	want = max(want, 2 * seg->max_tombs);
-	n = kvmalloc_array(want, sizeof(*n), GFP_NOIO);
-	if (!n)
-		return -ENOMEM;
-	spin_lock_irq(&wc->lock);
-	if (seg->nr_tombs)
-		memcpy(n, seg->tombs, seg->nr_tombs * sizeof(*n));
-	swap(seg->tombs, n);
-	seg->max_tombs = want;
-	spin_unlock_irq(&wc->lock);
-	kvfree(n);
-	return 0;
-}
 
 /* The crc32c of @len bytes at byte @off of @pages (lowmem, back to back). */
 static u32 pages_crc(struct page **pages, u32 off, u32 len)
@@ -549,7 +278,7 @@ static void set_batch_crcs(struct wow_cache *wc)
 {
 	struct wow_batch *b = &wc->batch;
 	__le32 *crcs = wow_record_crcs(b->hdr, b->nr_tombs, b->nr_data);
-	u32 first = slot_of(wc, b->seg, b->block + 1), i;
+	u32 first = wow_seg_slot(wc, b->seg, b->block + 1), i;
 
 	lockdep_assert_held(&wc->lock);
 	for (i = 0; i < b->nr_data; i++)
@@ -838,70 +567,6 @@ void wow_log_cancel_metas(struct wow_cache *wc)
 }
 
 /*
- * Visit segment @s on the cleaner's walk over the segments (lock held):
- * drop the tombstones it holds that no record on the device can need any
- * more, and fold its oldest life and what it still holds into this pass.
- * Once a pass has visited as many segments as there are, its results are
- * published: wow_log_min_disk_seq() and wow_log_held_tombs().
- *
- * A pass reads each segment at a different time, holding the lock only
- * for the caller's chunk.  Its minimum is still a lower bound of the true
- * one when published: a segment's oldest life only ever moves forward
- * (wow_seg_disk_seq), and a life opened after the pass began has a seq at
- * least the pass's starting next_seq, where the minimum starts.  A lower
- * bound keeps a tombstone longer, never drops one too soon.
- *
- * Not while a checkpoint reads the lists without the lock (ckpt_reading):
- * it would count one number of a segment's tombstones and write another,
- * and the next load would find the checkpoint does not check and scan the
- * whole log (issue 34, finding 5); they are pruned at the next visit.
- */
-void wow_log_visit_seg(struct wow_cache *wc, u32 s)
-{
-	struct wow_segment *seg = &wc->segs[s];
-	u64 seq = seg_disk_seq(wc, seg);
-	u32 i, n;
-
-	lockdep_assert_held(&wc->lock);
-	if (!wc->tomb_pass_seen)
-		wc->tomb_pass_min = wc->next_seq;
-	if (!wc->ckpt_reading && seg->state != WOW_SEG_FREEING) {
-		/* a FREEING segment's meta is being written from its list */
-		for (i = 0, n = 0; i < seg->nr_tombs; i++)
-			if (seg->tombs[i].t >= wc->min_disk_seq)
-				seg->tombs[n++] = seg->tombs[i];
-		seg->nr_tombs = n;
-	}
-	if (seq && seq < wc->tomb_pass_min)
-		wc->tomb_pass_min = seq;
-	wc->tomb_pass_held += seg->nr_tombs;
-	if (++wc->tomb_pass_seen < wc->nr_segments)
-		return;
-	wc->min_disk_seq = max(wc->min_disk_seq, wc->tomb_pass_min);
-	wc->held_tombs = wc->tomb_pass_held;
-	wc->tomb_pass_seen = 0;
-	wc->tomb_pass_held = 0;
-}
-
-/*
- * A lower bound of wow_min_disk_seq() from the last whole pass of
- * wow_log_visit_seg(), or from the load (lock held): O(1), where the
- * exact minimum walks every segment.
- */
-u64 wow_log_min_disk_seq(struct wow_cache *wc)
-{
-	lockdep_assert_held(&wc->lock);
-	return wc->min_disk_seq;
-}
-
-/* Tombstones held, as the last whole pass counted them (lock held). */
-u64 wow_log_held_tombs(struct wow_cache *wc)
-{
-	lockdep_assert_held(&wc->lock);
-	return wc->held_tombs;
-}
-
-/*
  * Tombstones for a clean victim: its current copies, and the tombstones
  * it holds that are still needed.  NULL when that is none (nothing
  * current in it): then no record is needed and it is DRAINING already.
@@ -932,7 +597,7 @@ static struct wow_meta *build_meta(struct wow_cache *wc, u32 v)
 	m->victim = v;
 
 	spin_lock_irq(&wc->lock);
-	min_seq = wow_log_min_disk_seq(wc);
+	min_seq = wow_seg_min_disk_seq_bound(wc);
 	n = 0;
 	for (i = 0; i < wc->blocks_per_seg; i++) {
 		struct wow_slot *sl = wow_slot_at(&wc->index, first + i);
@@ -1054,7 +719,7 @@ u32 wow_log_reap_drained(struct wow_cache *wc)
 		if (atomic_read(&seg->pins))
 			continue;
 		list_del_init(&seg->list);
-		free_seg_add(wc, seg - wc->segs);
+		wow_seg_free_add(wc, seg - wc->segs);
 		atomic64_inc(&wc->stats.reclaimed_segments);
 		n++;
 	}
@@ -1393,7 +1058,7 @@ static void drop_tombstoned(struct wow_cache *wc, struct wow_meta *m)
 		return;
 	for (i = m->nr_dropped ? m->own_last[m->nr_dropped - 1] + 1 : 0;
 	     i <= m->own_last[upto - 1]; i++) {
-		slot = slot_of(wc, m->victim, i);
+		slot = wow_seg_slot(wc, m->victim, i);
 		if (wow_slot_at(&wc->index, slot)->flags & WOW_SLOT_VALID)
 			drop_slot(wc, slot);
 	}
@@ -1421,7 +1086,7 @@ static int finish_batch(struct wow_cache *wc)
 		return 0;
 	}
 
-	if (reserve_tombs(wc, b->seg, b->nr_tombs))
+	if (wow_seg_reserve_tombs(wc, b->seg, b->nr_tombs))
 		return -ENOMEM;
 	list_splice_init(&b->metas, &metas);
 
@@ -1436,7 +1101,7 @@ static int finish_batch(struct wow_cache *wc)
 	hold_tombs(wc);
 
 	/* the copies first: a write of the same block in the record is newer */
-	slot = insert_copies(wc, slot_of(wc, b->seg, b->block + 1));
+	slot = insert_copies(wc, wow_seg_slot(wc, b->seg, b->block + 1));
 	bio_list_for_each(bio, &b->writes) {
 		insert_write(wc, bio, slot);
 		slot += wow_bio_blocks(wc, bio);
@@ -1465,7 +1130,7 @@ static int finish_batch(struct wow_cache *wc)
 		/* every copy left in the victim is clean and tombstoned */
 		v = &wc->segs[m->victim];
 		for (i = 0; i < wc->blocks_per_seg; i++) {
-			slot = slot_of(wc, m->victim, i);
+			slot = wow_seg_slot(wc, m->victim, i);
 			if (wow_slot_at(&wc->index, slot)->flags & WOW_SLOT_VALID)
 				drop_slot(wc, slot);
 		}
@@ -1500,85 +1165,6 @@ static int finish_batch(struct wow_cache *wc)
 static bool fua_bio(struct bio *bio)
 {
 	return bio->bi_opf & (REQ_FUA | REQ_PREFLUSH);
-}
-
-/* Close the open segment if @need blocks do not fit (lock held). */
-static void close_if_short(struct wow_cache *wc, u32 need)
-{
-	struct wow_segment *seg;
-
-	lockdep_assert_held(&wc->lock);
-	if (wc->open_seg == WOW_NO_SEG)
-		return;
-	seg = &wc->segs[wc->open_seg];
-	if (wc->blocks_per_seg - seg->wp >= need)
-		return;
-	seg->state = WOW_SEG_CLOSED;
-	wc->open_seg = WOW_NO_SEG;
-}
-
-/*
- * Are records of segment @s on the chain a load from the last checkpoint
- * (or, in format version 4, the one before it, still valid) replays?  Its
- * life was the log head then, or has a record at or after the
- * checkpoint's next_seq.  A new life there before a newer checkpoint
- * would break the chain where the replay must go on: the records after
- * it would be lost, or a later one vouching for the missing one would
- * make the load refuse the cache (lock held).
- */
-static bool seg_on_chain(struct wow_cache *wc, u32 s)
-{
-	struct wow_segment *seg = &wc->segs[s];
-	u64 life = max(seg->seq, seg->max_seq);
-
-	lockdep_assert_held(&wc->lock);
-	return (wc->ckpt_seq &&
-		(s == wc->ckpt_head || life >= wc->ckpt_seq)) ||
-	       (wc->ckpt_prev_seq &&
-		(s == wc->ckpt_prev_head || life >= wc->ckpt_prev_seq));
-}
-
-/*
- * Open a free segment for the record with seq @seq (lock held).  Only the
- * one the chain names (the last record's or checkpoint's next segment),
- * and not one on the replay's chain: else a checkpoint is due first
- * (periodic_checkpoint).  A segment the chain does not name would be a
- * life the replay never reaches: everything written in it, FUA writes
- * included, would be lost at the next load after a crash (issue 34,
- * finding 1: a checkpoint taken with the free list empty named no next
- * segment, and cleaning freed one while it was written).
- */
-static bool open_segment(struct wow_cache *wc, bool reserve, u64 seq)
-{
-	struct wow_segment *seg;
-
-	lockdep_assert_held(&wc->lock);
-	if (wc->open_seg != WOW_NO_SEG)
-		return true;
-	if (!wc->nr_free_segs ||
-	    (!reserve && wc->nr_free_segs <= WOW_RESERVE_SEGMENTS))
-		return false;
-	if (!wow_chain_may_open(wc->ckpt_seq != 0, wc->chain_next,
-				next_free_seg(wc)) ||
-	    seg_on_chain(wc, next_free_seg(wc))) {
-		wc->ckpt_wanted = true;
-		return false;
-	}
-	seg = list_first_entry(&wc->free_segs, struct wow_segment, list);
-	list_del_init(&seg->list);
-	/* taken from the reserve: only reclaim's records may fill it */
-	wc->open_reserved = wc->nr_free_segs <= WOW_RESERVE_SEGMENTS;
-	wc->nr_free_segs--;
-	wc->open_seg = seg - wc->segs;
-	seg->state = WOW_SEG_OPEN;
-	list_add_tail(&seg->order, &wc->seg_order);
-	seg->prev_seq = seg_disk_seq(wc, seg);
-	seg->seq = seq;
-	seg->max_seq = 0;
-	seg->open_time = jiffies;
-	seg->wp = 0;
-	seg->nr_tombs = 0;
-	return true;
 }
 
 static u32 tomb_room(struct wow_cache *wc, u32 nr_tombs)
@@ -1657,7 +1243,7 @@ static u64 pace_rate(struct wow_cache *wc)
 	u64 bps = wc->blocks_per_seg;
 
 	lockdep_assert_held(&wc->lock);
-	return wow_pace_rate(wow_free_blocks(wc), WOW_RESERVE_SEGMENTS * bps,
+	return wow_pace_rate(wow_seg_free_blocks(wc), WOW_RESERVE_SEGMENTS * bps,
 			     wow_reclaim_threshold(wc) * bps,
 			     wc->pace.freed_rate);
 }
@@ -1685,7 +1271,7 @@ static u32 new_dirty_blocks(struct wow_cache *wc, struct bio *bio)
 
 	lockdep_assert_held(&wc->lock);
 	for (i = 0; i < n; i++)
-		fresh += !oblock_dirty(wc, ob + i);
+		fresh += !wow_seg_oblock_dirty(wc, ob + i);
 	return fresh;
 }
 
@@ -1816,10 +1402,10 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 			wow_kick(wc);
 		return false;
 	}
-	close_if_short(wc, 1 + (tombs || only_marks ? 0 :
+	wow_seg_close_if_short(wc, 1 + (tombs || only_marks ? 0 :
 				copy_blocks ? copy_blocks :
 				wow_bio_blocks(wc, bio)));
-	if (!open_segment(wc, reserve, wc->next_seq)) {
+	if (!wow_seg_open(wc, reserve, wc->next_seq)) {
 		wow_kick(wc);
 		return false;
 	}
@@ -2052,7 +1638,7 @@ static void submit_batch(struct wow_cache *wc)
 	ri.nr_tombs = b->nr_tombs;
 	spin_lock_irq(&wc->lock);
 	ri.durable_seq = b->fua || b->preflush ? b->seq - 1 : wc->durable_seq;
-	ri.next_seg = next_free_seg(wc);
+	ri.next_seg = wow_seg_next_free(wc);
 	wc->chain_next = ri.next_seg;
 	origin_flush = b->fua ? wow_flush_gen_begin(&wc->origin_gen) : 0;
 	spin_unlock_irq(&wc->lock);
@@ -2069,8 +1655,8 @@ static void submit_batch(struct wow_cache *wc)
 	bio_list_init(&full);
 	bio = bio_alloc_bioset(wc->cache_dev->bdev, BIO_MAX_VECS, opf | first,
 			       GFP_NOIO, &wc->log_bs);
-	bio->bi_iter.bi_sector = wow_slot_sector(wc, slot_of(wc, b->seg,
-							     b->block));
+	bio->bi_iter.bi_sector =
+		wow_slot_sector(wc, wow_seg_slot(wc, b->seg, b->block));
 	for (off = 0; off < bs; ) {
 		void *p = b->hdr + off;
 		u32 len = min_t(u32, bs - off, PAGE_SIZE - offset_in_page(p));
@@ -2205,7 +1791,7 @@ int wow_log_format(struct wow_cache *wc)
 	if (r)
 		return r;
 	for (i = 0; i < wc->nr_segments; i++)
-		free_seg_add(wc, i);
+		wow_seg_free_add(wc, i);
 	wc->next_seq = wc->sb.format_seq + 1;
 	wc->ckpt_area = -1;
 	/*
@@ -2390,7 +1976,7 @@ static void *scan_blocks(struct wow_cache *wc, struct wow_scan *sc, u32 s,
 	len = probe ? n : min(sc->win_blocks, wc->blocks_per_seg - off);
 	sc->win_n = 0;
 	r = wow_sync_io(wc->cache_dev->bdev,
-			wow_slot_sector(wc, slot_of(wc, s, off)), sc->buf,
+			wow_slot_sector(wc, wow_seg_slot(wc, s, off)), sc->buf,
 			len * bs, REQ_OP_READ);
 	if (r)
 		return ERR_PTR(r);
@@ -2657,7 +2243,7 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 			struct wow_tomb *t = wow_record_tombs(hdr);
 			__le64 *raw = wow_record_oblocks(hdr, ri.nr_tombs);
 
-			r = reserve_tombs(wc, s, ri.nr_tombs);
+			r = wow_seg_reserve_tombs(wc, s, ri.nr_tombs);
 			if (r)
 				return r;
 			nt = 0;
@@ -2734,7 +2320,7 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 
 		seg->nr_tombs += nt;
 		for (i = 0; i < ri.nr_data; i++) {
-			u32 slot = slot_of(wc, s, off + 1 + i);
+			u32 slot = wow_seg_slot(wc, s, off + 1 + i);
 			oblock_t b = to_oblock(sc->oblocks[i]);
 			u32 cur = wow_index_lookup(&wc->index, b);
 
@@ -2863,7 +2449,7 @@ static int cmp_tomb_ref(const void *a, const void *b)
  */
 static int prune_tombs(struct wow_cache *wc)
 {
-	u64 min = wow_min_disk_seq(wc), total = 0;
+	u64 min = wow_seg_min_disk_seq(wc), total = 0;
 	struct tomb_ref *refs;
 	u32 s, i, n;
 
@@ -2894,7 +2480,7 @@ static int prune_tombs(struct wow_cache *wc)
 				seg->tombs[n++] = seg->tombs[i];
 		seg->nr_tombs = n;
 	}
-	/* the runtime's lower bound starts here (wow_log_visit_seg) */
+	/* the runtime's lower bound starts here (wow_seg_visit) */
 	wc->min_disk_seq = min_t(u64, min, wc->next_seq);
 	return 0;
 }
@@ -2936,7 +2522,7 @@ static int reset_log(struct wow_cache *wc)
 	wc->dirty_blocks = 0;
 	ops = wc->policy.ops;
 	wow_policy_exit(&wc->policy);
-	r = policy_init(wc, ops);
+	r = wow_seg_policy_init(wc, ops);
 	if (r)
 		return r;
 	wow_policy_set_drain(&wc->policy, wc->cleaner);
@@ -3154,7 +2740,7 @@ static int ckpt_load_seg(void *ctx, u64 s, const struct wow_ckpt_seg_info *si)
 static int ckpt_load_tomb(void *ctx, u64 s, const struct wow_tomb_range *tr)
 {
 	struct wow_cache *wc = ctx;
-	int r = reserve_tombs(wc, s, 1);
+	int r = wow_seg_reserve_tombs(wc, s, 1);
 
 	if (!r)
 		wc->segs[s].tombs[wc->segs[s].nr_tombs++] = *tr;
@@ -3300,13 +2886,13 @@ static bool ckpt_start(struct wow_cache *wc, struct ckpt_run *cr, bool epoch)
 	 */
 	cr->prev = wc->sb.version >= 4 ? wc->ckpt_area : -1;
 	cr->keep = cr->prev >= 0 && wc->ckpt_seq && !epoch &&
-		   wc->chain_next == next_free_seg(wc);
+		   wc->chain_next == wow_seg_next_free(wc);
 	cr->ci.next_seq = wc->next_seq;
 	cr->ci.completed_seq = wc->completed_seq;
 	cr->ci.head_seg = wc->open_seg;
 	cr->ci.head_wp = wc->open_seg != WOW_NO_SEG ?
 			 wc->segs[wc->open_seg].wp : 0;
-	cr->ci.next_seg = next_free_seg(wc);
+	cr->ci.next_seg = wow_seg_next_free(wc);
 	cr->dirty = wc->dirty_blocks;
 	cr->valid = wc->valid_blocks;
 	wc->ckpt_log_blocks = 0;
@@ -3367,7 +2953,7 @@ static int ckpt_finish(struct wow_cache *wc, struct ckpt_run *cr, int r,
 	 * Only now does the chain start at this checkpoint: a failed one
 	 * leaves the last record's pointer in force.  If the free list's head
 	 * changed while it was written (cleaning freed a segment into an empty
-	 * list), open_segment sees the two differ and asks for another.  A
+	 * list), wow_seg_open sees the two differ and asks for another.  A
 	 * record written since (a checkpoint written in the background) named
 	 * where the log goes on itself.
 	 */
@@ -3662,7 +3248,7 @@ static int periodic_checkpoint(struct wow_cache *wc)
 	stopped = wc->stopped;
 	due = wanted ||
 	      (!stopped && (wc->ckpt_log_blocks >= interval ||
-			    wc->chain_next != next_free_seg(wc)));
+			    wc->chain_next != wow_seg_next_free(wc)));
 	/* one in the background: its end runs this again */
 	busy = wc->ckpt_busy;
 	aborts = wc->ckpt_aborts;
@@ -3949,7 +3535,7 @@ static void replay_new_life(struct wow_cache *wc, struct wow_replay *rp,
 	u32 i, slot;
 
 	for (i = 0; i < wc->blocks_per_seg; i++) {
-		slot = slot_of(wc, s, i);
+		slot = wow_seg_slot(wc, s, i);
 		if (wow_slot_at(&wc->index, slot)->flags & WOW_SLOT_VALID)
 			wow_index_remove(&wc->index, slot);
 		replay_set_seq(&rp->sc, slot, 0);	/* never fails */
@@ -3981,13 +3567,13 @@ static int replay_record(struct wow_cache *wc, struct wow_replay *rp, u32 s,
 	for (i = 0; i < ri->nr_data; i++)
 		if (le64_to_cpu(raw[i]) >= nr_oblocks)
 			return -EUCLEAN;
-	r = reserve_tombs(wc, s, ri->nr_tombs);
+	r = wow_seg_reserve_tombs(wc, s, ri->nr_tombs);
 	if (r)
 		return r;
 	for (i = 0; i < ri->nr_data; i++) {
 		oblock_t b = to_oblock(le64_to_cpu(raw[i]));
 
-		slot = slot_of(wc, s, off + 1 + i);
+		slot = wow_seg_slot(wc, s, off + 1 + i);
 		cur = wow_index_lookup(&wc->index, b);
 		if (cur != WOW_NO_SLOT)
 			wow_index_remove(&wc->index, cur);
@@ -4250,18 +3836,18 @@ int wow_log_recover(struct wow_cache *wc)
 	/* empty segments first, then dead ones, oldest content first */
 	for (s = 0; s < wc->nr_segments; s++)
 		if (!wc->segs[s].seq)
-			free_seg_add(wc, s);
+			wow_seg_free_add(wc, s);
 	for (s = 0; s < wc->nr_segments; s++) {
 		struct wow_segment *seg = &wc->segs[s];
 
 		if (!seg->seq)
 			continue;
 		if (!seg->nr_valid && !seg->nr_tombs)
-			free_seg_add(wc, s);
+			wow_seg_free_add(wc, s);
 		else
 			seg->state = WOW_SEG_CLOSED;
 	}
-	r = order_rebuild(wc);
+	r = wow_seg_order_rebuild(wc);
 	if (r)
 		goto out;
 

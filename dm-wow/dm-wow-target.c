@@ -25,6 +25,7 @@
 #include <linux/slab.h>
 
 #include "dm-wow.h"
+#include "dm-wow-seg.h"
 #include "dm-wow-compat.h"
 
 /*
@@ -581,7 +582,7 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 
 	spin_lock_irq(&wc->lock);
 	args = wc->args;
-	free = wow_free_blocks(wc);
+	free = wow_seg_free_blocks(wc);
 	dirty = wc->dirty_blocks;
 	valid = wc->valid_blocks;
 	free_segs = wc->nr_free_segs;

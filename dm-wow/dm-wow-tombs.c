@@ -6,7 +6,7 @@
  * A tombstone (start, nr, t) kills records of its range with seq <= t.  It
  * is needed while a segment life that opened at a seq <= t may still be
  * found on the device by recovery: wow_seg_disk_seq() says which life that
- * is for a segment, wow_min_disk_seq() (dm-wow-log.c) takes the oldest.
+ * is for a segment, wow_seg_min_disk_seq() (dm-wow-seg.c) takes the oldest.
  *
  * Recovery must know, for each recovered copy of origin block b, the
  * largest t over all tombstones (or clean marks) whose range covers b.

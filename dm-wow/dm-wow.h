@@ -578,7 +578,7 @@ u32 wow_pace_batch(u64 rate, u64 queued, u32 first);
 
 /* A log segment: one erase block of the cache device. */
 struct wow_segment {
-	/* owner: log (every state change, dm-wow-log.c's diagram) */
+	/* owner: log (every state change, dm-wow-seg.c's diagram) */
 	u64 seq;		/* open seq of the life on disk; 0: none */
 	/*
 	 * The life this one replaced: still what recovery would find until
@@ -732,12 +732,12 @@ static inline void wow_flush_gen_end(struct wow_flush_gen *g, u64 gen)
  * part's files write them (scripts/ownership.py checks it); the others
  * read them, under the lock where the field says so, and change them
  * through the owner's functions.  Parts: target (dm-wow-target.c), core
- * (dm-wow-core.c, the index), log (dm-wow-log.c), destage
+ * (dm-wow-core.c, the index), log (dm-wow-log.c, dm-wow-seg.c), destage
  * (dm-wow-destage.c), clean (dm-wow-clean.c).
  */
 /*
- * A checkpoint being written (the log's, dm-wow-log.c): what it holds, the
- * area it goes to, the one before it (-1: none) and whether that stays
+ * A checkpoint being written (the log's, dm-wow-log.c): what it holds,
+ * the area it goes to, the one before it (-1: none) and whether that stays
  * valid, and the counts it reports.
  */
 struct ckpt_run {
@@ -802,7 +802,7 @@ struct wow_cache {
 	u64 completed_seq;		/* newest record completed */
 	u64 durable_seq;		/* every record <= this is durable */
 	/*
-	 * wow_log_visit_seg: a lower bound of wow_min_disk_seq() and the
+	 * wow_seg_visit: a lower bound of wow_seg_min_disk_seq() and the
 	 * tombstones held, from the last whole pass, and the pass under way
 	 */
 	u64 min_disk_seq;
@@ -1029,7 +1029,7 @@ void wow_bg_read(struct wow_cache *wc, const u32 *slots, u32 nr,
 		 struct page **pages, atomic_t *pending, bio_end_io_t *end_io,
 		 void *private);
 
-/* ---- dm-wow-log.c: segments, group commit, tombstones, recovery ---- */
+/* ---- dm-wow-log.c: group commit, tombstones, checkpoints, recovery ---- */
 
 void wow_log_set_sb(struct wow_cache *wc, const struct wow_sb_info *sb);
 int wow_log_alloc(struct wow_cache *wc);
@@ -1051,20 +1051,15 @@ void wow_log_cancel_metas(struct wow_cache *wc);
 int wow_log_commit(struct wow_cache *wc);
 int wow_log_mark_clean(struct wow_cache *wc);
 int wow_log_checkpoint(struct wow_cache *wc);
-void wow_log_visit_seg(struct wow_cache *wc, u32 s);
-u64 wow_log_min_disk_seq(struct wow_cache *wc);
-u64 wow_log_held_tombs(struct wow_cache *wc);
 int wow_log_retire_seg(struct wow_cache *wc, u32 v);
 bool wow_log_free_seg(struct wow_cache *wc, u32 v);
 u32 wow_log_reap_drained(struct wow_cache *wc);
-unsigned long wow_log_oldest_dirty(struct wow_cache *wc);
 bool wow_log_meta_inflight(struct wow_cache *wc);
 void wow_log_pin(struct wow_cache *wc, u32 s);
 void wow_log_unpin(struct wow_cache *wc, u32 s);
 void wow_log_take_copies_done(struct wow_cache *wc, struct list_head *done);
 void wow_log_commit_work(struct work_struct *ws);
 void wow_log_stop(struct wow_cache *wc);
-u64 wow_free_blocks(struct wow_cache *wc);
 
 /* ---- dm-wow-destage.c: rate, runs, merging, origin writes, reclaim ---- */
 

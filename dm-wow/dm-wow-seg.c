@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-wow segments: the table of log segments, their states, the free list
+ * and the write order, opening and closing the log head, and the walk that
+ * prunes the tombstones segments hold.
+ *
+ * A segment's life, every change made by the log's parts (cleaning asks
+ * through wow_log_retire_seg() and wow_log_free_seg()):
+ *
+ *            wow_seg_open()          wow_seg_close_if_short(), full
+ *   FREE -----------------------> OPEN ---------------------------> CLOSED
+ *    ^   (head of the free list;                                   |  ^
+ *    |    not on the last checkpoint's                             |  |
+ *    |    replay chain: wow_seg_on_chain)                          |  |
+ *    |                                    wow_log_retire_seg():    |  |
+ *    |                                    cleaning's victim, every |  | record
+ *    |                                    block clean              |  | failed
+ *    |                                                             v  |
+ *    |  wow_log_free_seg(),          finish_batch():           FREEING
+ *    |  wow_log_reap_drained():                                 |
+ *    +----------------------- DRAINING <------------------------+
+ *       no read or destage    (its tombstones are durable;    (its record
+ *       run pins it           nothing current in it goes      of tombstones
+ *                             straight here from CLOSED)      is queued)
+ *
+ * Recovery rebuilds FREE, OPEN (the log head) and CLOSED; FREEING and
+ * DRAINING exist only while the device runs.
+ *
+ * Locking: wc->lock guards all of it; functions marked "lock held" assert
+ * it, "lock held or recovering" ones are also called by recovery before
+ * the device is live.
+ */
+#include <linux/jiffies.h>
+#include <linux/list_sort.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+
+#include "dm-wow.h"
+#include "dm-wow-seg.h"
+
+/*
+ * The policy's source: is the current cached copy of @ob dirty, for
+ * destage?  A bad one (its data does not match its crc) is not.  (lock
+ * held or recovering)
+ */
+bool wow_seg_oblock_dirty(void *ctx, u64 ob)
+{
+	struct wow_cache *wc = ctx;
+	u32 slot = wow_index_lookup(&wc->index, to_oblock(ob));
+
+	return slot != WOW_NO_SLOT &&
+	       (wow_slot_at(&wc->index, slot)->flags &
+		(WOW_SLOT_DIRTY | WOW_SLOT_BAD)) == WOW_SLOT_DIRTY;
+}
+
+/* ---- write order: lrw's source ---- */
+
+/* The slot after @slot in write order, or WOW_NO_SLOT (lock held). */
+static u32 order_next(struct wow_cache *wc, u32 slot)
+{
+	struct wow_segment *seg = &wc->segs[wow_slot_seg(wc, slot)];
+
+	lockdep_assert_held(&wc->lock);
+	if (slot % wc->blocks_per_seg + 1 < seg->wp)
+		return slot + 1;
+	if (list_is_last(&seg->order, &wc->seg_order))
+		return WOW_NO_SLOT;
+	seg = list_next_entry(seg, order);
+	return wow_seg_slot(wc, seg - wc->segs, 0);
+}
+
+/* The first slot in write order (lock held). */
+static u32 order_first(struct wow_cache *wc)
+{
+	struct wow_segment *seg;
+
+	lockdep_assert_held(&wc->lock);
+	seg = list_first_entry_or_null(&wc->seg_order, struct wow_segment,
+				       order);
+	return seg ? wow_seg_slot(wc, seg - wc->segs, 0) : WOW_NO_SLOT;
+}
+
+static bool slot_dirty(struct wow_cache *wc, u32 slot)
+{
+	u16 f = wow_slot_at(&wc->index, slot)->flags;
+
+	return (f & (WOW_SLOT_VALID | WOW_SLOT_DIRTY)) ==
+	       (WOW_SLOT_VALID | WOW_SLOT_DIRTY);
+}
+
+/*
+ * lrw's source (struct wow_policy_src.older): the next dirty block not
+ * held by a destage or copy, in write order after *@pos
+ * (WOW_POLICY_OLDEST: from the cursor).  Lock held or recovering.
+ */
+static bool oblock_older(void *ctx, u64 *pos, u64 *ob)
+{
+	struct wow_cache *wc = ctx;
+	u32 slot;
+
+	if (*pos == WOW_POLICY_OLDEST) {
+		if (wc->lrw_cursor == WOW_NO_SLOT)
+			wc->lrw_cursor = order_first(wc);
+		/* move past what went clean or dead */
+		while (wc->lrw_cursor != WOW_NO_SLOT &&
+		       !slot_dirty(wc, wc->lrw_cursor)) {
+			slot = order_next(wc, wc->lrw_cursor);
+			if (slot == WOW_NO_SLOT)
+				break;	/* the head: more may come here */
+			wc->lrw_cursor = slot;
+		}
+		slot = wc->lrw_cursor;
+	} else {
+		slot = order_next(wc, *pos);
+	}
+	for (; slot != WOW_NO_SLOT; slot = order_next(wc, slot)) {
+		if (!slot_dirty(wc, slot) ||
+		    (wow_slot_at(&wc->index, slot)->flags &
+		     (WOW_SLOT_DESTAGING | WOW_SLOT_BAD)))
+			continue;
+		*pos = slot;
+		*ob = from_oblock(wow_slot_oblock(wow_slot_at(&wc->index,
+							      slot)));
+		return true;
+	}
+	return false;
+}
+
+int wow_seg_policy_init(struct wow_cache *wc, const struct wow_policy_ops *ops)
+{
+	const struct wow_policy_src src = {
+		.dirty = wow_seg_oblock_dirty, .older = oblock_older, .ctx = wc,
+	};
+
+	return wow_policy_init(&wc->policy, ops,
+			       wc->args.write_group_size / wc->args.block_size,
+			       DIV_ROUND_UP_SECTOR_T(wc->ti->len,
+						     1 << wc->block_shift),
+			       &src);
+}
+
+/*
+ * The open time of the oldest segment with dirty blocks, jiffies if none
+ * (lock held).  The write order is the open order, so the first such
+ * segment in it is the oldest: the walk passes only the clean segments
+ * before it (every segment, at each tick, before issue 34's finding 7).
+ */
+unsigned long wow_seg_oldest_dirty(struct wow_cache *wc)
+{
+	struct wow_segment *seg;
+
+	lockdep_assert_held(&wc->lock);
+	list_for_each_entry(seg, &wc->seg_order, order)
+		if (seg->nr_dirty)
+			return seg->open_time;
+	return jiffies;
+}
+
+/* Segment @s leaves the write order (lock held or recovering). */
+static void order_del(struct wow_cache *wc, u32 s)
+{
+	struct wow_segment *seg = &wc->segs[s];
+
+	if (list_empty(&seg->order))
+		return;
+	if (wc->lrw_cursor != WOW_NO_SLOT &&
+	    wow_slot_seg(wc, wc->lrw_cursor) == s)
+		wc->lrw_cursor = list_is_last(&seg->order, &wc->seg_order) ?
+			WOW_NO_SLOT :
+			wow_seg_slot(wc, list_next_entry(seg, order) - wc->segs, 0);
+	list_del_init(&seg->order);
+}
+
+static int cmp_seg_seq(const void *a, const void *b, const void *priv)
+{
+	const struct wow_segment *segs = priv;
+	u64 x = segs[*(const u32 *)a].seq, y = segs[*(const u32 *)b].seq;
+
+	return x < y ? -1 : x > y;
+}
+
+/* After a load: the segments with a life, in seq order (recovering). */
+int wow_seg_order_rebuild(struct wow_cache *wc)
+{
+	u32 *ids, n = 0, s;
+
+	ids = kvmalloc_array(max(wc->nr_segments, 1U), sizeof(*ids),
+			     GFP_KERNEL);
+	if (!ids)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&wc->seg_order);
+	wc->lrw_cursor = WOW_NO_SLOT;
+	for (s = 0; s < wc->nr_segments; s++) {
+		INIT_LIST_HEAD(&wc->segs[s].order);
+		if (wc->segs[s].state != WOW_SEG_FREE)
+			ids[n++] = s;
+	}
+	sort_r(ids, n, sizeof(*ids), cmp_seg_seq, NULL, wc->segs);
+	for (s = 0; s < n; s++)
+		list_add_tail(&wc->segs[ids[s]].order, &wc->seg_order);
+	kvfree(ids);
+	return 0;
+}
+
+void wow_seg_free_add(struct wow_cache *wc, u32 s)
+{
+	order_del(wc, s);
+	wc->segs[s].state = WOW_SEG_FREE;
+	list_add_tail(&wc->segs[s].list, &wc->free_segs);
+	wc->nr_free_segs++;
+}
+
+/*
+ * The segment the log goes on in when the open one ends: the head of the
+ * free list (segments are freed to its tail and opened from its head
+ * only), or WOW_NO_SEG (lock held).
+ */
+u32 wow_seg_next_free(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	if (list_empty(&wc->free_segs))
+		return WOW_NO_SEG;
+	return list_first_entry(&wc->free_segs, struct wow_segment, list) -
+	       wc->segs;
+}
+
+/* Blocks new writes can still use: free segments and the open tail (lock held). */
+u64 wow_seg_free_blocks(struct wow_cache *wc)
+{
+	u64 n = (u64)wc->nr_free_segs * wc->blocks_per_seg;
+
+	lockdep_assert_held(&wc->lock);
+	if (wc->open_seg != WOW_NO_SEG)
+		n += wc->blocks_per_seg - wc->segs[wc->open_seg].wp;
+	return n;
+}
+
+/*
+ * The oldest life recovery could find in segment @seg (lock held or
+ * recovering).
+ */
+static u64 seg_disk_seq(struct wow_cache *wc, struct wow_segment *seg)
+{
+	return wow_seg_disk_seq(seg->seq, seg->prev_seq, wc->durable_seq);
+}
+
+/*
+ * The smallest open seq of any segment life still on the device, as a
+ * power cut now would leave it: a reused segment's earlier life counts
+ * until the new life's first record is durable (lock held or recovering).
+ */
+u64 wow_seg_min_disk_seq(struct wow_cache *wc)
+{
+	u64 min = U64_MAX, seq;
+	u32 i;
+
+	for (i = 0; i < wc->nr_segments; i++) {
+		seq = seg_disk_seq(wc, &wc->segs[i]);
+		if (seq && seq < min)
+			min = seq;
+	}
+	return min;
+}
+
+/* Make room for @more tombstones held by segment @s (may sleep). */
+int wow_seg_reserve_tombs(struct wow_cache *wc, u32 s, u32 more)
+{
+	struct wow_segment *seg = &wc->segs[s];
+	struct wow_tomb_range *n;
+	u32 want = seg->nr_tombs + more;
+
+	if (want <= seg->max_tombs)
+		return 0;
+	want = max(want, 2 * seg->max_tombs);
+	n = kvmalloc_array(want, sizeof(*n), GFP_NOIO);
+	if (!n)
+		return -ENOMEM;
+	spin_lock_irq(&wc->lock);
+	if (seg->nr_tombs)
+		memcpy(n, seg->tombs, seg->nr_tombs * sizeof(*n));
+	swap(seg->tombs, n);
+	seg->max_tombs = want;
+	spin_unlock_irq(&wc->lock);
+	kvfree(n);
+	return 0;
+}
+
+/*
+ * Visit segment @s on the cleaner's walk over the segments (lock held):
+ * drop the tombstones it holds that no record on the device can need any
+ * more, and fold its oldest life and what it still holds into this pass.
+ * Once a pass has visited as many segments as there are, its results are
+ * published: wow_seg_min_disk_seq_bound() and wow_seg_held_tombs().
+ *
+ * A pass reads each segment at a different time, holding the lock only
+ * for the caller's chunk.  Its minimum is still a lower bound of the true
+ * one when published: a segment's oldest life only ever moves forward
+ * (wow_seg_disk_seq), and a life opened after the pass began has a seq at
+ * least the pass's starting next_seq, where the minimum starts.  A lower
+ * bound keeps a tombstone longer, never drops one too soon.
+ *
+ * Not while a checkpoint reads the lists without the lock (ckpt_reading):
+ * it would count one number of a segment's tombstones and write another,
+ * and the next load would find the checkpoint does not check and scan the
+ * whole log (issue 34, finding 5); they are pruned at the next visit.
+ */
+void wow_seg_visit(struct wow_cache *wc, u32 s)
+{
+	struct wow_segment *seg = &wc->segs[s];
+	u64 seq = seg_disk_seq(wc, seg);
+	u32 i, n;
+
+	lockdep_assert_held(&wc->lock);
+	if (!wc->tomb_pass_seen)
+		wc->tomb_pass_min = wc->next_seq;
+	if (!wc->ckpt_reading && seg->state != WOW_SEG_FREEING) {
+		/* a FREEING segment's meta is being written from its list */
+		for (i = 0, n = 0; i < seg->nr_tombs; i++)
+			if (seg->tombs[i].t >= wc->min_disk_seq)
+				seg->tombs[n++] = seg->tombs[i];
+		seg->nr_tombs = n;
+	}
+	if (seq && seq < wc->tomb_pass_min)
+		wc->tomb_pass_min = seq;
+	wc->tomb_pass_held += seg->nr_tombs;
+	if (++wc->tomb_pass_seen < wc->nr_segments)
+		return;
+	wc->min_disk_seq = max(wc->min_disk_seq, wc->tomb_pass_min);
+	wc->held_tombs = wc->tomb_pass_held;
+	wc->tomb_pass_seen = 0;
+	wc->tomb_pass_held = 0;
+}
+
+/*
+ * A lower bound of wow_seg_min_disk_seq() from the last whole pass of
+ * wow_seg_visit(), or from the load (lock held): O(1), where the
+ * exact minimum walks every segment.
+ */
+u64 wow_seg_min_disk_seq_bound(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	return wc->min_disk_seq;
+}
+
+/* Tombstones held, as the last whole pass counted them (lock held). */
+u64 wow_seg_held_tombs(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	return wc->held_tombs;
+}
+
+/* Close the open segment if @need blocks do not fit (lock held). */
+void wow_seg_close_if_short(struct wow_cache *wc, u32 need)
+{
+	struct wow_segment *seg;
+
+	lockdep_assert_held(&wc->lock);
+	if (wc->open_seg == WOW_NO_SEG)
+		return;
+	seg = &wc->segs[wc->open_seg];
+	if (wc->blocks_per_seg - seg->wp >= need)
+		return;
+	seg->state = WOW_SEG_CLOSED;
+	wc->open_seg = WOW_NO_SEG;
+}
+
+/*
+ * Are records of segment @s on the chain a load from the last checkpoint
+ * (or, in format version 4, the one before it, still valid) replays?  Its
+ * life was the log head then, or has a record at or after the
+ * checkpoint's next_seq.  A new life there before a newer checkpoint
+ * would break the chain where the replay must go on: the records after
+ * it would be lost, or a later one vouching for the missing one would
+ * make the load refuse the cache (lock held).
+ */
+bool wow_seg_on_chain(struct wow_cache *wc, u32 s)
+{
+	struct wow_segment *seg = &wc->segs[s];
+	u64 life = max(seg->seq, seg->max_seq);
+
+	lockdep_assert_held(&wc->lock);
+	return (wc->ckpt_seq &&
+		(s == wc->ckpt_head || life >= wc->ckpt_seq)) ||
+	       (wc->ckpt_prev_seq &&
+		(s == wc->ckpt_prev_head || life >= wc->ckpt_prev_seq));
+}
+
+/*
+ * Open a free segment for the record with seq @seq (lock held).  Only the
+ * one the chain names (the last record's or checkpoint's next segment),
+ * and not one on the replay's chain: else a checkpoint is due first
+ * (periodic_checkpoint).  A segment the chain does not name would be a
+ * life the replay never reaches: everything written in it, FUA writes
+ * included, would be lost at the next load after a crash (issue 34,
+ * finding 1: a checkpoint taken with the free list empty named no next
+ * segment, and cleaning freed one while it was written).
+ */
+bool wow_seg_open(struct wow_cache *wc, bool reserve, u64 seq)
+{
+	struct wow_segment *seg;
+
+	lockdep_assert_held(&wc->lock);
+	if (wc->open_seg != WOW_NO_SEG)
+		return true;
+	if (!wc->nr_free_segs ||
+	    (!reserve && wc->nr_free_segs <= WOW_RESERVE_SEGMENTS))
+		return false;
+	if (!wow_chain_may_open(wc->ckpt_seq != 0, wc->chain_next,
+				wow_seg_next_free(wc)) ||
+	    wow_seg_on_chain(wc, wow_seg_next_free(wc))) {
+		wc->ckpt_wanted = true;
+		return false;
+	}
+	seg = list_first_entry(&wc->free_segs, struct wow_segment, list);
+	list_del_init(&seg->list);
+	/* taken from the reserve: only reclaim's records may fill it */
+	wc->open_reserved = wc->nr_free_segs <= WOW_RESERVE_SEGMENTS;
+	wc->nr_free_segs--;
+	wc->open_seg = seg - wc->segs;
+	seg->state = WOW_SEG_OPEN;
+	list_add_tail(&seg->order, &wc->seg_order);
+	seg->prev_seq = seg_disk_seq(wc, seg);
+	seg->seq = seq;
+	seg->max_seq = 0;
+	seg->open_time = jiffies;
+	seg->wp = 0;
+	seg->nr_tombs = 0;
+	return true;
+}

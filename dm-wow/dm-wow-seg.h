@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-wow segments (dm-wow-seg.c): the segment table's states, the free
+ * list, the write order, the log head, and the tombstones segments hold.
+ *
+ * Locking: wc->lock guards all of it.  A call runs with the lock held,
+ * and asserts it, unless its comment says "recovering" (called by
+ * recovery and format only, before the device is live and any worker
+ * runs: no lock) or "or recovering" (both: no assert), or that it takes
+ * the lock itself.  None sleeps unless it says so.  The log's other parts
+ * (dm-wow-log.c), cleaning, destage and the target call in; this part
+ * calls only the index, the policy, the chain rule and the tombstones'
+ * pure code.
+ */
+#ifndef DM_WOW_SEG_H
+#define DM_WOW_SEG_H
+
+#include "dm-wow.h"
+
+/* The slot of block @block of segment @seg. */
+static inline u32 wow_seg_slot(struct wow_cache *wc, u32 seg, u32 block)
+{
+	return seg * wc->blocks_per_seg + block;
+}
+
+/*
+ * The policy with its source, the log's write order (wow_policy_src):
+ * wow_seg_oblock_dirty() says whether the current copy of origin block
+ * @ob is dirty and not bad, lrw's walk follows the segments in seq order;
+ * the policy calls them with the lock held or recovering.
+ * wow_seg_policy_init(): recovering (wow_log_alloc, recovery's reset).
+ */
+bool wow_seg_oblock_dirty(void *ctx, u64 ob);
+int wow_seg_policy_init(struct wow_cache *wc, const struct wow_policy_ops *ops);
+
+/* The open time of the oldest segment with dirty blocks, jiffies if none. */
+unsigned long wow_seg_oldest_dirty(struct wow_cache *wc);
+
+/*
+ * After a load: the write order, every segment with a life in seq order.
+ * Recovering; allocates (GFP_KERNEL), -ENOMEM.
+ */
+int wow_seg_order_rebuild(struct wow_cache *wc);
+
+/*
+ * Segment @s is free: it leaves the write order and joins the free list's
+ * tail.  Or recovering.
+ */
+void wow_seg_free_add(struct wow_cache *wc, u32 s);
+
+/* The segment the log goes on in next (the free list's head), or WOW_NO_SEG. */
+u32 wow_seg_next_free(struct wow_cache *wc);
+
+/* Blocks new writes can still use: the free segments and the open tail. */
+u64 wow_seg_free_blocks(struct wow_cache *wc);
+
+/*
+ * The smallest open seq of any segment life a power cut now would leave
+ * on the device, exactly: walks every segment.  Or recovering (the
+ * runtime uses wow_seg_min_disk_seq_bound(), O(1)).
+ */
+u64 wow_seg_min_disk_seq(struct wow_cache *wc);
+
+/*
+ * Make room for @more tombstones held by segment @s.  Takes the lock
+ * itself; may sleep (GFP_NOIO); -ENOMEM.
+ */
+int wow_seg_reserve_tombs(struct wow_cache *wc, u32 s, u32 more);
+
+/*
+ * One step of the cleaner's walk over the segments: segment @s drops the
+ * tombstones no record on the device can need (not while a checkpoint
+ * reads the lists), and counts in the pass.  After each whole pass,
+ * wow_seg_min_disk_seq_bound() is a lower bound of
+ * wow_seg_min_disk_seq() and wow_seg_held_tombs() the tombstones held.
+ */
+void wow_seg_visit(struct wow_cache *wc, u32 s);
+u64 wow_seg_min_disk_seq_bound(struct wow_cache *wc);
+u64 wow_seg_held_tombs(struct wow_cache *wc);
+
+/* The open segment is closed if @need more blocks do not fit in it. */
+void wow_seg_close_if_short(struct wow_cache *wc, u32 need);
+
+/*
+ * Are records of segment @s on the chain a load from the last checkpoint
+ * (or the one before it) replays?  Then a new life there must wait for a
+ * newer checkpoint.
+ */
+bool wow_seg_on_chain(struct wow_cache *wc, u32 s);
+
+/*
+ * Open the free list's head as the log head for the record with seq
+ * @seq; true when a segment is open (it may have been already).  False
+ * when none may open: no free segment, only the reserve and not @reserve,
+ * or the chain rule forbids the head (then wc->ckpt_wanted is set: a
+ * checkpoint must come first).
+ */
+bool wow_seg_open(struct wow_cache *wc, bool reserve, u64 seq);
+
+#endif /* DM_WOW_SEG_H */
