@@ -3,7 +3,7 @@
  * dm-wow checkpoint I/O: write a checkpoint area, read one back, retire
  * one.  The layout is in dm-wow-format.h, the entries' codec in
  * dm-wow-ckpt.c; what goes in and what comes out is the log's
- * (dm-wow-log.c), through the callbacks of struct wow_ckpt_ops, so this
+ * (dm-wow-ckptlog.c), through the callbacks of struct wow_ckpt_ops, so this
  * file knows nothing of segments or the index and holds no state.
  *
  * Locking: none here.  The callers run with the log quiet (postsuspend,

@@ -42,16 +42,7 @@
 
 #include "dm-wow.h"
 #include "dm-wow-seg.h"
-
-static int periodic_checkpoint(struct wow_cache *wc);
-static void ckpt_work(struct work_struct *ws);
-
-/*
- * Slot table blocks a background checkpoint copies on write before it
- * takes them, at most (8 MiB of slots at 4 KiB blocks; a cache with fewer
- * blocks has room for all); more, and it is lost.
- */
-#define WOW_CKPT_COW_BLOCKS	1024
+#include "dm-wow-ckptlog.h"
 
 /* A paced write's turn has come. */
 static void pace_work(struct work_struct *ws)
@@ -163,7 +154,7 @@ int wow_log_alloc(struct wow_cache *wc)
 	INIT_LIST_HEAD(&wc->batch.metas);
 	INIT_LIST_HEAD(&wc->batch.copies);
 	INIT_WORK(&wc->commit_work, wow_log_commit_work);
-	INIT_WORK(&wc->ckpt_work, ckpt_work);
+	INIT_WORK(&wc->ckpt_work, wow_ckptlog_work);
 	INIT_DELAYED_WORK(&wc->pace_work, pace_work);
 	mutex_init(&wc->ckpt_mutex);
 	wow_pace_init(&wc->pace);
@@ -1713,7 +1704,7 @@ void wow_log_commit_work(struct work_struct *ws)
 		return;
 	}
 	/* no record in flight: the log head is where the next one goes */
-	if (periodic_checkpoint(wc) == -ENOMEM) {
+	if (wow_ckptlog_periodic(wc) == -ENOMEM) {
 		spin_lock_irq(&wc->lock);
 		go = wc->ckpt_wanted;
 		spin_unlock_irq(&wc->lock);
@@ -1762,10 +1753,6 @@ void wow_log_commit_work(struct work_struct *ws)
 /* ---- format and recovery ---- */
 
 /* A fresh cache: write the superblock; every segment is free. */
-static int write_checkpoint(struct wow_cache *wc, bool say, bool epoch);
-static int retire_checkpoint(struct wow_cache *wc);
-static int ckpt_know_both(struct wow_cache *wc);
-
 int wow_log_format(struct wow_cache *wc)
 {
 	struct wow_health_info clear = { };
@@ -1799,11 +1786,11 @@ int wow_log_format(struct wow_cache *wc)
 	 * replays the log from this checkpoint instead of scanning every
 	 * segment (a 1 TiB cache: 4.6 GiB read, minutes).
 	 */
-	r = write_checkpoint(wc, false, true);
+	r = wow_ckptlog_write(wc, false, true);
 	if (r == -ENOSPC)
-		r = retire_checkpoint(wc);
+		r = wow_ckptlog_retire(wc);
 	if (!r)
-		r = ckpt_know_both(wc);
+		r = wow_ckptlog_know_both(wc);
 	if (r)
 		return r;
 	DMINFO("%s: formatted %pg: %u segments of %u blocks of %u bytes",
@@ -2533,753 +2520,9 @@ static int reset_log(struct wow_cache *wc)
 	return wow_index_init(&wc->index, wc->nr_slots);
 }
 
-/* ---- checkpoint (dm-wow-checkpoint.c writes and reads it) ---- */
-
-#define MSG_CKPT_WRITTEN "%s: checkpoint %llu written (%llu of its %llu blocks, %llu tombstones): %llu dirty of %llu valid blocks"
 #define MSG_LOADED_CKPT "%s: loaded checkpoint %llu (%llu KiB read): %llu dirty of %llu valid blocks, %u free segments"
-#define MSG_CKPT_NOT_WHOLE "%s: checkpoint %llu (area %d) is not whole, written when the log stopped; loading checkpoint %llu (area %d)"
 #define MSG_RECOVERED "%s: recovered %llu records (%llu KiB read): %llu dirty of %llu valid blocks, %u free segments, %llu dropped"
-
-/*
- * Checkpoint area @k: 0, or in format version 4 also 1 (the two take
- * turns: ckpt_next_area).
- */
-static void ckpt_area(struct wow_cache *wc, struct wow_ckpt_area *a, int k)
-{
-	const struct wow_geometry *g = &wc->sb.geo;
-	u64 span = wow_ckpt_span_v(wc->sb.version, wc->nr_segments,
-				   g->erase_block_size, g->block_size);
-
-	a->bdev = wc->cache_dev->bdev;
-	a->first_block = wow_ckpt_first_block_v(wc->sb.version,
-						g->erase_block_size,
-						g->block_size) + k * span;
-	a->nr_blocks = span ?: (g->first_segment_sector << SECTOR_SHIFT) /
-			       g->block_size - a->first_block;
-	a->closing = wc->sb.version >= 3;
-	a->version = wc->sb.version;
-	a->block_size = wc->args.block_size;
-	a->blocks_per_seg = wc->blocks_per_seg;
-	a->uuid = wc->sb.uuid;
-	a->nr_slots = wc->nr_slots;
-	a->nr_segments = wc->nr_segments;
-	a->max_tombs = wow_ckpt_max_tombs_v(wc->sb.version, wc->nr_segments,
-					    g->erase_block_size,
-					    g->block_size);
-	a->csums = wc->ckpt_csums[k];
-	a->whole = !wc->ckpt_known[k];
-}
-
-/*
- * The callbacks run with the log quiet (postsuspend: destage, cleaning
- * and the commit worker stopped; preresume: nothing started), so they
- * read and build the index and the segments without the lock.
- */
-static void slot_entry(const struct wow_slot *sl, struct wow_ckpt_entry *e)
-{
-	bool valid = sl->flags & WOW_SLOT_VALID;
-
-	e->e = wow_ckpt_slot_encode(from_oblock(wow_slot_oblock(sl)), valid,
-				    sl->flags & WOW_SLOT_DIRTY);
-	e->crc = valid && (sl->flags & WOW_SLOT_CRC) ? sl->crc : 0;
-}
-
-static void ckpt_slot_entries(void *ctx, u64 first, u32 n,
-			      struct wow_ckpt_entry *e)
-{
-	struct wow_cache *wc = ctx;
-	u32 i;
-
-	for (i = 0; i < n; i++)
-		slot_entry(wow_slot_at(&wc->index, first + i), &e[i]);
-}
-
-/* The slots themselves, a chunk's run at a time (struct wow_slot). */
-static void slots_save(struct wow_cache *wc, u64 first, u32 n, void *raw)
-{
-	struct wow_slot *to = raw;
-
-	while (n) {
-		u32 c = min_t(u32, n, (1U << WOW_SLOT_CHUNK_SHIFT) -
-				      (first & ((1U << WOW_SLOT_CHUNK_SHIFT) - 1)));
-
-		memcpy(to, wow_slot_at(&wc->index, first), c * sizeof(*to));
-		to += c;
-		first += c;
-		n -= c;
-	}
-}
-
-/* Slots of slot table block @b, and their copy's bytes. */
-static u32 table_block_slots(struct wow_cache *wc, u64 b)
-{
-	u32 per = wow_ckpt_slots_per_block(wc->sb.version,
-						 wc->args.block_size);
-
-	return min_t(u64, wc->nr_slots - b * per, per);
-}
-
-/*
- * The index's before_change while a checkpoint is written in the
- * background (lock held): a slot table block it has yet to take is copied
- * as it stands, before its first change, into the room kept for that
- * (copy on write).  With no room left the snapshot is lost: the writer
- * stops and the next checkpoint takes what it would have written.
- */
-static void ckpt_before_change(void *ctx, u32 slot)
-{
-	struct wow_cache *wc = ctx;
-	u32 per = wow_ckpt_slots_per_block(wc->sb.version,
-						 wc->args.block_size);
-	u64 b = slot / per;
-
-	lockdep_assert_held(&wc->lock);
-	if (!__test_and_clear_bit(b, wc->ckpt_cow_map))
-		return;
-	if (wc->ckpt_cow_n == wc->ckpt_cow_room) {
-		wc->ckpt_cow_lost = true;
-		return;
-	}
-	slots_save(wc, b * per, table_block_slots(wc, b),
-		   wc->ckpt_cow_raw +
-		   (size_t)wc->ckpt_cow_n * per * sizeof(struct wow_slot));
-	wc->ckpt_cow_ids[wc->ckpt_cow_n++] = b;
-}
-
-/*
- * The writer's next block (struct wow_ckpt_ops.take_block): one copied on
- * write, else the next the walk finds not yet changed since the snapshot,
- * copied now (it is as it was then).
- */
-static int ckpt_take_block(void *ctx, void *raw, u64 *b)
-{
-	struct wow_cache *wc = ctx;
-	u32 per = wow_ckpt_slots_per_block(wc->sb.version,
-						 wc->args.block_size);
-	size_t bytes = (size_t)per * sizeof(struct wow_slot);
-	u64 nr = wow_ckpt_slot_blocks(wc->sb.version, wc->nr_slots,
-					 wc->args.block_size);
-	int r = 1;
-
-	spin_lock_irq(&wc->lock);
-	if (wc->ckpt_cow_lost) {
-		r = -EAGAIN;
-	} else if (wc->ckpt_cow_n) {
-		wc->ckpt_cow_n--;
-		*b = wc->ckpt_cow_ids[wc->ckpt_cow_n];
-		memcpy(raw, wc->ckpt_cow_raw + wc->ckpt_cow_n * bytes,
-		       table_block_slots(wc, *b) * sizeof(struct wow_slot));
-	} else {
-		*b = find_next_bit(wc->ckpt_cow_map, nr, wc->ckpt_cow_next);
-		if (*b >= nr) {
-			r = 0;
-		} else {
-			__clear_bit(*b, wc->ckpt_cow_map);
-			wc->ckpt_cow_next = *b + 1;
-			slots_save(wc, *b * per, table_block_slots(wc, *b),
-				   raw);
-		}
-	}
-	spin_unlock_irq(&wc->lock);
-	return r;
-}
-
-static void ckpt_raw_entries(const void *raw, u32 n, struct wow_ckpt_entry *e)
-{
-	const struct wow_slot *sl = raw;
-	u32 i;
-
-	for (i = 0; i < n; i++)
-		slot_entry(&sl[i], &e[i]);
-}
-
-/* A slot whose entry changed since the area was written (the track taken). */
-static u64 ckpt_next_changed(void *ctx, u64 slot)
-{
-	struct wow_cache *wc = ctx;
-
-	return wow_index_next_changed(&wc->index, wc->ckpt_changes, slot);
-}
-
-static void ckpt_seg_infos(void *ctx, u64 first, u64 n,
-			   struct wow_ckpt_seg_info *si)
-{
-	struct wow_cache *wc = ctx;
-	u64 i;
-
-	for (i = 0; i < n; i++, si++) {
-		struct wow_segment *seg = &wc->segs[first + i];
-
-		si->seq = seg->seq;
-		si->max_seq = seg->seq ? seg->max_seq : 0;
-		si->wp = seg->seq ? seg->wp : 0;
-		si->nr_tombs = seg->seq ? seg->nr_tombs : 0;
-		si->closed = seg->seq && seg->state != WOW_SEG_FREE;
-	}
-}
-
-static const struct wow_tomb_range *ckpt_seg_tombs(void *ctx, u64 s)
-{
-	struct wow_cache *wc = ctx;
-
-	return wc->segs[s].tombs;
-}
-
-static int ckpt_load_seg(void *ctx, u64 s, const struct wow_ckpt_seg_info *si)
-{
-	struct wow_cache *wc = ctx;
-	struct wow_segment *seg = &wc->segs[s];
-
-	seg->seq = si->seq;
-	seg->max_seq = si->max_seq;
-	seg->wp = si->wp;
-	seg->open_time = jiffies;
-	return 0;
-}
-
-static int ckpt_load_tomb(void *ctx, u64 s, const struct wow_tomb_range *tr)
-{
-	struct wow_cache *wc = ctx;
-	int r = wow_seg_reserve_tombs(wc, s, 1);
-
-	if (!r)
-		wc->segs[s].tombs[wc->segs[s].nr_tombs++] = *tr;
-	return r;
-}
-
-/* A valid slot: in a written block of a segment life, its block once. */
-static int ckpt_load_slot(void *ctx, u64 slot, u64 ob, bool dirty, u32 crc,
-			  bool has_crc)
-{
-	struct wow_cache *wc = ctx;
-	struct wow_segment *seg = &wc->segs[wow_slot_seg(wc, slot)];
-	u32 block = slot - wow_slot_seg(wc, slot) * wc->blocks_per_seg;
-
-	if (ob >= wc->ti->len >> wc->block_shift || !seg->seq || !block ||
-	    block >= seg->wp ||
-	    wow_index_lookup(&wc->index, to_oblock(ob)) != WOW_NO_SLOT)
-		return -EUCLEAN;
-	wow_index_insert(&wc->index, to_oblock(ob), slot,
-			 dirty ? WOW_SLOT_DIRTY : 0);
-	if (has_crc)
-		wow_index_set_crc(&wc->index, slot, crc);
-	return 0;
-}
-
-static void ckpt_ops_init(struct wow_cache *wc, struct wow_ckpt_ops *ops)
-{
-	ops->slot_entries = ckpt_slot_entries;
-	ops->take_block = ckpt_take_block;
-	ops->raw_entries = ckpt_raw_entries;
-	ops->slot_raw_bytes = sizeof(struct wow_slot);
-	ops->next_changed = ckpt_next_changed;
-	ops->seg_infos = ckpt_seg_infos;
-	ops->seg_tombs = ckpt_seg_tombs;
-	ops->load_seg = ckpt_load_seg;
-	ops->load_tomb = ckpt_load_tomb;
-	ops->load_slot = ckpt_load_slot;
-	ops->ctx = wc;
-}
-
-/*
- * Write checkpoint area @k's header not valid (FUA): a load no longer
- * starts from it (ckpt_mutex held).
- */
-static int retire_area(struct wow_cache *wc, int k)
-{
-	struct wow_ckpt_info ci = { .generation = ++wc->ckpt_gen };
-	struct wow_ckpt_area a;
-
-	ckpt_area(wc, &a, k);
-	return wow_ckpt_write_header(&a, &ci);
-}
-
-/*
- * The area the next checkpoint goes to: in format version 4 never the one
- * holding the newest valid checkpoint, so a crash (or an error) while it
- * is written leaves that one for the next load; before, the only one.
- */
-static int ckpt_next_area(struct wow_cache *wc)
-{
-	return wc->sb.version >= 4 && wc->ckpt_area == 0 ? 1 : 0;
-}
-
-#ifdef WOW_TEST_HOOKS
-/*
- * Test builds only: check, as each checkpoint starts and once it is
- * written, that every slot table block of its area the index's track
- * does not name holds what the index does (its crc32c as the area's);
- * a block that does not is a change the track missed, which a load from
- * that area would take as the truth.  Kernel log and a WARN (a VM
- * scenario fails on it).  For small caches: it encodes every block under
- * the lock.
- */
-static bool test_verify_checkpoints;
-module_param(test_verify_checkpoints, bool, 0644);
-MODULE_PARM_DESC(test_verify_checkpoints,
-		 "test builds: check each checkpoint's unwritten blocks against the index");
-
-#define MSG_TEST_UNTRACKED "%s: test: checkpoint area %d, slot table block %llu: not what the index holds, and not marked changed (%s of checkpoint %llu)"
-
-static void verify_untracked(struct wow_cache *wc, int k, const char *when)
-{
-	u32 per = wow_ckpt_slots_per_block(wc->sb.version,
-					   wc->args.block_size);
-	u64 nr = wow_ckpt_slot_blocks(wc->sb.version, wc->nr_slots,
-				      wc->args.block_size);
-	struct wow_ckpt_entry *e;
-	struct wow_ckpt_area a;
-	struct wow_ckpt_ops ops;
-	u64 b, bad = 0;
-	void *blk;
-
-	lockdep_assert_held(&wc->lock);
-	/* (past 4,096 blocks, 1.6 M slots, too long with interrupts off) */
-	if (!READ_ONCE(test_verify_checkpoints) || !wc->ckpt_known[k] ||
-	    nr > 4096)
-		return;
-	ckpt_area(wc, &a, k);
-	ckpt_ops_init(wc, &ops);
-	blk = kmalloc(wc->args.block_size, GFP_ATOMIC);
-	e = kmalloc_array(per, sizeof(*e), GFP_ATOMIC);
-	for (b = 0; blk && e && b < nr; b++) {
-		if (wow_index_changed(&wc->index, wc->index.track[k], b * per,
-				      min_t(u64, wc->nr_slots - b * per, per)))
-			continue;
-		if (wc->ckpt_csums[k][b] != wow_ckpt_block_encode(&a, &ops, blk,
-								  b, e) &&
-		    !bad++)
-			DMERR(MSG_TEST_UNTRACKED, wow_name(wc), k, b, when,
-			      wc->ckpt_gen);
-	}
-	WARN_ON_ONCE(bad);
-	kfree(blk);
-	kfree(e);
-}
-#else
-static void verify_untracked(struct wow_cache *wc, int k, const char *when)
-{
-}
-#endif
-
-/*
- * What a checkpoint holds and where it goes, taken when it starts: no
- * record in flight (the commit worker between records, or the log
- * stopped), so the index and the segments change only by destage turning
- * dirty bits clean, which is true either way.  False when none is written
- * (after an error, or nothing was ever logged).  ckpt_mutex and the lock
- * held; ckpt_reading is set (tombstone lists stay) until the tables are
- * read.
- */
-static bool ckpt_start(struct wow_cache *wc, struct ckpt_run *cr, bool epoch)
-{
-	bool ok = wc->state == WOW_STATE_OK && wc->completed_seq < wc->next_seq;
-
-	lockdep_assert_held(&wc->lock);
-	memset(&cr->ci, 0, sizeof(cr->ci));
-	cr->k = ckpt_next_area(wc);
-	/*
-	 * Version 4 keeps the checkpoint before this one valid while its
-	 * chain reaches the log head: it does unless this one starts the
-	 * chain where the log's records do not lead (a load's new epoch, a
-	 * next segment the last record could not name)
-	 */
-	cr->prev = wc->sb.version >= 4 ? wc->ckpt_area : -1;
-	cr->keep = cr->prev >= 0 && wc->ckpt_seq && !epoch &&
-		   wc->chain_next == wow_seg_next_free(wc);
-	cr->ci.next_seq = wc->next_seq;
-	cr->ci.completed_seq = wc->completed_seq;
-	cr->ci.head_seg = wc->open_seg;
-	cr->ci.head_wp = wc->open_seg != WOW_NO_SEG ?
-			 wc->segs[wc->open_seg].wp : 0;
-	cr->ci.next_seg = wow_seg_next_free(wc);
-	cr->dirty = wc->dirty_blocks;
-	cr->valid = wc->valid_blocks;
-	wc->ckpt_log_blocks = 0;
-	wc->ckpt_reading = ok;
-	/*
-	 * the slots changed since area k was written: only their blocks of
-	 * the slot table are written (a change while it is written is
-	 * written next time too)
-	 */
-	if (ok) {
-		verify_untracked(wc, cr->k, "start");
-		wow_index_take_changes(&wc->index, cr->k, wc->ckpt_changes);
-	}
-	return ok;
-}
-
-/*
- * The checkpoint @cr was written (@r: 0) or not; ckpt_mutex held.  Once
- * written the chain starts at it, and the older one in the other area is
- * retired first when its chain no longer reaches the log head.
- */
-static int ckpt_finish(struct wow_cache *wc, struct ckpt_run *cr, int r,
-		       bool say)
-{
-	bool closing = wc->sb.version >= 3;
-	int r2;
-
-	spin_lock_irq(&wc->lock);
-	wc->ckpt_reading = false;
-	if (r)
-		wow_index_add_changes(&wc->index, cr->k, wc->ckpt_changes);
-	spin_unlock_irq(&wc->lock);
-	/*
-	 * a write cut short leaves the area's blocks unknown; one that stopped
-	 * (-EAGAIN) wrote only blocks its csums say
-	 */
-	if (r && r != -ENOSPC && r != -ENOMEM && r != -EAGAIN)
-		wc->ckpt_known[cr->k] = false;
-	else if (!r)
-		wc->ckpt_known[cr->k] = true;
-	if (r)
-		return r;
-	spin_lock_irq(&wc->lock);
-	verify_untracked(wc, cr->k, "end");
-	spin_unlock_irq(&wc->lock);
-	/*
-	 * before the chain moves here: an older checkpoint whose chain ends
-	 * short of the log goes (a load could fall back to it)
-	 */
-	r2 = cr->prev >= 0 && !cr->keep ? retire_area(wc, cr->prev) : 0;
-	spin_lock_irq(&wc->lock);
-	wc->ckpt_area = cr->k;
-	wc->ckpt_prev_seq = cr->keep && !r2 ? wc->ckpt_seq : 0;
-	wc->ckpt_prev_head = wc->ckpt_head;
-	if (wc->durable_seq < cr->ci.completed_seq)
-		wc->durable_seq = cr->ci.completed_seq;
-	/*
-	 * Only now does the chain start at this checkpoint: a failed one
-	 * leaves the last record's pointer in force.  If the free list's head
-	 * changed while it was written (cleaning freed a segment into an empty
-	 * list), wow_seg_open sees the two differ and asks for another.  A
-	 * record written since (a checkpoint written in the background) named
-	 * where the log goes on itself.
-	 */
-	if (wc->next_seq == cr->ci.next_seq) {
-		wc->chain_next = cr->ci.next_seg;
-		wc->ckpt_wanted = false;
-	}
-	wc->ckpt_seq = cr->ci.next_seq;
-	wc->ckpt_head = cr->ci.head_seg;
-	wc->ckpt_aborts = 0;
-	spin_unlock_irq(&wc->lock);
-	if (say)
-		DMINFO(MSG_CKPT_WRITTEN, wow_name(wc), cr->ci.generation,
-		       cr->ci.written, 1 + cr->ci.slot_blocks +
-		       cr->ci.seg_blocks + (closing ? 1 : 0), cr->ci.nr_tombs,
-		       cr->dirty, cr->valid);
-	return r2;
-}
-
-/*
- * Write a checkpoint of the log as it stands (ckpt_start), in place: the
- * caller waits for it (the commit worker holds the next record back, or
- * the log is stopped).  Its header names the log head, where a load
- * replays from.  The header goes with PREFLUSH, so every record the
- * checkpoint includes is durable first.  Skipped on a version 1 cache and
- * after an error; a cache whose segments hold more tombstones than the
- * area has room for keeps its last checkpoint (the next load replays
- * more).  A checkpoint written in the background is waited for first.
- * @epoch: written at format or at the end of a load, where a new epoch
- * starts and no older checkpoint's chain leads on (version 4 retires it).
- */
-static int write_checkpoint(struct wow_cache *wc, bool say, bool epoch)
-{
-	struct ckpt_run cr;
-	struct wow_ckpt_area a;
-	struct wow_ckpt_ops ops;
-	unsigned int noio;
-	bool ok;
-	int r;
-
-	if (wc->sb.version < 2)
-		return 0;
-	wait_event(wc->idle_wait, !READ_ONCE(wc->ckpt_busy));
-	/*
-	 * The commit worker writes it while writes wait: no allocation here
-	 * may recurse into I/O that could queue behind them (finding 4)
-	 */
-	noio = memalloc_noio_save();
-	mutex_lock(&wc->ckpt_mutex);
-	spin_lock_irq(&wc->lock);
-	ok = ckpt_start(wc, &cr, epoch);
-	spin_unlock_irq(&wc->lock);
-	r = 0;
-	if (ok) {
-		ckpt_area(wc, &a, cr.k);
-		ckpt_ops_init(wc, &ops);
-		cr.ci.generation = ++wc->ckpt_gen;
-		r = wow_ckpt_write(&a, &cr.ci, &ops);
-		r = ckpt_finish(wc, &cr, r, say);
-	}
-	mutex_unlock(&wc->ckpt_mutex);
-	memalloc_noio_restore(noio);
-	return r;
-}
-
-/*
- * A checkpoint in the background (the commit worker's periodic one): it
- * is the log as it stands now, between two records.  The segments' counts
- * and tombstones are copied now (wow_ckpt_snap_take); the slot table
- * blocks that changed since the area was written are marked
- * (ckpt_cow_map) and ckpt_work takes them one by one while the log goes
- * on, each as it is then unless a change came first, which copied it
- * before (ckpt_before_change).  Until it is whole the chain rule holds by
- * the checkpoint before it, whose chain covers this one's (it starts
- * earlier); a crash meanwhile loads that one.  0 once it is queued
- * (ckpt_busy until it ends, and no other checkpoint starts); -E2BIG when
- * the area is not known: the caller writes it in place.
- */
-/*
- * Mark the slot table blocks the changes taken name and have the index
- * say before a slot changes (lock held, the log between two records).
- */
-static void cow_start(struct wow_cache *wc)
-{
-	u32 per = wow_ckpt_slots_per_block(wc->sb.version,
-						 wc->args.block_size);
-	u64 nr = wow_ckpt_slot_blocks(wc->sb.version, wc->nr_slots,
-					 wc->args.block_size);
-	u64 slot = 0, b;
-
-	lockdep_assert_held(&wc->lock);
-	bitmap_zero(wc->ckpt_cow_map, nr);
-	while ((slot = wow_index_next_changed(&wc->index, wc->ckpt_changes,
-					      slot)) != U64_MAX) {
-		/* a track bit's slots, in one or two blocks */
-		u64 end = min_t(u64, (slot | ((1ULL << WOW_TRACK_SHIFT) - 1)) +
-				1, wc->nr_slots);
-
-		for (b = slot / per; b * per < end; b++)
-			__set_bit(b, wc->ckpt_cow_map);
-		slot = end;
-	}
-	wc->ckpt_cow_next = 0;
-	wc->ckpt_cow_n = 0;
-	wc->ckpt_cow_lost = false;
-	wc->index.change_ctx = wc;
-	wc->index.before_change = ckpt_before_change;
-}
-
-/* The background checkpoint ended: no more copies on write (lock held). */
-static void cow_stop(struct wow_cache *wc)
-{
-	lockdep_assert_held(&wc->lock);
-	wc->index.before_change = NULL;
-	wc->index.change_ctx = NULL;
-	wc->ckpt_cow_n = 0;
-}
-
-static int start_background_checkpoint(struct wow_cache *wc)
-{
-	struct ckpt_run *cr = &wc->ckpt_cr;
-	struct wow_ckpt_area a;
-	struct wow_ckpt_ops ops;
-	unsigned int noio;
-	bool ok;
-	int r = 0;
-
-	noio = memalloc_noio_save();
-	mutex_lock(&wc->ckpt_mutex);
-	spin_lock_irq(&wc->lock);
-	ok = ckpt_start(wc, cr, false);
-	/* from the same instant: no slot changes between (not even destage's) */
-	if (ok && wc->ckpt_known[cr->k])
-		cow_start(wc);
-	spin_unlock_irq(&wc->lock);
-	if (ok) {
-		ckpt_area(wc, &a, cr->k);
-		ckpt_ops_init(wc, &ops);
-		cr->ci.generation = ++wc->ckpt_gen;
-		r = wow_ckpt_snap_take(&a, &cr->ci, &ops, wc->ckpt_snap);
-		spin_lock_irq(&wc->lock);
-		wc->ckpt_reading = false;
-		if (r) {
-			cow_stop(wc);
-			wow_index_add_changes(&wc->index, cr->k,
-					      wc->ckpt_changes);
-		} else {
-			wc->ckpt_busy = true;
-		}
-		spin_unlock_irq(&wc->lock);
-	}
-	mutex_unlock(&wc->ckpt_mutex);
-	memalloc_noio_restore(noio);
-	if (ok && !r)
-		queue_work(wc->wq, &wc->ckpt_work);
-	return r;
-}
-
-/* Write the snapshot start_background_checkpoint took; then go on. */
-static void ckpt_work(struct work_struct *ws)
-{
-	struct wow_cache *wc = container_of(ws, struct wow_cache, ckpt_work);
-	struct ckpt_run *cr = &wc->ckpt_cr;
-	struct wow_ckpt_area a;
-	unsigned int noio;
-	int r;
-
-	noio = memalloc_noio_save();
-	mutex_lock(&wc->ckpt_mutex);
-	ckpt_area(wc, &a, cr->k);
-	r = wow_ckpt_snap_write(&a, &cr->ci, wc->ckpt_snap);
-	spin_lock_irq(&wc->lock);
-	cow_stop(wc);
-	spin_unlock_irq(&wc->lock);
-	r = ckpt_finish(wc, cr, r, false);
-	mutex_unlock(&wc->ckpt_mutex);
-	memalloc_noio_restore(noio);
-	if (r && r != -EAGAIN) {
-		DMWARN_LIMIT("%s: checkpoint failed: %d", wow_name(wc), r);
-		if (r != -ENOSPC && r != -ENOMEM)
-			wow_error(wc, WOW_STATE_READ_ONLY, "checkpoint write",
-				  r);
-	}
-	spin_lock_irq(&wc->lock);
-	wc->ckpt_busy = false;
-	/*
-	 * lost (more changed ahead of the writer than it had room to copy):
-	 * due again at once; after two in a row it is written in place
-	 */
-	if (r == -EAGAIN) {
-		wc->ckpt_aborts++;
-		wc->ckpt_log_blocks = U64_MAX / 2;
-	}
-	spin_unlock_irq(&wc->lock);
-	wake_up_all(&wc->idle_wait);
-	/* a segment may wait for it; and the next one may be due */
-	queue_work(wc->wq, &wc->commit_work);
-}
-
-/*
- * No checkpoint fits (too many tombstones) where the chain must start
- * again: the one on disk would stop a replay short, so its header is
- * rewritten not valid (FUA) and the next load scans the log.  In version
- * 4 both areas: the one not holding the newest first (a crash between
- * leaves the newest, whose chain still holds: nothing was reopened).
- */
-static int retire_checkpoint(struct wow_cache *wc)
-{
-	unsigned int noio;
-	int r, k, n;
-
-	if (wc->sb.version < 2)
-		return 0;
-	noio = memalloc_noio_save();
-	mutex_lock(&wc->ckpt_mutex);
-	DMWARN("%s: too many tombstones for a checkpoint; the next load scans the log",
-	       wow_name(wc));
-	k = ckpt_next_area(wc);
-	r = 0;
-	for (n = wc->sb.version >= 4 ? 2 : 1; n-- && !r; k ^= 1)
-		r = retire_area(wc, k);
-	if (!r) {
-		wc->ckpt_area = -1;
-		/* the scan needs no chain: any segment may be reopened */
-		spin_lock_irq(&wc->lock);
-		wc->ckpt_seq = 0;
-		wc->ckpt_prev_seq = 0;
-		wc->ckpt_wanted = false;
-		spin_unlock_irq(&wc->lock);
-	}
-	mutex_unlock(&wc->ckpt_mutex);
-	memalloc_noio_restore(noio);
-	return r;
-}
-
-/*
- * Version 4, after the checkpoint of a format or a load: when nothing is
- * known of what the other area holds, write it too (whole, now, while no
- * write waits), so every checkpoint the running log writes is only what
- * changed since.  It keeps the first one valid (the same chain).
- */
-static int ckpt_know_both(struct wow_cache *wc)
-{
-	if (wc->sb.version < 4 || wc->ckpt_area < 0 ||
-	    wc->ckpt_known[!wc->ckpt_area])
-		return 0;
-	return write_checkpoint(wc, false, false);
-}
-
-/* At a clean shutdown (postsuspend, after the last commit). */
-int wow_log_checkpoint(struct wow_cache *wc)
-{
-	return write_checkpoint(wc, true, false);
-}
-
-/*
- * Commit worker, no record in flight: a checkpoint once the log written
- * since the last one passes the interval (the module parameter
- * checkpoint_interval; 0: 1/64 of the cache, and at least 256 MiB), so a
- * load after a crash replays at most that.  A checkpoint costs 1/683 of
- * the cache, so 1/64 alone would add 9% to the cache writes whatever the
- * size; the floor makes that at most 0.6% below 1 GiB, where a replay of
- * 256 MiB takes seconds.  A cache smaller than the floor gets about one
- * checkpoint a turn of its log: a segment written since the last one is
- * not reopened before the next (below).
- */
-static unsigned int checkpoint_interval;
-module_param(checkpoint_interval, uint, 0644);
-MODULE_PARM_DESC(checkpoint_interval,
-		 "log blocks written between checkpoints (0: 1/64 of the cache, at least 256 MiB)");
-
-#define WOW_CKPT_INTERVAL_FLOOR	(256ULL << 20)	/* bytes of log */
-
-static int periodic_checkpoint(struct wow_cache *wc)
-{
-	u64 interval = READ_ONCE(checkpoint_interval) ?:
-		       max_t(u64, wc->nr_slots / 64,
-			     WOW_CKPT_INTERVAL_FLOOR / wc->args.block_size);
-	bool due, wanted, stopped, busy;
-	u32 aborts;
-	int r;
-
-	spin_lock_irq(&wc->lock);
-	/*
-	 * also when the last record could not name the segment the log
-	 * goes on in (the free list was empty then) and one is free now:
-	 * the replay could not follow the log there.  While suspended only
-	 * for a record that waits for its segment (suspend's clean marks):
-	 * suspend writes the last checkpoint itself.
-	 */
-	wanted = wc->ckpt_wanted;
-	stopped = wc->stopped;
-	due = wanted ||
-	      (!stopped && (wc->ckpt_log_blocks >= interval ||
-			    wc->chain_next != wow_seg_next_free(wc)));
-	/* one in the background: its end runs this again */
-	busy = wc->ckpt_busy;
-	aborts = wc->ckpt_aborts;
-	spin_unlock_irq(&wc->lock);
-	if (!due || busy)
-		return 0;
-	/*
-	 * the interval's checkpoint in the background; one a segment waits
-	 * for (writes wait for it either way), suspend's, or one after two
-	 * lost in the background, in place
-	 */
-	r = -E2BIG;
-	if (!wanted && !stopped && aborts < 2 && wc->sb.version >= 2)
-		r = start_background_checkpoint(wc);
-	if (r == -E2BIG || r == -ENOMEM)
-		/* while suspending, said as suspend's own is */
-		r = write_checkpoint(wc, stopped, false);
-	/*
-	 * a segment on the replay's chain waits to be reopened: with no room
-	 * for a checkpoint, the one on disk must go (the load scans)
-	 */
-	if (r == -ENOSPC && wanted)
-		r = retire_checkpoint(wc);
-	if (r) {
-		DMWARN_LIMIT("%s: checkpoint failed: %d", wow_name(wc), r);
-		if (r != -ENOSPC && r != -ENOMEM)
-			wow_error(wc, WOW_STATE_READ_ONLY, "checkpoint write",
-				  r);
-	}
-	return r;
-}
+#define MSG_CKPT_NOT_WHOLE "%s: checkpoint %llu (area %d) is not whole, written when the log stopped; loading checkpoint %llu (area %d)"
 
 /*
  * Load from the checkpoint: 0 when the index and the segments came from
@@ -3295,7 +2538,7 @@ static int load_checkpoint(struct wow_cache *wc, struct wow_ckpt_info *ci)
 	wc->ckpt_area = -1;
 	if (wc->sb.version < 2)
 		return -ENOENT;
-	ckpt_area(wc, &a, 0);
+	wow_ckptlog_area(wc, &a, 0);
 	r = wow_ckpt_read_header(&a, ci);
 	wc->ckpt_gen = ci->generation;
 	wc->load_bytes += a.block_size;
@@ -3307,7 +2550,7 @@ static int load_checkpoint(struct wow_cache *wc, struct wow_ckpt_info *ci)
 		 * other one, with the log since, is the whole state.  The
 		 * generations go on from the newest either holds.
 		 */
-		ckpt_area(wc, &a, 1);
+		wow_ckptlog_area(wc, &a, 1);
 		r1 = wow_ckpt_read_header(&a, &other);
 		wc->load_bytes += a.block_size;
 		if (r1 == -ENOMEM)
@@ -3323,12 +2566,12 @@ static int load_checkpoint(struct wow_cache *wc, struct wow_ckpt_info *ci)
 			DMINFO(MSG_CKPT_NOT_WHOLE,
 			       wow_name(wc), other.generation, 1 - k,
 			       ci->generation, k);
-		ckpt_area(wc, &a, k);
+		wow_ckptlog_area(wc, &a, k);
 	}
 	if (r)
 		return r;
 	wc->load_bytes += (ci->slot_blocks + ci->seg_blocks) * a.block_size;
-	ckpt_ops_init(wc, &ops);
+	wow_ckptlog_ops_init(wc, &ops);
 	r = wow_ckpt_read(&a, ci, &ops);
 	if (r) {
 		DMWARN("%s: checkpoint %llu does not check (%d); scanning the log",
@@ -3860,11 +3103,11 @@ int wow_log_recover(struct wow_cache *wc)
 	 * whatever was read, the chain starts again here (a new epoch: the
 	 * checkpoint loaded from no longer leads to the log head)
 	 */
-	r = write_checkpoint(wc, false, true);
+	r = wow_ckptlog_write(wc, false, true);
 	if (r == -ENOSPC)
-		r = retire_checkpoint(wc);
+		r = wow_ckptlog_retire(wc);
 	if (!r)
-		r = ckpt_know_both(wc);
+		r = wow_ckptlog_know_both(wc);
 	if (r) {
 		DMERR("%s: cannot write a checkpoint at load: %d",
 		      wow_name(wc), r);

@@ -732,11 +732,11 @@ static inline void wow_flush_gen_end(struct wow_flush_gen *g, u64 gen)
  * part's files write them (scripts/ownership.py checks it); the others
  * read them, under the lock where the field says so, and change them
  * through the owner's functions.  Parts: target (dm-wow-target.c), core
- * (dm-wow-core.c, the index), log (dm-wow-log.c, dm-wow-seg.c), destage
- * (dm-wow-destage.c), clean (dm-wow-clean.c).
+ * (dm-wow-core.c, the index), log (dm-wow-log.c, dm-wow-seg.c,
+ * dm-wow-ckptlog.c), destage (dm-wow-destage.c), clean (dm-wow-clean.c).
  */
 /*
- * A checkpoint being written (the log's, dm-wow-log.c): what it holds,
+ * A checkpoint being written (the log's, dm-wow-ckptlog.c): what it holds,
  * the area it goes to, the one before it (-1: none) and whether that stays
  * valid, and the counts it reports.
  */

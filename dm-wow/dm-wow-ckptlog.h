@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-wow, the log's checkpoints (dm-wow-ckptlog.c): when one is due,
+ * where it goes, what goes in, and the log's side of loading one.
+ *
+ * Called by the log's commit worker and its lifecycle (dm-wow-log.c) and
+ * by recovery and format; it calls the segments (dm-wow-seg.h), the index
+ * and the checkpoint I/O (dm-wow-checkpoint.c), never back into them.
+ */
+#ifndef DM_WOW_CKPTLOG_H
+#define DM_WOW_CKPTLOG_H
+
+#include "dm-wow.h"
+
+/*
+ * Slot table blocks a background checkpoint copies on write before it
+ * takes them, at most (8 MiB of slots at 4 KiB blocks; a cache with fewer
+ * blocks has room for all); more, and it is lost.
+ */
+#define WOW_CKPT_COW_BLOCKS	1024
+
+/* Checkpoint area @k (0, or in format version 4 also 1) of this cache. */
+void wow_ckptlog_area(struct wow_cache *wc, struct wow_ckpt_area *a, int k);
+
+/*
+ * The callbacks that give a checkpoint write the log's state and take a
+ * checkpoint read's into the index and the segments.
+ */
+void wow_ckptlog_ops_init(struct wow_cache *wc, struct wow_ckpt_ops *ops);
+
+/*
+ * Write a checkpoint of the log as it stands, and wait for it: the caller
+ * holds the next record back (the commit worker) or the log is stopped
+ * (suspend, format, the end of a load).  Takes wc->ckpt_mutex; sleeps.
+ * @say: log it; @epoch: a new epoch starts (format, load), no older
+ * checkpoint's chain leads on.  0, or the error that latched the state.
+ */
+int wow_ckptlog_write(struct wow_cache *wc, bool say, bool epoch);
+
+/* The background checkpoint's work item (wc->ckpt_work): writes the snapshot. */
+void wow_ckptlog_work(struct work_struct *ws);
+
+/*
+ * No checkpoint fits where the chain must start again: the areas' headers
+ * are rewritten not valid, so the next load scans the log.  Sleeps.
+ */
+int wow_ckptlog_retire(struct wow_cache *wc);
+
+/*
+ * Format version 4, after the checkpoint of a format or a load: write the
+ * other area too when nothing is known of it.  Sleeps.
+ */
+int wow_ckptlog_know_both(struct wow_cache *wc);
+
+/*
+ * The commit worker, no record in flight: take a checkpoint when one is
+ * due (the interval passed, or the chain rule wants one), in the
+ * background when it can.  Sleeps; -ENOMEM when it could not start.
+ */
+int wow_ckptlog_periodic(struct wow_cache *wc);
+
+#endif /* DM_WOW_CKPTLOG_H */
