@@ -332,3 +332,11 @@ void wow_bg_read(struct wow_cache *wc, const u32 *slots, u32 nr,
 		submit_bio(bio);
 	}
 }
+
+/* sort()'s comparison of two u64 (the log's, recovery's). */
+int wow_cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}

@@ -733,7 +733,8 @@ static inline void wow_flush_gen_end(struct wow_flush_gen *g, u64 gen)
  * read them, under the lock where the field says so, and change them
  * through the owner's functions.  Parts: target (dm-wow-target.c), core
  * (dm-wow-core.c, the index), log (dm-wow-log.c, dm-wow-seg.c,
- * dm-wow-ckptlog.c), destage (dm-wow-destage.c), clean (dm-wow-clean.c).
+ * dm-wow-ckptlog.c, dm-wow-recover.c), destage (dm-wow-destage.c), clean
+ * (dm-wow-clean.c).
  */
 /*
  * A checkpoint being written (the log's, dm-wow-ckptlog.c): what it holds,
@@ -1028,8 +1029,9 @@ struct bio *wow_bg_bio(struct wow_cache *wc, struct block_device *bdev,
 void wow_bg_read(struct wow_cache *wc, const u32 *slots, u32 nr,
 		 struct page **pages, atomic_t *pending, bio_end_io_t *end_io,
 		 void *private);
+int wow_cmp_u64(const void *a, const void *b);
 
-/* ---- dm-wow-log.c: group commit, tombstones, checkpoints, recovery ---- */
+/* ---- the log: dm-wow-log.c (commit), dm-wow-recover.c, dm-wow-ckptlog.c ---- */
 
 void wow_log_set_sb(struct wow_cache *wc, const struct wow_sb_info *sb);
 int wow_log_alloc(struct wow_cache *wc);
