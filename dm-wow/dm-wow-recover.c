@@ -732,7 +732,7 @@ static int prune_tombs(struct wow_cache *wc)
 		seg->nr_tombs = n;
 	}
 	/* the runtime's lower bound starts here (wow_seg_visit) */
-	wc->min_disk_seq = min_t(u64, min, wc->next_seq);
+	wow_life_pass_init(&wc->life_pass, min_t(u64, min, wc->next_seq));
 	return 0;
 }
 
@@ -762,10 +762,7 @@ static int reset_log(struct wow_cache *wc)
 	}
 	INIT_LIST_HEAD(&wc->free_segs);
 	INIT_LIST_HEAD(&wc->drained);
-	wc->min_disk_seq = 0;
-	wc->held_tombs = 0;
-	wc->tomb_pass_seen = 0;
-	wc->tomb_pass_held = 0;
+	wow_life_pass_init(&wc->life_pass, 0);
 	INIT_LIST_HEAD(&wc->seg_order);
 	wc->lrw_cursor = WOW_NO_SLOT;
 	wc->nr_free_segs = 0;

@@ -288,16 +288,10 @@ int wow_seg_reserve_tombs(struct wow_cache *wc, u32 s, u32 more)
 /*
  * Visit segment @s on the cleaner's walk over the segments (lock held):
  * drop the tombstones it holds that no record on the device can need any
- * more, and fold its oldest life and what it still holds into this pass.
- * Once a pass has visited as many segments as there are, its results are
- * published: wow_seg_min_disk_seq_bound() and wow_seg_held_tombs().
- *
- * A pass reads each segment at a different time, holding the lock only
- * for the caller's chunk.  Its minimum is still a lower bound of the true
- * one when published: a segment's oldest life only ever moves forward
- * (wow_seg_disk_seq), and a life opened after the pass began has a seq at
- * least the pass's starting next_seq, where the minimum starts.  A lower
- * bound keeps a tombstone longer, never drops one too soon.
+ * more, below the last pass's bound of the oldest life, and count it in
+ * the pass under way (wow_life_pass_visit, dm-wow-tombs.c: why a pass
+ * that reads each segment at a different time still gives a bound never
+ * above the true oldest life).
  *
  * Not while a checkpoint reads the lists without the lock (ckpt_reading):
  * it would count one number of a segment's tombstones and write another,
@@ -307,28 +301,18 @@ int wow_seg_reserve_tombs(struct wow_cache *wc, u32 s, u32 more)
 void wow_seg_visit(struct wow_cache *wc, u32 s)
 {
 	struct wow_segment *seg = &wc->segs[s];
-	u64 seq = seg_disk_seq(wc, seg);
 	u32 i, n;
 
 	lockdep_assert_held(&wc->lock);
-	if (!wc->tomb_pass_seen)
-		wc->tomb_pass_min = wc->next_seq;
 	if (!wc->ckpt_reading && seg->state != WOW_SEG_FREEING) {
 		/* a FREEING segment's meta is being written from its list */
 		for (i = 0, n = 0; i < seg->nr_tombs; i++)
-			if (seg->tombs[i].t >= wc->min_disk_seq)
+			if (seg->tombs[i].t >= wc->life_pass.bound)
 				seg->tombs[n++] = seg->tombs[i];
 		seg->nr_tombs = n;
 	}
-	if (seq && seq < wc->tomb_pass_min)
-		wc->tomb_pass_min = seq;
-	wc->tomb_pass_held += seg->nr_tombs;
-	if (++wc->tomb_pass_seen < wc->nr_segments)
-		return;
-	wc->min_disk_seq = max(wc->min_disk_seq, wc->tomb_pass_min);
-	wc->held_tombs = wc->tomb_pass_held;
-	wc->tomb_pass_seen = 0;
-	wc->tomb_pass_held = 0;
+	wow_life_pass_visit(&wc->life_pass, wc->nr_segments, wc->next_seq,
+			    seg_disk_seq(wc, seg), seg->nr_tombs);
 }
 
 /*
@@ -339,14 +323,14 @@ void wow_seg_visit(struct wow_cache *wc, u32 s)
 u64 wow_seg_min_disk_seq_bound(struct wow_cache *wc)
 {
 	lockdep_assert_held(&wc->lock);
-	return wc->min_disk_seq;
+	return wc->life_pass.bound;
 }
 
 /* Tombstones held, as the last whole pass counted them (lock held). */
 u64 wow_seg_held_tombs(struct wow_cache *wc)
 {
 	lockdep_assert_held(&wc->lock);
-	return wc->held_tombs;
+	return wc->life_pass.held;
 }
 
 /* Close the open segment if @need blocks do not fit (lock held). */

@@ -36,6 +36,51 @@ u64 wow_seg_disk_seq(u64 seq, u64 prev_seq, u64 durable_seq)
 	return seq;
 }
 
+/*
+ * The runtime's bound of the oldest segment life (wow_seg_visit): a walk
+ * visits the segments one by one, with the lock dropped between chunks,
+ * so a pass reads each at a different time.  Its minimum is still never
+ * above the true one once the pass ends: a segment's oldest life only
+ * moves forward (wow_seg_disk_seq: the old life until the new one's first
+ * record is durable, then the new), and a life opened after the pass began
+ * has a seq at least the pass's first @next_seq, where the minimum
+ * starts.  A bound too low keeps a tombstone longer; one too high would
+ * drop a tombstone while a record it kills can still be found.  So a
+ * published bound only rises.  @bound: where it starts (the exact
+ * minimum at the load, or 0: keep every tombstone).
+ */
+void wow_life_pass_init(struct wow_life_pass *p, u64 bound)
+{
+	p->bound = bound;
+	p->held = 0;
+	p->pass_min = 0;
+	p->pass_held = 0;
+	p->seen = 0;
+}
+
+/*
+ * Visit one segment of @nr_segments: @disk_seq its oldest life on the
+ * device (0: none), @nr_tombs the tombstones it still holds; @next_seq
+ * the log's next seq now.  True when the visit ended a pass, whose bound
+ * and count are then published.
+ */
+bool wow_life_pass_visit(struct wow_life_pass *p, u32 nr_segments,
+			 u64 next_seq, u64 disk_seq, u32 nr_tombs)
+{
+	if (!p->seen)
+		p->pass_min = next_seq;
+	if (disk_seq && disk_seq < p->pass_min)
+		p->pass_min = disk_seq;
+	p->pass_held += nr_tombs;
+	if (++p->seen < nr_segments)
+		return false;
+	p->bound = max(p->bound, p->pass_min);
+	p->held = p->pass_held;
+	p->seen = 0;
+	p->pass_held = 0;
+	return true;
+}
+
 static int cmp_start(const void *a, const void *b)
 {
 	const struct wow_tomb_range *x = a, *y = b;

@@ -520,8 +520,25 @@ struct wow_tomb_range {
 	u32 flags;		/* WOW_TOMB_CLEAN */
 };
 
+/*
+ * A walk over the segments, pass after pass (dm-wow-tombs.c,
+ * wow_life_pass_visit): the lower bound of the oldest segment life on the
+ * device and the tombstones held, as the last whole pass saw them, and
+ * the pass under way.
+ */
+struct wow_life_pass {
+	u64 bound;
+	u64 held;
+	u64 pass_min;
+	u64 pass_held;
+	u32 seen;
+};
+
 /* dm-wow-tombs.c: tombstone lifetime; their envelope at recovery */
 u64 wow_seg_disk_seq(u64 seq, u64 prev_seq, u64 durable_seq);
+void wow_life_pass_init(struct wow_life_pass *p, u64 bound);
+bool wow_life_pass_visit(struct wow_life_pass *p, u32 nr_segments,
+			 u64 next_seq, u64 disk_seq, u32 nr_tombs);
 u32 wow_tomb_envelope(struct wow_tomb_range *r, u32 n,
 		      struct wow_tomb_range *out, u32 *heap);
 const struct wow_tomb_range *wow_tomb_find(const struct wow_tomb_range *env,
@@ -806,11 +823,7 @@ struct wow_cache {
 	 * wow_seg_visit: a lower bound of wow_seg_min_disk_seq() and the
 	 * tombstones held, from the last whole pass, and the pass under way
 	 */
-	u64 min_disk_seq;
-	u64 held_tombs;
-	u64 tomb_pass_min;
-	u64 tomb_pass_held;
-	u32 tomb_pass_seen;
+	struct wow_life_pass life_pass;
 	u64 load_dropped;		/* records the last load dropped */
 	u64 load_bytes;			/* metadata the last load read */
 	bool load_from_ckpt;		/* it read the checkpoint */

@@ -156,8 +156,121 @@ static void wow_tombs_seg_disk_seq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wow_seg_disk_seq(40, 7, 41), 40ULL);
 }
 
+/* A pass reads each segment once; its bound is published at its end. */
+static void wow_tombs_life_pass_bound(struct kunit *test)
+{
+	struct wow_life_pass p;
+
+	wow_life_pass_init(&p, 3);
+	KUNIT_EXPECT_FALSE(test, wow_life_pass_visit(&p, 3, 20, 9, 4));
+	KUNIT_EXPECT_FALSE(test, wow_life_pass_visit(&p, 3, 21, 0, 0));
+	KUNIT_EXPECT_EQ(test, p.bound, 3ULL);	/* not before the end */
+	KUNIT_EXPECT_TRUE(test, wow_life_pass_visit(&p, 3, 22, 5, 2));
+	KUNIT_EXPECT_EQ(test, p.bound, 5ULL);
+	KUNIT_EXPECT_EQ(test, p.held, 6ULL);
+	/* the next pass counts from nothing */
+	KUNIT_EXPECT_FALSE(test, wow_life_pass_visit(&p, 3, 23, 9, 1));
+	KUNIT_EXPECT_FALSE(test, wow_life_pass_visit(&p, 3, 23, 12, 0));
+	KUNIT_EXPECT_TRUE(test, wow_life_pass_visit(&p, 3, 23, 10, 0));
+	KUNIT_EXPECT_EQ(test, p.bound, 9ULL);
+	KUNIT_EXPECT_EQ(test, p.held, 1ULL);
+}
+
+/*
+ * With no life on the device the bound is the next seq as the pass began:
+ * a life opened while it ran is no older than that.
+ */
+static void wow_tombs_life_pass_no_life(struct kunit *test)
+{
+	struct wow_life_pass p;
+
+	wow_life_pass_init(&p, 0);
+	wow_life_pass_visit(&p, 2, 20, 0, 0);
+	/* segment 0, already visited, opens at 20 and 21 is written */
+	KUNIT_EXPECT_TRUE(test, wow_life_pass_visit(&p, 2, 30, 0, 0));
+	KUNIT_EXPECT_EQ(test, p.bound, 20ULL);
+}
+
+/* A published bound never goes back down. */
+static void wow_tombs_life_pass_rises(struct kunit *test)
+{
+	struct wow_life_pass p;
+
+	wow_life_pass_init(&p, 50);
+	KUNIT_EXPECT_TRUE(test, wow_life_pass_visit(&p, 1, 60, 40, 0));
+	KUNIT_EXPECT_EQ(test, p.bound, 50ULL);
+}
+
+/*
+ * A model log of 8 segments whose lives move on while a walk passes over
+ * them in steps: segments reopen at the next seq (their old life counting
+ * until the new one's first record is durable), records become durable.
+ * After every pass the bound must not be above the oldest life then on
+ * the device, and it must not trail the oldest life at the pass's start.
+ */
+#define LP_SEGS 8
+
+struct lp_seg {
+	u64 seq, prev;
+};
+
+static u64 lp_oldest(const struct lp_seg *sg, u64 durable, u64 next)
+{
+	u64 min = U64_MAX, d;
+	int i;
+
+	for (i = 0; i < LP_SEGS; i++) {
+		d = wow_seg_disk_seq(sg[i].seq, sg[i].prev, durable);
+		if (d && d < min)
+			min = d;
+	}
+	return min == U64_MAX ? next : min;
+}
+
+static void wow_tombs_life_pass_model(struct kunit *test)
+{
+	struct lp_seg sg[LP_SEGS] = {};
+	struct wow_life_pass p;
+	u64 next = 1, durable = 0, start_oldest = 0, x = 34;
+	u32 cursor = 0, step, passes = 0;
+	struct lp_seg *o;
+
+	wow_life_pass_init(&p, 0);
+	for (step = 0; step < 20000; step++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		switch ((x >> 33) % 4) {
+		case 0:	/* a segment reopens at the next seq */
+			o = &sg[(x >> 40) % LP_SEGS];
+			o->prev = wow_seg_disk_seq(o->seq, o->prev, durable);
+			o->seq = next++;
+			break;
+		case 1:	/* records up to here are durable */
+			durable = next - 1;
+			break;
+		default:	/* the walk goes on */
+			if (!p.seen)
+				start_oldest = lp_oldest(sg, durable, next);
+			if (wow_life_pass_visit(&p, LP_SEGS, next,
+						wow_seg_disk_seq(sg[cursor].seq,
+								 sg[cursor].prev,
+								 durable), 0)) {
+				passes++;
+				KUNIT_EXPECT_LE(test, p.bound,
+						lp_oldest(sg, durable, next));
+				KUNIT_EXPECT_GE(test, p.bound, start_oldest);
+			}
+			cursor = (cursor + 1) % LP_SEGS;
+		}
+	}
+	KUNIT_EXPECT_GT(test, passes, 1000U);
+}
+
 static struct kunit_case wow_tombs_cases[] = {
 	KUNIT_CASE(wow_tombs_seg_disk_seq),
+	KUNIT_CASE(wow_tombs_life_pass_bound),
+	KUNIT_CASE(wow_tombs_life_pass_no_life),
+	KUNIT_CASE(wow_tombs_life_pass_rises),
+	KUNIT_CASE(wow_tombs_life_pass_model),
 	KUNIT_CASE(wow_tombs_overlaps),
 	KUNIT_CASE(wow_tombs_nested),
 	KUNIT_CASE(wow_tombs_brute_force),
