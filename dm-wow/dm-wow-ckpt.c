@@ -17,7 +17,7 @@ static_assert(sizeof(struct wow_ckpt_trailer) == 16);
 static_assert(sizeof(struct wow_ckpt_seg) == 32);
 
 /* Bytes of a segment stream block before its trailer. */
-u32 wow_ckpt_payload(u32 block_size)
+static u32 wow_ckpt_payload(u32 block_size)
 {
 	return block_size - sizeof(struct wow_ckpt_trailer);
 }

@@ -222,7 +222,7 @@ struct page *wow_bg_page_alloc(struct wow_cache *wc)
 }
 
 /* Back to the reserve if it is short, else to the allocator. */
-void wow_bg_page_free(struct wow_cache *wc, struct page *page)
+static void wow_bg_page_free(struct wow_cache *wc, struct page *page)
 {
 	mempool_free(page, &wc->page_pool);
 }

@@ -27,6 +27,9 @@
 #include "dm-wow.h"
 #include "dm-wow-seg.h"
 
+static void wow_tick(struct work_struct *ws);
+static void wow_destage_work(struct work_struct *ws);
+
 struct wow_run {
 	struct list_head list;
 	struct wow_cache *wc;
@@ -55,7 +58,7 @@ static bool device_idle(struct wow_cache *wc)
  * when the log is short and no segment is cheap to clean (destage makes
  * them cheap: wow_clean_starved).  Lock held.
  */
-u32 wow_destage_target(struct wow_cache *wc, bool idle)
+static u32 wow_destage_target(struct wow_cache *wc, bool idle)
 {
 	u32 max = wc->args.max_destage_ios;
 
@@ -550,7 +553,7 @@ static void start_runs(struct wow_cache *wc)
 	wow_kick(wc);
 }
 
-void wow_destage_work(struct work_struct *ws)
+static void wow_destage_work(struct work_struct *ws)
 {
 	struct wow_cache *wc = container_of(ws, struct wow_cache,
 					    destage_work);
@@ -561,7 +564,7 @@ void wow_destage_work(struct work_struct *ws)
 	start_runs(wc);
 }
 
-void wow_tick(struct work_struct *ws)
+static void wow_tick(struct work_struct *ws)
 {
 	struct wow_cache *wc = container_of(to_delayed_work(ws),
 					    struct wow_cache, tick);

@@ -44,6 +44,9 @@
 #include "dm-wow-seg.h"
 #include "dm-wow-ckptlog.h"
 
+static void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m);
+static void wow_log_commit_work(struct work_struct *ws);
+
 /* A paced write's turn has come. */
 static void pace_work(struct work_struct *ws)
 {
@@ -724,7 +727,7 @@ bool wow_log_meta_inflight(struct wow_cache *wc)
 	return wc->meta_inflight;
 }
 
-void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m)
+static void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m)
 {
 	spin_lock_irq(&wc->lock);
 	list_add_tail(&m->list, &wc->pending_metas);
@@ -1683,7 +1686,7 @@ static void submit_batch(struct wow_cache *wc)
 	submit_bio(bio);
 }
 
-void wow_log_commit_work(struct work_struct *ws)
+static void wow_log_commit_work(struct work_struct *ws)
 {
 	struct wow_cache *wc = container_of(ws, struct wow_cache, commit_work);
 	struct bio_list flushes, direct, failed;

@@ -26,21 +26,13 @@
 #define DM_MSG_PREFIX "wow"
 
 /*
- * Distinct block spaces.  An origin block number indexes the origin in
- * block_size units; a cache block number indexes the whole cache device in
- * block_size units; a segment number indexes log segments.  The wrappers
- * make mixing them a compile-time error.
+ * An origin block number indexes the origin in block_size units; the
+ * wrapper makes mixing it with a cache slot (u32) a compile-time error.
  */
 typedef struct { u64 v; } oblock_t;
-typedef struct { u64 v; } cblock_t;
-typedef struct { u32 v; } segno_t;
 
 static inline oblock_t to_oblock(u64 v) { return (oblock_t){ v }; }
 static inline u64 from_oblock(oblock_t b) { return b.v; }
-static inline cblock_t to_cblock(u64 v) { return (cblock_t){ v }; }
-static inline u64 from_cblock(cblock_t b) { return b.v; }
-static inline segno_t to_segno(u32 v) { return (segno_t){ v }; }
-static inline u32 from_segno(segno_t s) { return s.v; }
 
 /* ---- dm-wow-args.c: table line options ---- */
 
@@ -298,7 +290,6 @@ struct wow_ckpt_entry {
 	u32 crc;
 };
 
-u32 wow_ckpt_payload(u32 block_size);
 u64 wow_ckpt_slot_encode(u64 oblock, bool valid, bool dirty);
 bool wow_ckpt_slot_decode(u64 e, u64 *oblock, bool *valid, bool *dirty);
 void wow_ckpt_slot_put(void *blk, u32 bytes, u32 entry,
@@ -1033,7 +1024,6 @@ int wow_policy_refill(struct wow_cache *wc, u32 n);
 int wow_core_alloc(struct wow_cache *wc);
 void wow_core_free(struct wow_cache *wc);
 struct page *wow_bg_page_alloc(struct wow_cache *wc);
-void wow_bg_page_free(struct wow_cache *wc, struct page *page);
 void wow_bg_pages_free(struct wow_cache *wc, struct page **pages, u32 n);
 void *wow_bg_struct_alloc(mempool_t *pool, size_t bytes, bool *pooled);
 void wow_bg_struct_free(mempool_t *pool, void *p, bool pooled);
@@ -1055,7 +1045,6 @@ void wow_log_bypass_done(struct wow_cache *wc);
 void wow_log_queue_write(struct wow_cache *wc, struct bio *bio);
 void wow_log_queue_flush(struct wow_cache *wc, struct bio *bio);
 void wow_log_queue_discard(struct wow_cache *wc, struct bio *bio);
-void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m);
 void wow_log_block_clean(struct wow_cache *wc, u32 slot, u64 ob);
 u32 wow_log_check_blocks(struct wow_cache *wc, const u32 *slots,
 			 const u64 *obs, u64 first, u32 n, struct page **pages,
@@ -1073,16 +1062,12 @@ bool wow_log_meta_inflight(struct wow_cache *wc);
 void wow_log_pin(struct wow_cache *wc, u32 s);
 void wow_log_unpin(struct wow_cache *wc, u32 s);
 void wow_log_take_copies_done(struct wow_cache *wc, struct list_head *done);
-void wow_log_commit_work(struct work_struct *ws);
 void wow_log_stop(struct wow_cache *wc);
 
 /* ---- dm-wow-destage.c: rate, runs, merging, origin writes, reclaim ---- */
 
 int wow_destage_alloc(struct wow_cache *wc);
 void wow_destage_free(struct wow_cache *wc);
-u32 wow_destage_target(struct wow_cache *wc, bool idle);
-void wow_destage_work(struct work_struct *ws);
-void wow_tick(struct work_struct *ws);
 void wow_destage_start(struct wow_cache *wc);
 void wow_destage_stop(struct wow_cache *wc);
 
