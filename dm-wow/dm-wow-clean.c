@@ -83,8 +83,9 @@ static u32 urgent_free_pct(struct wow_cache *wc)
  * max_victim_search), so a pick costs the same at 64 GiB as at 4 GiB; only
  * a log where nothing qualifies is walked whole, once, to say it starved.
  * Every segment the walk passes is a wow_seg_visit(): its dead
- * tombstones go.  Called without the lock; the victim is checked again
- * under it before it is taken.
+ * tombstones go.  Called without the lock, which it takes and drops; its
+ * answer may be stale by the time the caller holds the lock again, which
+ * checks the victim's state before it acts.
  */
 #define WOW_VICTIM_CHUNK	256
 #define WOW_VICTIM_WINDOW	4096
@@ -186,17 +187,18 @@ static u32 pick_victim(struct wow_cache *wc)
 		note_scan(seen);
 	spin_lock_irq(&wc->lock);
 	wc->clean_starved = lazy.seg == WOW_NO_SEG;
+	v = lazy.seg != WOW_NO_SEG ? lazy.seg : tier.seg;
+	if (v != WOW_NO_SEG &&
+	    !still_victim(wc, v, pct, lazy.seg == WOW_NO_SEG && urgent))
+		v = WOW_NO_SEG;
 	oldest = oldest_closed(wc);
 	if (oldest != WOW_NO_SEG &&
 	    wow_seg_held_tombs(wc) > wc->nr_slots / 16) {
 		seg_usage(wc, &wc->segs[oldest], &u);
 		if (wow_victim_eligible(&u, wc->blocks_per_seg, 0, true))
-			return oldest;
+			v = oldest;
 	}
-	v = lazy.seg != WOW_NO_SEG ? lazy.seg : tier.seg;
-	if (v != WOW_NO_SEG &&
-	    !still_victim(wc, v, pct, lazy.seg == WOW_NO_SEG && urgent))
-		v = WOW_NO_SEG;
+	spin_unlock_irq(&wc->lock);
 	return v;
 }
 
@@ -469,8 +471,11 @@ void wow_clean(struct wow_cache *wc)
 	    time_after(jiffies, wc->clean_pick_at)) {
 		wc->clean_pick_at = jiffies;
 		spin_unlock_irq(&wc->lock);
-		v = pick_victim(wc);	/* returns with the lock held */
-		if (wc->victim == WOW_NO_SEG && !wc->stopped)
+		v = pick_victim(wc);
+		spin_lock_irq(&wc->lock);
+		/* only cleaning moves a CLOSED segment on; checked anyway */
+		if (wc->victim == WOW_NO_SEG && !wc->stopped &&
+		    v != WOW_NO_SEG && wc->segs[v].state == WOW_SEG_CLOSED)
 			wc->victim = v;
 	}
 	if (wc->victim == WOW_NO_SEG || wow_log_meta_inflight(wc) ||
