@@ -31,6 +31,7 @@
 #include <linux/slab.h>
 
 #include "dm-wow.h"
+#include "dm-wow-log.h"
 #include "dm-wow-seg.h"
 
 static void seg_usage(struct wow_cache *wc, struct wow_segment *seg,

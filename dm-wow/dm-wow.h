@@ -1034,36 +1034,6 @@ void wow_bg_read(struct wow_cache *wc, const u32 *slots, u32 nr,
 		 void *private);
 int wow_cmp_u64(const void *a, const void *b);
 
-/* ---- the log: dm-wow-log.c (commit), dm-wow-recover.c, dm-wow-ckptlog.c ---- */
-
-void wow_log_set_sb(struct wow_cache *wc, const struct wow_sb_info *sb);
-int wow_log_alloc(struct wow_cache *wc);
-void wow_log_free(struct wow_cache *wc);
-int wow_log_format(struct wow_cache *wc);
-int wow_log_recover(struct wow_cache *wc);
-void wow_log_bypass_done(struct wow_cache *wc);
-void wow_log_queue_write(struct wow_cache *wc, struct bio *bio);
-void wow_log_queue_flush(struct wow_cache *wc, struct bio *bio);
-void wow_log_queue_discard(struct wow_cache *wc, struct bio *bio);
-void wow_log_block_clean(struct wow_cache *wc, u32 slot, u64 ob);
-u32 wow_log_check_blocks(struct wow_cache *wc, const u32 *slots,
-			 const u64 *obs, u64 first, u32 n, struct page **pages,
-			 u32 *crcs);
-void wow_log_queue_copy(struct wow_cache *wc, struct wow_copy *c);
-void wow_log_tick(struct wow_cache *wc);
-void wow_log_cancel_metas(struct wow_cache *wc);
-int wow_log_commit(struct wow_cache *wc);
-int wow_log_mark_clean(struct wow_cache *wc);
-int wow_log_checkpoint(struct wow_cache *wc);
-int wow_log_retire_seg(struct wow_cache *wc, u32 v);
-bool wow_log_free_seg(struct wow_cache *wc, u32 v);
-u32 wow_log_reap_drained(struct wow_cache *wc);
-bool wow_log_meta_inflight(struct wow_cache *wc);
-void wow_log_pin(struct wow_cache *wc, u32 s);
-void wow_log_unpin(struct wow_cache *wc, u32 s);
-void wow_log_take_copies_done(struct wow_cache *wc, struct list_head *done);
-void wow_log_stop(struct wow_cache *wc);
-
 /* ---- dm-wow-destage.c: rate, runs, merging, origin writes, reclaim ---- */
 
 int wow_destage_alloc(struct wow_cache *wc);
