@@ -41,6 +41,18 @@
 /* Reads and writes of the tables go through a window of this size. */
 #define WOW_CKPT_WINDOW_BYTES	SZ_1M
 
+/*
+ * Blocks sealed or encoded between two chances to yield the CPU.  A
+ * window's crc32cs are a few milliseconds of CPU where crc32c is not an
+ * instruction (and tens of them in an emulated guest); without a
+ * cond_resched between, a write woken on the CPU a checkpoint writer holds
+ * waits for the whole loop (the kernels we ship on preempt voluntarily).
+ */
+#define WOW_CKPT_YIELD_BLOCKS	16
+
+/* Segment entries put into the stream between two chances to yield. */
+#define WOW_CKPT_YIELD_SEGS	1024
+
 struct ckpt_io {
 	const struct wow_ckpt_area *a;
 	const struct wow_ckpt_info *ci;
@@ -132,9 +144,12 @@ static int stream_flush(struct ckpt_io *io, u64 upto)
 	int r;
 
 	n = min_t(u64, io->win, upto - io->first);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		wow_ckpt_seal(io->buf + i * bs, bs, io->ci->generation,
 			      io->first + i);
+		if (i % WOW_CKPT_YIELD_BLOCKS == WOW_CKPT_YIELD_BLOCKS - 1)
+			cond_resched();
+	}
 	r = wow_sync_io(io->a->bdev,
 			area_sector(io->a, stream_start(io->ci) + io->first),
 			io->buf, n * bs, REQ_OP_WRITE);
@@ -352,6 +367,8 @@ static int write_tail(struct ckpt_io *io, const struct wow_ckpt_area *a,
 		};
 
 		r = stream_put(io, &e, sizeof(e));
+		if (s % WOW_CKPT_YIELD_SEGS == WOW_CKPT_YIELD_SEGS - 1)
+			cond_resched();
 	}
 	if (!r)
 		r = stream_put(io, a->csums, ci->slot_blocks * sizeof(__le32));
@@ -439,6 +456,9 @@ int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 							    io.buf + i * bs,
 							    b, e);
 			b = next_changed_block(a, ops, b + 1, nr);
+			if (i % WOW_CKPT_YIELD_BLOCKS ==
+			    WOW_CKPT_YIELD_BLOCKS - 1)
+				cond_resched();
 		}
 		r = wow_sync_io(a->bdev, area_sector(a, 1 + first), io.buf,
 				i * bs, REQ_OP_WRITE);
@@ -522,6 +542,9 @@ int wow_ckpt_snap_write(const struct wow_ckpt_area *a,
 
 			ops->raw_entries(slots + i * raw, c, e);
 			a->csums[ids[i]] = block_fill(a, io.buf + i * bs, e, c);
+			if (i % WOW_CKPT_YIELD_BLOCKS ==
+			    WOW_CKPT_YIELD_BLOCKS - 1)
+				cond_resched();
 		}
 		for (i = 0; i < n && !r; i += run) {
 			for (run = 1; i + run < n && ids[i + run] == ids[i] + run;
