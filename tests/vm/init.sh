@@ -159,6 +159,13 @@ run_one() {
 		rc=$?
 	fi
 	cd /
+	if [ -e "/results/$name.reboot" ] && [ "$rc" -ne 0 ]; then
+		# It asked for another boot, then failed before the power cut
+		# (wow_power_cut touches the marker first): booting again would
+		# judge it by the later boot alone and lose this failure.
+		rm -f "/results/$name.reboot"
+		echo "wowvm: boot ${WOW_BOOT:-1} exited $rc after asking for another boot: not booted again" >> "$out"
+	fi
 	if [ -e "/results/$name.reboot" ]; then
 		# The scenario wants another boot but did not cut the power.
 		kmsg "=== reboot: $name"
