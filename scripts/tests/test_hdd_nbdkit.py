@@ -62,17 +62,30 @@ class Disk:
         for c in commands:
             args += ["-c", c]
         args.append("nbd+unix:///?socket=" + self.sock)
+        self.io_started = time.time()
         p = subprocess.run(args, capture_output=True, text=True, timeout=120)
         if check:
             assert p.returncode == 0 and "failed" not in p.stdout, p.stdout + p.stderr
         return p
 
+    def _stats_since(self, t):
+        """The stats file was written at or after time @t."""
+        try:
+            return os.stat(self.stats_path).st_mtime >= t - 0.01
+        except FileNotFoundError:
+            return False
+
     def stop(self):
         """Stop nbdkit (its unload hook rewrites the stats) and read them."""
         if self.proc.poll() is None:
             # let nbdkit run the close callback (it writes the stats) of
-            # the connection qemu-io just dropped: it skips it at SIGTERM
-            time.sleep(0.3)
+            # the connection qemu-io just dropped: it skips it at SIGTERM.
+            # Wait for that write, not for a fixed time (a loaded host
+            # took longer than 0.3 s once, and the file was not there).
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and not self._stats_since(
+                    getattr(self, "io_started", 0)):
+                time.sleep(0.05)
             self.proc.send_signal(signal.SIGTERM)
             self.proc.wait(timeout=20)
         with open(self.stats_path) as f:
