@@ -40,6 +40,7 @@ struct wow_run {
 	bool read_done;			/* every cache read completed */
 	blk_status_t status;
 	bool pooled;			/* the struct came from run_pool */
+	u32 cap;			/* blocks it has room for */
 	u32 nr_pages;
 	struct page **pages;		/* in the same allocation, after slots */
 	u32 *crcs;			/* of the blocks read; after pages */
@@ -82,8 +83,13 @@ static u32 wow_destage_target(struct wow_cache *wc, bool idle)
  * reserve of max_destage_ios (up to WOW_RESERVE_IOS) runs of
  * max_destage_size, so one run (cut to the reserve's size when memory is
  * short) can always start; their pages and bios are the core's
- * (dm-wow-core.c).
+ * (dm-wow-core.c).  Up to WOW_KEPT_RUNS full-size runs the allocator gave
+ * are kept for reuse instead of freed: a run of max_destage_size is some
+ * KiB, which the slab zeroes on every allocation (kzalloc, and
+ * init_on_alloc besides), while reuse clears only the struct's head.
  */
+#define WOW_KEPT_RUNS	16
+
 static size_t run_bytes(u32 blocks, u32 bs)
 {
 	/* slots[], then (pointer aligned) the page pointers, then crcs[] */
@@ -107,21 +113,66 @@ int wow_destage_alloc(struct wow_cache *wc)
 	INIT_DELAYED_WORK(&wc->tick, wow_tick);
 	wc->stopped = true;
 	wc->oldest_dirty = jiffies;
+	spin_lock_init(&wc->kept_runs_lock);
+	INIT_LIST_HEAD(&wc->kept_runs);
 	return mempool_init_kmalloc_pool(&wc->run_pool, ios,
 					 run_bytes(blocks, bs));
 }
 
 void wow_destage_free(struct wow_cache *wc)
 {
+	struct wow_run *run, *tmp;
+
+	/* (not set up when the table failed before wow_destage_alloc) */
+	if (wc->kept_runs.next)
+		list_for_each_entry_safe(run, tmp, &wc->kept_runs, list)
+			kfree(run);
+	wc->nr_kept_runs = 0;
 	mempool_exit(&wc->run_pool);
+}
+
+/* A run's full size: max_destage_size. */
+static u32 full_run_blocks(struct wow_cache *wc)
+{
+	return wc->args.max_destage_size / wc->args.block_size;
 }
 
 static void free_run(struct wow_run *run)
 {
 	struct wow_cache *wc = run->wc;
+	unsigned long flags;
+	bool kept = false;
 
 	wow_bg_pages_free(wc, run->pages, run->nr_pages);
-	wow_bg_struct_free(&wc->run_pool, run, run->pooled);
+	if (!run->pooled && run->cap == full_run_blocks(wc)) {
+		spin_lock_irqsave(&wc->kept_runs_lock, flags);
+		if (wc->nr_kept_runs < WOW_KEPT_RUNS) {
+			list_add(&run->list, &wc->kept_runs);
+			wc->nr_kept_runs++;
+			kept = true;
+		}
+		spin_unlock_irqrestore(&wc->kept_runs_lock, flags);
+	}
+	if (!kept)
+		wow_bg_struct_free(&wc->run_pool, run, run->pooled);
+}
+
+/* A kept full-size run, its head cleared; NULL if none is kept. */
+static struct wow_run *kept_run(struct wow_cache *wc)
+{
+	struct wow_run *run;
+	unsigned long flags;
+
+	spin_lock_irqsave(&wc->kept_runs_lock, flags);
+	run = list_first_entry_or_null(&wc->kept_runs, struct wow_run, list);
+	if (run) {
+		list_del(&run->list);
+		wc->nr_kept_runs--;
+	}
+	spin_unlock_irqrestore(&wc->kept_runs_lock, flags);
+	if (run)
+		memset(run, 0, sizeof(*run));
+	return run;
 }
 
 /*
@@ -131,10 +182,14 @@ static void free_run(struct wow_run *run)
 static struct wow_run *alloc_run(struct wow_cache *wc, u32 *max_blocks)
 {
 	u32 bs = wc->args.block_size, cap = *max_blocks;
-	struct wow_run *run;
-	bool pooled;
+	struct wow_run *run = NULL;
+	bool pooled = false;
 
-	run = wow_bg_struct_alloc(&wc->run_pool, run_bytes(cap, bs), &pooled);
+	if (cap == full_run_blocks(wc))
+		run = kept_run(wc);
+	if (!run)
+		run = wow_bg_struct_alloc(&wc->run_pool, run_bytes(cap, bs),
+					  &pooled);
 	if (!run)
 		return NULL;
 	if (pooled) {
@@ -142,6 +197,7 @@ static struct wow_run *alloc_run(struct wow_cache *wc, u32 *max_blocks)
 		memset(run, 0, run_bytes(cap, bs));
 	}
 	run->wc = wc;
+	run->cap = cap;
 	run->pooled = pooled;
 	run->pages = (struct page **)&run->slots[ALIGN(cap, 2)];
 	run->crcs = (u32 *)(run->pages + DIV_ROUND_UP(cap * bs, PAGE_SIZE));
@@ -152,14 +208,14 @@ static struct wow_run *alloc_run(struct wow_cache *wc, u32 *max_blocks)
 /* The buffer for the run's blocks, once its length is known. */
 static int alloc_run_pages(struct wow_cache *wc, struct wow_run *run)
 {
-	u32 i;
+	u32 n = DIV_ROUND_UP(run->nr * wc->args.block_size, PAGE_SIZE), i;
 
-	run->nr_pages = DIV_ROUND_UP(run->nr * wc->args.block_size,
-				     PAGE_SIZE);
-	for (i = 0; i < run->nr_pages; i++) {
+	/* nr_pages counts the pages got (a reused run's array is not zeroed) */
+	for (i = 0; i < n; i++) {
 		run->pages[i] = wow_bg_page_alloc(wc);
 		if (!run->pages[i])
 			return -ENOMEM;
+		run->nr_pages = i + 1;
 	}
 	return 0;
 }

@@ -784,6 +784,10 @@ struct wow_cache {
 	struct work_struct health_work;	/* writes it */
 	struct bio_set bg_bs;		/* cache reads, origin writes, flushes */
 	mempool_t page_pool;		/* reserve of data pages */
+	/* data pages kept for reuse (wow_bg_page_alloc), under kept_lock */
+	spinlock_t kept_lock;
+	struct page **kept_pages;
+	u32 nr_kept;
 
 	/* owner: log (segments, group commit, checkpoints, recovery) */
 	struct wow_sb_info sb;
@@ -906,6 +910,10 @@ struct wow_cache {
 	u32 ticks;
 	mempool_t run_pool;		/* reserve of run structs */
 	u32 reserve_run_blocks;		/* the longest run the reserve holds */
+	/* full-size runs kept for reuse (alloc_run), under kept_runs_lock */
+	spinlock_t kept_runs_lock;
+	struct list_head kept_runs;
+	u32 nr_kept_runs;
 	/* (destage worker only) a run found no memory: runs the reserve holds */
 	bool destage_lowmem;
 	struct work_struct destage_work;
