@@ -19,13 +19,14 @@
 #include <linux/fs.h>
 #include <linux/types.h>
 
-#define __packed __attribute__((packed))
+#include "../dm-wow/dm-wow-types.h"
 #include "../dm-wow/dm-wow-format.h"
 #include "../dm-wow/dm-wow-chain.h"
+#include "../dm-wow/dm-wow-ckpt.h"
+#include "../dm-wow/dm-wow-tombs.h"
 
 #include "wowcache.h"
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define IO_ALIGN	4096U
 #define EPOCH_SHIFT	32	/* dm-wow.h WOW_EPOCH_SHIFT */
 #define MAX_SLOTS	(UINT32_MAX - 1)	/* dm-wow.h WOW_MAX_SLOTS */
@@ -54,57 +55,6 @@ static void seterr(char *err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, WOWC_ERR_LEN, fmt, ap);
 	va_end(ap);
-}
-
-/* ---- crc32c (Castagnoli), slice by 8; the kernel's semantic ---- */
-
-static uint32_t crc_tab[8][256];
-static bool crc_ready;
-
-static void crc_init(void)
-{
-	uint32_t i, j, c;
-
-	for (i = 0; i < 256; i++) {
-		c = i;
-		for (j = 0; j < 8; j++)
-			c = c & 1 ? (c >> 1) ^ 0x82f63b78U : c >> 1;
-		crc_tab[0][i] = c;
-	}
-	for (i = 0; i < 256; i++)
-		for (j = 1; j < 8; j++)
-			crc_tab[j][i] = (crc_tab[j - 1][i] >> 8) ^
-					crc_tab[0][crc_tab[j - 1][i] & 0xff];
-	crc_ready = true;
-}
-
-uint32_t wowc_crc32c(uint32_t c, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	if (!crc_ready)
-		crc_init();
-	while (len && ((uintptr_t)p & 7)) {
-		c = crc_tab[0][(c ^ *p++) & 0xff] ^ (c >> 8);
-		len--;
-	}
-	while (len >= 8) {
-		uint64_t v;
-
-		memcpy(&v, p, 8);
-		v = le64toh(v) ^ c;
-		c = crc_tab[7][v & 0xff] ^ crc_tab[6][(v >> 8) & 0xff] ^
-		    crc_tab[5][(v >> 16) & 0xff] ^
-		    crc_tab[4][(v >> 24) & 0xff] ^
-		    crc_tab[3][(v >> 32) & 0xff] ^
-		    crc_tab[2][(v >> 40) & 0xff] ^
-		    crc_tab[1][(v >> 48) & 0xff] ^ crc_tab[0][v >> 56];
-		p += 8;
-		len -= 8;
-	}
-	while (len--)
-		c = crc_tab[0][(c ^ *p++) & 0xff] ^ (c >> 8);
-	return c;
 }
 
 /* ---- problems ---- */
@@ -308,7 +258,7 @@ static bool all_zero(const void *buf, size_t len)
 
 static uint32_t csum512(const void *blk)
 {
-	return wowc_crc32c(WOW_CSUM_SEED, (const uint8_t *)blk + 4,
+	return crc32c(WOW_CSUM_SEED, (const uint8_t *)blk + 4,
 			   WOW_SB_CSUM_BYTES - 4);
 }
 
@@ -752,105 +702,6 @@ static int ix_init(struct wowc_view *v, uint64_t nr_slots)
 	return 0;
 }
 
-/* ---- tombstone envelopes (dm-wow-tombs.c) ---- */
-
-static int cmp_start(const void *a, const void *b)
-{
-	const struct wowc_tomb *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static uint64_t tend(const struct wowc_tomb *r)
-{
-	return r->start + r->nr;
-}
-
-static void heap_push(const struct wowc_tomb *r, uint32_t *heap, uint32_t *h,
-		      uint32_t idx)
-{
-	uint32_t i = (*h)++;
-
-	while (i && r[idx].t > r[heap[(i - 1) / 2]].t) {
-		heap[i] = heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	heap[i] = idx;
-}
-
-static void heap_pop(const struct wowc_tomb *r, uint32_t *heap, uint32_t *h)
-{
-	uint32_t last = heap[--(*h)], i = 0, c;
-
-	while ((c = 2 * i + 1) < *h) {
-		if (c + 1 < *h && r[heap[c + 1]].t > r[heap[c]].t)
-			c++;
-		if (!(r[heap[c]].t > r[last].t))
-			break;
-		heap[i] = heap[c];
-		i = c;
-	}
-	if (*h)
-		heap[i] = last;
-}
-
-/*
- * wow_tomb_envelope: @n ranges @r (sorted here) into at most 2 * @n
- * disjoint pieces in @out, each with the largest t covering it.
- */
-static uint32_t envelope(struct wowc_tomb *r, uint32_t n, struct wowc_tomb *out,
-			 uint32_t *heap)
-{
-	uint32_t i = 0, h = 0, k = 0;
-	uint64_t x = 0, next;
-
-	qsort(r, n, sizeof(*r), cmp_start);
-	while (i < n || h) {
-		if (!h)
-			x = r[i].start;
-		for (; i < n && r[i].start <= x; i++)
-			if (r[i].nr && r[i].start <= WOW_CKPT_OBLOCK_MASK)
-				heap_push(r, heap, &h, i);
-		while (h && tend(&r[heap[0]]) <= x)
-			heap_pop(r, heap, &h);
-		if (!h)
-			continue;
-		next = tend(&r[heap[0]]);
-		if (i < n && r[i].start < next)
-			next = r[i].start;
-		if (k && tend(&out[k - 1]) == x &&
-		    out[k - 1].t == r[heap[0]].t &&
-		    out[k - 1].nr + (next - x) <= UINT32_MAX) {
-			out[k - 1].nr += next - x;
-		} else {
-			out[k].start = x;
-			out[k].nr = next - x;
-			out[k].t = r[heap[0]].t;
-			out[k].flags = r[heap[0]].flags;
-			k++;
-		}
-		x = next;
-	}
-	return k;
-}
-
-/* wow_tomb_find */
-static const struct wowc_tomb *tomb_find(const struct wowc_tomb *env,
-					 uint32_t n, uint64_t b)
-{
-	uint32_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (tend(&env[mid]) <= b)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && env[lo].start <= b ? &env[lo] : NULL;
-}
-
 /* ---- the log scan (dm-wow-log.c) ---- */
 
 enum rec_kind { REC_OK, REC_BAD, REC_FOREIGN };
@@ -884,7 +735,7 @@ struct scan {
 	uint64_t *oblocks;
 	struct suspect *sus;
 	uint32_t nr_sus;
-	struct wowc_tomb *cleans;
+	struct wow_tomb_range *cleans;
 	uint32_t nr_cleans, max_cleans;
 	int io_err;
 };
@@ -936,8 +787,8 @@ static enum rec_kind rec_check(const struct wowc *c, const uint8_t *hdr,
 	ri->nr_tombs = le16toh(r->nr_tombs);
 	ri->next_seg = le32toh(r->next_seg) - 1;
 	ri->flags = le32toh(r->flags);
-	csum = wowc_crc32c(WOW_CSUM_SEED, zero, sizeof(zero));
-	csum = wowc_crc32c(csum, hdr + 4, c->bs - 4);
+	csum = crc32c(WOW_CSUM_SEED, zero, sizeof(zero));
+	csum = crc32c(csum, hdr + 4, c->bs - 4);
 	if (le32toh(r->csum) != csum) {
 		ri->why = "header checksum";
 		return REC_BAD;
@@ -956,7 +807,7 @@ static enum rec_kind rec_check(const struct wowc *c, const uint8_t *hdr,
 		return REC_BAD;
 	}
 	if ((ri->flags & WOW_REC_CRCS) &&
-	    wowc_crc32c(~0U, hdr + sizeof(*r) +
+	    crc32c(~0U, hdr + sizeof(*r) +
 			     ri->nr_tombs * sizeof(struct wow_tomb) +
 			     ri->nr_data * 8, ri->nr_data * 4) !=
 	    ri->data_csum) {
@@ -975,11 +826,11 @@ static enum rec_kind rec_check(const struct wowc *c, const uint8_t *hdr,
 	return REC_OK;
 }
 
-static struct wowc_tomb rec_tomb(const uint8_t *hdr, uint32_t i)
+static struct wow_tomb_range rec_tomb(const uint8_t *hdr, uint32_t i)
 {
 	const struct wow_tomb *t = (const void *)(hdr +
 						  sizeof(struct wow_record));
-	struct wowc_tomb tr = {
+	struct wow_tomb_range tr = {
 		.start = le64toh(t[i].start),
 		.t = le64toh(t[i].t),
 		.nr = le32toh(t[i].nr),
@@ -1015,7 +866,7 @@ static int grow(void **p, size_t *max, size_t want, size_t size)
 	return 0;
 }
 
-static int seg_add_tomb(struct wowc_seg *seg, const struct wowc_tomb *t,
+static int seg_add_tomb(struct wowc_seg *seg, const struct wow_tomb_range *t,
 			uint32_t at)
 {
 	size_t max = seg->max_tombs;
@@ -1028,7 +879,7 @@ static int seg_add_tomb(struct wowc_seg *seg, const struct wowc_tomb *t,
 	return 0;
 }
 
-static int add_clean(struct scan *sc, const struct wowc_tomb *t)
+static int add_clean(struct scan *sc, const struct wow_tomb_range *t)
 {
 	size_t max = sc->max_cleans;
 
@@ -1139,7 +990,7 @@ static int take_record(struct scan *sc, uint32_t s, uint32_t off,
 	uint32_t i;
 
 	for (i = 0; i < ri->nr_tombs; i++) {
-		struct wowc_tomb tr = rec_tomb(hdr, i);
+		struct wow_tomb_range tr = rec_tomb(hdr, i);
 
 		if (tr.flags & WOW_TOMB_CLEAN) {
 			if (!cleans_taken && add_clean(sc, &tr))
@@ -1191,11 +1042,11 @@ static bool rec_data_ok(const struct wowc *c, const uint8_t *hdr,
 	uint32_t i, want;
 
 	if (!(flags & WOW_REC_CRCS))
-		return wowc_crc32c(~0U, d, (size_t)nr_data * c->bs) ==
+		return crc32c(~0U, d, (size_t)nr_data * c->bs) ==
 		       data_csum;
 	for (i = 0; i < nr_data; i++) {
 		memcpy(&want, crcs + i * 4, 4);
-		if (wowc_crc32c(~0U, d + (size_t)i * c->bs, c->bs) !=
+		if (crc32c(~0U, d + (size_t)i * c->bs, c->bs) !=
 		    le32toh(want))
 			return false;
 	}
@@ -1379,7 +1230,7 @@ static int scan_segment(struct scan *sc, uint32_t s)
 			 * then fails; kill tombstones only with the record.
 			 */
 			for (i = 0; i < ri.nr_tombs; i++) {
-				struct wowc_tomb tr = rec_tomb(hdr, i);
+				struct wow_tomb_range tr = rec_tomb(hdr, i);
 
 				if ((tr.flags & WOW_TOMB_CLEAN) &&
 				    add_clean(sc, &tr))
@@ -1465,9 +1316,9 @@ static int scan_segment(struct scan *sc, uint32_t s)
 static int apply_tombs(struct scan *sc)
 {
 	struct wowc_view *v = sc->v;
-	struct wowc_tomb *kills;
+	struct wow_tomb_range *kills;
 	uint64_t total = 0, s, nk = 0;
-	const struct wowc_tomb *e;
+	const struct wow_tomb_range *e;
 	uint32_t *heap, i;
 
 	for (s = 0; s < sc->c->nr_segments; s++)
@@ -1486,8 +1337,8 @@ static int apply_tombs(struct scan *sc)
 	for (s = 0; s < sc->c->nr_segments; s++)
 		for (i = 0; i < v->segs[s].nr_tombs; i++)
 			kills[nk++] = v->segs[s].tombs[i];
-	v->nr_kenv = envelope(kills, nk, v->kenv, heap);
-	v->nr_cenv = envelope(sc->cleans, sc->nr_cleans, v->cenv, heap);
+	v->nr_kenv = wow_tomb_envelope(kills, nk, v->kenv, heap);
+	v->nr_cenv = wow_tomb_envelope(sc->cleans, sc->nr_cleans, v->cenv, heap);
 	free(kills);
 	free(heap);
 
@@ -1496,12 +1347,12 @@ static int apply_tombs(struct scan *sc)
 
 		if (!(v->slot[s] & WOWC_SLOT_VALID))
 			continue;
-		e = tomb_find(v->kenv, v->nr_kenv, b);
+		e = wow_tomb_find(v->kenv, v->nr_kenv, b);
 		if (e && v->slot_seq[s] <= e->t) {
 			ix_remove(v, s);
 			continue;
 		}
-		e = tomb_find(v->cenv, v->nr_cenv, b);
+		e = wow_tomb_find(v->cenv, v->nr_cenv, b);
 		if (e && v->slot_seq[s] <= e->t)
 			v->slot[s] &= ~WOWC_SLOT_DIRTY;
 	}
@@ -1518,7 +1369,7 @@ static int cmp_u64(const void *a, const void *b)
 /* suspect_harmless */
 static bool suspect_harmless(struct wowc_view *v, const struct suspect *su)
 {
-	const struct wowc_tomb *e;
+	const struct wow_tomb_range *e;
 	uint32_t i, slot;
 
 	if (!su->known)
@@ -1527,7 +1378,7 @@ static bool suspect_harmless(struct wowc_view *v, const struct suspect *su)
 		slot = wowc_lookup(v, su->lost[i]);
 		if (slot != WOWC_NO_SLOT && v->slot_seq[slot] > su->seq)
 			continue;
-		e = tomb_find(v->kenv, v->nr_kenv, su->lost[i]);
+		e = wow_tomb_find(v->kenv, v->nr_kenv, su->lost[i]);
 		if (e && e->t >= su->seq)
 			continue;
 		return false;
@@ -1658,37 +1509,6 @@ static uint64_t ckpt_sector_off(const struct wowc *c, uint64_t block)
 	       (uint64_t)c->bs;
 }
 
-/* wow_ckpt_block_ok */
-static bool stream_block_ok(const uint8_t *b, uint32_t bs, uint64_t gen,
-			    uint32_t index)
-{
-	uint32_t off = bs - sizeof(struct wow_ckpt_trailer), c;
-	const struct wow_ckpt_trailer *t = (const void *)(b + off);
-	static const uint8_t zero[4];
-
-	c = wowc_crc32c(WOW_CSUM_SEED, b, off);
-	c = wowc_crc32c(c, zero, sizeof(zero));
-	c = wowc_crc32c(c, b + off + 4, sizeof(*t) - 4);
-	return le32toh(t->index) == index && le64toh(t->generation) == gen &&
-	       le32toh(t->csum) == c;
-}
-
-/* wow_ckpt_slot_get: the 48 bits, and from version 5 the data's crc32c */
-static uint64_t slot_entry(const uint8_t *blk, uint32_t bytes, uint32_t e,
-			   uint32_t *crc)
-{
-	const uint8_t *p = blk + (size_t)e * bytes;
-	uint64_t v = 0;
-	uint32_t i;
-
-	*crc = 0;
-	for (i = 0; i < WOW_CKPT_SLOT_BYTES; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	for (; i < bytes; i++)
-		*crc |= (uint32_t)p[i] << (8 * (i - WOW_CKPT_SLOT_BYTES));
-	return v;
-}
-
 /*
  * Load the valid checkpoint into @v, as the kernel does: 0, or a reason
  * in @why (the kernel then forgets it and scans the log), or -errno.
@@ -1699,7 +1519,7 @@ static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
 	const struct wowc_ckpt *k = &c->ckpt;
 	uint32_t bs = c->bs, payload = bs - sizeof(struct wow_ckpt_trailer);
 	uint32_t per = wow_ckpt_slots_per_block(c->sb.version, bs);
-	uint32_t eb = wow_ckpt_slot_bytes(c->sb.version), crc;
+	uint32_t eb = wow_ckpt_slot_bytes(c->sb.version);
 	uint8_t *blocks = NULL, *stream = NULL, *p;
 	uint64_t total = 0, s, i, b, slot;
 	uint32_t *nr_tombs = NULL;
@@ -1718,7 +1538,7 @@ static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
 	if (r)
 		goto out;
 	for (i = 0; i < k->seg_blocks; i++) {
-		if (!stream_block_ok(blocks + i * bs, bs, k->generation, i))
+		if (!wow_ckpt_block_ok(blocks + i * bs, bs, k->generation, i))
 			BAD("segment stream block %" PRIu64 " does not check", i);
 		memcpy(stream + i * payload, blocks + i * bs, payload);
 	}
@@ -1748,7 +1568,7 @@ static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
 		p += k->slot_blocks * 4;
 		for (s = 0; s < c->nr_segments; s++)
 			for (i = 0; i < nr_tombs[s]; i++) {
-				struct wowc_tomb tr;
+				struct wow_tomb_range tr;
 				const struct wow_tomb *t = (const void *)p;
 
 				tr.start = le64toh(t->start);
@@ -1777,28 +1597,30 @@ static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
 			uint32_t want;
 
 			memcpy(&want, csums + b * 4, 4);
-			if (le32toh(want) != wowc_crc32c(WOW_CSUM_SEED,
-							 blocks + b * bs, bs))
+			if (le32toh(want) !=
+			    wow_ckpt_slot_block_csum(blocks + b * bs, bs))
 				BAD("slot table block %" PRIu64 " does not check", b);
 		}
 	}
 	for (slot = 0; slot < c->nr_slots; slot++) {
-		uint64_t e = slot_entry(blocks + (slot / per) * bs, eb,
-					slot % per, &crc);
-		uint64_t ob = e & WOW_CKPT_OBLOCK_MASK;
 		struct wowc_seg *seg = &v->segs[slot / c->bps];
 		uint32_t block = slot % c->bps;
+		struct wow_ckpt_entry e;
+		bool valid, dirty;
+		uint64_t ob;
 
-		if (!(e & WOW_CKPT_SLOT_VALID)) {
-			if (e || crc)
-				BAD("slot %" PRIu64 "'s entry is malformed", slot);
+		wow_ckpt_slot_get(blocks + (slot / per) * bs, eb, slot % per,
+				  &e);
+		if (!wow_ckpt_slot_decode(e.e, &ob, &valid, &dirty) ||
+		    (!valid && e.crc))
+			BAD("slot %" PRIu64 "'s entry is malformed", slot);
+		if (!valid)
 			continue;
-		}
 		/* ckpt_load_slot */
 		if (ob >= c->nr_oblocks || !seg->seq || !block ||
 		    block >= seg->wp || wowc_lookup(v, ob) != WOWC_NO_SLOT)
 			BAD("slot %" PRIu64 " (origin block %" PRIu64 ") makes no sense", slot, ob);
-		ix_insert(v, ob, slot, e & WOW_CKPT_SLOT_DIRTY);
+		ix_insert(v, ob, slot, dirty);
 	}
 #undef BAD
 out:
@@ -1827,12 +1649,6 @@ struct replay {
 	bool past_end;		/* a record named a block past the origin */
 };
 
-/* wow_ckpt_covers: a checkpointed copy's seq lies in its segment life */
-static bool ckpt_covers(uint64_t life_max, uint64_t t)
-{
-	return life_max && t >= life_max;
-}
-
 /*
  * replay_covers and replay_cover.  A replayed copy's seq is known; a
  * checkpointed one is covered only when t reaches its life's newest seq.
@@ -1841,7 +1657,7 @@ static bool ckpt_covers(uint64_t life_max, uint64_t t)
  * v->uncertain for check's comparison with the scan.
  */
 static void replay_cover_slot(struct replay *rp, uint32_t slot,
-			      const struct wowc_tomb *tr)
+			      const struct wow_tomb_range *tr)
 {
 	struct wowc_view *v = rp->sc.v;
 	uint32_t s = slot / rp->sc.c->bps;
@@ -1850,7 +1666,7 @@ static void replay_cover_slot(struct replay *rp, uint32_t slot,
 	if (v->slot_seq[slot]) {
 		covers = v->slot_seq[slot] <= tr->t;
 	} else {
-		covers = ckpt_covers(rp->ckpt_max[s], tr->t);
+		covers = wow_ckpt_covers(rp->ckpt_max[s], tr->t);
 		if (!covers && rp->ckpt_max[s] && tr->t >= v->segs[s].seq &&
 		    (!clean || (v->slot[slot] & WOWC_SLOT_DIRTY)))
 			v->uncertain[slot] |= clean ? WOWC_UNSURE_CLEAN :
@@ -1865,7 +1681,7 @@ static void replay_cover_slot(struct replay *rp, uint32_t slot,
 }
 
 /* replay_tomb: a narrow range by lookups, else every slot */
-static void replay_tomb(struct replay *rp, const struct wowc_tomb *tr)
+static void replay_tomb(struct replay *rp, const struct wow_tomb_range *tr)
 {
 	struct wowc_view *v = rp->sc.v;
 	uint64_t b, end = tr->start + tr->nr, s;
@@ -1932,7 +1748,7 @@ static int replay_record(struct replay *rp, uint32_t s, uint32_t off,
 		ix_insert(v, b, slot, true);
 	}
 	for (i = 0; i < ri->nr_tombs; i++) {
-		struct wowc_tomb tr = rec_tomb(rp->hdr, i);
+		struct wow_tomb_range tr = rec_tomb(rp->hdr, i);
 
 		if (!(tr.flags & WOW_TOMB_CLEAN) &&
 		    seg_add_tomb(seg, &tr, seg->nr_tombs++))
@@ -2163,7 +1979,7 @@ out:
 }
 
 struct tomb_ref {
-	struct wowc_tomb *tr;
+	struct wow_tomb_range *tr;
 	uint64_t seg_seq;
 };
 
@@ -2901,7 +2717,7 @@ static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
  */
 static bool lost_for_good(const struct wowc_view *v, const struct wowc_lost *l)
 {
-	const struct wowc_tomb *e;
+	const struct wow_tomb_range *e;
 	uint32_t slot = wowc_lookup(v, l->oblock);
 	bool vouched = false;
 	uint64_t i;
@@ -2914,10 +2730,10 @@ static bool lost_for_good(const struct wowc_view *v, const struct wowc_lost *l)
 		return false;
 	if (slot != WOWC_NO_SLOT && v->slot_seq[slot] > l->seq)
 		return false;
-	e = tomb_find(v->kenv, v->nr_kenv, l->oblock);
+	e = wow_tomb_find(v->kenv, v->nr_kenv, l->oblock);
 	if (e && e->t >= l->seq)
 		return false;
-	e = tomb_find(v->cenv, v->nr_cenv, l->oblock);
+	e = wow_tomb_find(v->cenv, v->nr_cenv, l->oblock);
 	if (e && e->t >= l->seq)
 		return false;
 	return true;
