@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the portable core as userspace builds it: the module's own
+ * dm-wow-ckpt.c and dm-wow-tombs.c over wow-kernel-compat.h, and
+ * crc32c.c, with plain numbers.  KUnit tests the same files in the kernel
+ * (tests/ckpt_kunit.c, tests/tombs_kunit.c); these check that the
+ * userspace build means the same: the kernel's crc32c convention, the
+ * byte order, the codecs' round trips and their refusals.
+ * Prints one "PASS: userspace/<name>" or "FAIL: userspace/<name> (<why>)"
+ * line per case and exits 1 if any failed.
+ */
+#include <stdio.h>
+
+#include "../../dm-wow/dm-wow-types.h"
+#include "../../dm-wow/dm-wow-ckpt.h"
+#include "../../dm-wow/dm-wow-tombs.h"
+
+static char why[512];
+static int failed;
+
+#define EXPECT(cond)							\
+	do {								\
+		if (!(cond)) {						\
+			snprintf(why, sizeof(why), "line %d: %s",	\
+				 __LINE__, #cond);			\
+			return why;					\
+		}							\
+	} while (0)
+
+#define EXPECT_EQ(got, want)						\
+	do {								\
+		long long g_ = (long long)(got), w_ = (long long)(want); \
+		if (g_ != w_) {						\
+			snprintf(why, sizeof(why),			\
+				 "line %d: %s is %lld, want %lld",	\
+				 __LINE__, #got, g_, w_);		\
+			return why;					\
+		}							\
+	} while (0)
+
+static void report(const char *name, const char *fail)
+{
+	if (fail) {
+		printf("FAIL: userspace/%s (%s)\n", name, fail);
+		failed = 1;
+	} else {
+		printf("PASS: userspace/%s\n", name);
+	}
+}
+
+#define BS	512U
+
+/* crc32c one bit at a time, the kernel's convention: the reference */
+static u32 crc_bitwise(u32 c, const void *buf, size_t len)
+{
+	const u8 *p = buf;
+	int k;
+
+	while (len--) {
+		c ^= *p++;
+		for (k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0x82f63b78U : c >> 1;
+	}
+	return c;
+}
+
+static const char *crc32c_vectors(void)
+{
+	static u8 buf[300];
+	u32 i, off, len;
+
+	/* the check value of CRC-32C is 0xe3069283, inverted in and out */
+	EXPECT_EQ(crc32c(~0U, "123456789", 9), ~0xe3069283U);
+	EXPECT_EQ(~crc32c(~0U, "123456789", 9), 0xe3069283U);
+	/* no inversion: a zero seed over zero bytes stays zero */
+	EXPECT_EQ(crc32c(0, buf, sizeof(buf)), 0);
+	EXPECT_EQ(crc32c(WOW_CSUM_SEED, buf, 0), WOW_CSUM_SEED);
+	/* 32 bytes of 0xff (RFC 3720 B.4: 0x62a8ab43, inverted) */
+	memset(buf, 0xff, 32);
+	EXPECT_EQ(~crc32c(~0U, buf, 32), 0x62a8ab43U);
+	/* every alignment and tail of the slice-by-8 path, and a split */
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = i * 7 + 3;
+	for (off = 0; off < 8; off++)
+		for (len = 0; len + off <= sizeof(buf); len += 13) {
+			u32 want = crc_bitwise(WOW_CSUM_SEED, buf + off, len);
+
+			EXPECT_EQ(crc32c(WOW_CSUM_SEED, buf + off, len), want);
+			EXPECT_EQ(crc32c(crc32c(WOW_CSUM_SEED, buf + off,
+						len / 3),
+					 buf + off + len / 3, len - len / 3),
+				  want);
+		}
+	return NULL;
+}
+
+static const char *ckpt_slot_entries(void)
+{
+	static u8 blk[BS];
+	struct wow_ckpt_entry e = { 0 }, g;
+	u64 ob;
+	bool valid, dirty;
+	u32 bytes;
+
+	e.e = wow_ckpt_slot_encode(12345, true, true);
+	EXPECT(wow_ckpt_slot_decode(e.e, &ob, &valid, &dirty));
+	EXPECT_EQ(ob, 12345);
+	EXPECT(valid && dirty);
+	e.e = wow_ckpt_slot_encode(WOW_MAX_OBLOCK, true, false);
+	EXPECT(wow_ckpt_slot_decode(e.e, &ob, &valid, &dirty));
+	EXPECT_EQ(ob, WOW_MAX_OBLOCK);
+	EXPECT(valid && !dirty);
+	/* empty: 0, decodes as not valid */
+	EXPECT_EQ(wow_ckpt_slot_encode(99, false, true), 0);
+	EXPECT(wow_ckpt_slot_decode(0, &ob, &valid, &dirty));
+	EXPECT(!valid && !dirty);
+	/* malformed: dirty or addressed without valid, bits past 48 */
+	EXPECT(!wow_ckpt_slot_decode(WOW_CKPT_SLOT_DIRTY, &ob, &valid,
+				     &dirty));
+	EXPECT(!wow_ckpt_slot_decode(7, &ob, &valid, &dirty));
+	EXPECT(!wow_ckpt_slot_decode(WOW_CKPT_SLOT_VALID | (1ULL << 48), &ob,
+				     &valid, &dirty));
+
+	/* put and get, 6-byte entries (no crc) and 10-byte ones */
+	for (bytes = WOW_CKPT_SLOT_BYTES; bytes <= WOW_CKPT_SLOT_BYTES_V5;
+	     bytes += WOW_CKPT_SLOT_BYTES_V5 - WOW_CKPT_SLOT_BYTES) {
+		memset(blk, 0, sizeof(blk));
+		e.e = wow_ckpt_slot_encode(0x123456789aULL, true, true);
+		e.crc = 0xdeadbeef;
+		wow_ckpt_slot_put(blk, bytes, 3, &e);
+		wow_ckpt_slot_get(blk, bytes, 3, &g);
+		EXPECT_EQ(g.e, e.e);
+		EXPECT_EQ(g.crc, bytes > WOW_CKPT_SLOT_BYTES ? 0xdeadbeef : 0);
+		/* little endian, at entry * bytes */
+		EXPECT_EQ(blk[3 * bytes], 0x9a);
+		EXPECT_EQ(blk[3 * bytes + 5], 0xc0);
+		wow_ckpt_slot_get(blk, bytes, 2, &g);
+		EXPECT_EQ(g.e, 0);
+		EXPECT_EQ(g.crc, 0);
+	}
+	EXPECT_EQ(wow_ckpt_slot_block_csum(blk, BS),
+		  crc_bitwise(WOW_CSUM_SEED, blk, BS));
+	return NULL;
+}
+
+static const char *ckpt_block_seal(void)
+{
+	static u8 blk[BS];
+	__le32 csum;
+	u32 i;
+
+	for (i = 0; i < BS; i++)
+		blk[i] = i;
+	wow_ckpt_seal(blk, BS, 7, 3);
+	EXPECT(wow_ckpt_block_ok(blk, BS, 7, 3));
+	/* the csum: of the whole block, its own 4 bytes taken as zero */
+	memcpy(&csum, blk + BS - 16, 4);
+	memset(blk + BS - 16, 0, 4);
+	EXPECT_EQ(le32_to_cpu(csum), crc_bitwise(WOW_CSUM_SEED, blk, BS));
+	memcpy(blk + BS - 16, &csum, 4);
+	/* the trailer: index, then generation, little endian */
+	EXPECT_EQ(blk[BS - 12], 3);
+	EXPECT_EQ(blk[BS - 8], 7);
+	EXPECT(!wow_ckpt_block_ok(blk, BS, 8, 3));
+	EXPECT(!wow_ckpt_block_ok(blk, BS, 6, 3));
+	EXPECT(!wow_ckpt_block_ok(blk, BS, 7, 4));
+	blk[100] ^= 1;
+	EXPECT(!wow_ckpt_block_ok(blk, BS, 7, 3));
+	blk[100] ^= 1;
+	EXPECT(wow_ckpt_block_ok(blk, BS, 7, 3));
+	blk[BS - 16] ^= 0x80;		/* the trailer's csum */
+	EXPECT(!wow_ckpt_block_ok(blk, BS, 7, 3));
+	return NULL;
+}
+
+static const char *ckpt_stream_copy(void)
+{
+	static u8 blocks[3 * BS], data[1200], back[1200];
+	u32 payload = BS - sizeof(struct wow_ckpt_trailer), i;
+
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = i * 13;
+	/* blocks 5..7 of the stream; from byte 5 * payload + 10 on */
+	EXPECT_EQ(wow_ckpt_stream_copy(blocks, BS, 5, 3, 5 * payload + 10,
+				       data, sizeof(data), true),
+		  sizeof(data));
+	EXPECT_EQ(blocks[10], data[0]);
+	EXPECT_EQ(blocks[BS], data[payload - 10]);
+	EXPECT_EQ(wow_ckpt_stream_copy(blocks, BS, 5, 3, 5 * payload + 10,
+				       back, sizeof(back), false),
+		  sizeof(back));
+	EXPECT(!memcmp(data, back, sizeof(data)));
+	/* where the blocks end, and outside them */
+	EXPECT_EQ(wow_ckpt_stream_copy(blocks, BS, 5, 3, 8 * payload - 4,
+				       back, sizeof(back), false), 4);
+	EXPECT_EQ(wow_ckpt_stream_copy(blocks, BS, 5, 3, 4 * payload,
+				       back, sizeof(back), false), 0);
+	return NULL;
+}
+
+static const char *ckpt_header(void)
+{
+	static u8 blk[BS];
+	static const u8 uuid[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	static const u8 other[16] = { 9 };
+	const u32 v = WOW_SB_VERSION;
+	const u64 slots = 1000, segs = 40, room = 200;
+	struct wow_ckpt_info ci = {
+		.valid = true, .head_seg = 3, .head_wp = 9, .next_seg = 17,
+		.generation = 42, .next_seq = 1000, .completed_seq = 990,
+		.nr_slots = slots, .nr_segments = segs, .nr_tombs = 5,
+	}, got;
+
+	ci.slot_blocks = wow_ckpt_slot_blocks(v, slots, BS);
+	ci.seg_blocks = wow_ckpt_seg_blocks(v, slots, segs, ci.nr_tombs, BS);
+	wow_ckpt_header_encode(blk, BS, uuid, &ci);
+	EXPECT(wow_ckpt_header_decode(blk, v, BS, uuid, slots, segs, room,
+				      &got));
+	/* its csum: the first WOW_SB_CSUM_BYTES past the csum itself */
+	EXPECT_EQ(le32_to_cpu(((struct wow_ckpt_header *)blk)->csum),
+		  crc_bitwise(WOW_CSUM_SEED, blk + 4, WOW_SB_CSUM_BYTES - 4));
+	EXPECT_EQ(got.generation, 42);
+	EXPECT_EQ(got.head_seg, 3);
+	EXPECT_EQ(got.head_wp, 9);
+	EXPECT_EQ(got.next_seg, 17);
+	EXPECT_EQ(got.next_seq, 1000);
+	EXPECT_EQ(got.completed_seq, 990);
+	EXPECT_EQ(got.nr_tombs, 5);
+	/* another cache, geometry, or room for fewer tombstones */
+	EXPECT(!wow_ckpt_header_decode(blk, v, BS, other, slots, segs, room,
+				       &got));
+	EXPECT(!wow_ckpt_header_decode(blk, v, BS, uuid, slots + 1, segs,
+				       room, &got));
+	EXPECT(!wow_ckpt_header_decode(blk, v, BS, uuid, slots, segs, 4,
+				       &got));
+	/* a byte changed under the checksum */
+	blk[40] ^= 1;
+	EXPECT(!wow_ckpt_header_decode(blk, v, BS, uuid, slots, segs, room,
+				       &got));
+	EXPECT_EQ(got.generation, 0);
+	/* retired (not valid): refused, but its generation is known */
+	ci.valid = false;
+	wow_ckpt_header_encode(blk, BS, uuid, &ci);
+	EXPECT(!wow_ckpt_header_decode(blk, v, BS, uuid, slots, segs, room,
+				       &got));
+	EXPECT_EQ(got.generation, 42);
+	/* none open: WOW_NO_SEG (U32_MAX) round trips through 0 on disk */
+	ci.valid = true;
+	ci.head_seg = U32_MAX;
+	wow_ckpt_header_encode(blk, BS, uuid, &ci);
+	EXPECT(wow_ckpt_header_decode(blk, v, BS, uuid, slots, segs, room,
+				      &got));
+	EXPECT_EQ(got.head_seg, U32_MAX);
+	EXPECT(wow_ckpt_covers(10, 10));
+	EXPECT(!wow_ckpt_covers(10, 9));
+	EXPECT(!wow_ckpt_covers(0, 100));
+	return NULL;
+}
+
+static const char *tomb_envelope(void)
+{
+	struct wow_tomb_range r[] = {
+		{ .start = 10, .nr = 10, .t = 5 },	/* [10, 20) t 5 */
+		{ .start = 15, .nr = 10, .t = 9 },	/* [15, 25) t 9 */
+		{ .start = 0, .nr = 4, .t = 2 },	/* [0, 4) t 2 */
+		{ .start = 12, .nr = 2, .t = 1 },	/* under the first */
+		{ .start = 30, .nr = 0, .t = 99 },	/* empty: ignored */
+		{ .start = WOW_MAX_OBLOCK + 1, .nr = 5, .t = 99 },
+	};
+	struct wow_tomb_range out[2 * ARRAY_SIZE(r)];
+	const struct wow_tomb_range *e;
+	u32 heap[ARRAY_SIZE(r)], n;
+
+	n = wow_tomb_envelope(r, ARRAY_SIZE(r), out, heap);
+	EXPECT_EQ(n, 3);
+	EXPECT_EQ(out[0].start, 0);
+	EXPECT_EQ(out[0].nr, 4);
+	EXPECT_EQ(out[0].t, 2);
+	EXPECT_EQ(out[1].start, 10);
+	EXPECT_EQ(out[1].nr, 5);
+	EXPECT_EQ(out[1].t, 5);
+	EXPECT_EQ(out[2].start, 15);
+	EXPECT_EQ(out[2].nr, 10);
+	EXPECT_EQ(out[2].t, 9);
+	e = wow_tomb_find(out, n, 13);
+	EXPECT(e && e->t == 5);
+	e = wow_tomb_find(out, n, 24);
+	EXPECT(e && e->t == 9);
+	EXPECT(!wow_tomb_find(out, n, 25));
+	EXPECT(!wow_tomb_find(out, n, 4));
+	EXPECT(!wow_tomb_find(out, n, 31));
+	EXPECT(!wow_tomb_find(out, n, WOW_MAX_OBLOCK + 2));
+	EXPECT_EQ(wow_tomb_envelope(r, 0, out, heap), 0);
+	return NULL;
+}
+
+static const char *tomb_life_pass(void)
+{
+	struct wow_life_pass p;
+
+	EXPECT_EQ(wow_seg_disk_seq(50, 20, 49), 20);	/* old life still */
+	EXPECT_EQ(wow_seg_disk_seq(50, 20, 50), 50);
+	EXPECT_EQ(wow_seg_disk_seq(50, 0, 0), 50);
+	wow_life_pass_init(&p, 0);
+	EXPECT(!wow_life_pass_visit(&p, 3, 100, 40, 2));
+	EXPECT(!wow_life_pass_visit(&p, 3, 100, 0, 0));
+	EXPECT(wow_life_pass_visit(&p, 3, 100, 30, 1));
+	EXPECT_EQ(p.bound, 30);
+	EXPECT_EQ(p.held, 3);
+	/* a lower minimum later never lowers the published bound */
+	EXPECT(!wow_life_pass_visit(&p, 3, 200, 10, 0));
+	EXPECT(!wow_life_pass_visit(&p, 3, 200, 0, 0));
+	EXPECT(wow_life_pass_visit(&p, 3, 200, 0, 0));
+	EXPECT_EQ(p.bound, 30);
+	EXPECT_EQ(p.held, 0);
+	return NULL;
+}
+
+static const struct {
+	const char *name;
+	const char *(*fn)(void);
+} cases[] = {
+	{ "core_crc32c_kernel_convention", crc32c_vectors },
+	{ "core_ckpt_slot_entries", ckpt_slot_entries },
+	{ "core_ckpt_block_seal_and_check", ckpt_block_seal },
+	{ "core_ckpt_stream_copy", ckpt_stream_copy },
+	{ "core_ckpt_header_round_trip_and_refusals", ckpt_header },
+	{ "core_tomb_envelope_and_find", tomb_envelope },
+	{ "core_tomb_life_pass", tomb_life_pass },
+};
+
+int main(void)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		report(cases[i].name, cases[i].fn());
+	return failed;
+}
