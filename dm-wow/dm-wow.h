@@ -22,6 +22,7 @@
 #include "dm-wow-format.h"
 #include "dm-wow-chain.h"
 #include "dm-wow-ckpt.h"
+#include "dm-wow-record.h"
 #include "dm-wow-tombs.h"
 #include "dm-wow-policy.h"
 
@@ -370,30 +371,7 @@ int wow_sync_io(struct block_device *bdev, sector_t sector, void *buf,
 int wow_super_init(void);
 void wow_super_exit(void);
 
-static inline struct wow_tomb *wow_record_tombs(void *hdr)
-{
-	return hdr + sizeof(struct wow_record);
-}
-
-static inline __le64 *wow_record_oblocks(void *hdr, u32 nr_tombs)
-{
-	return hdr + sizeof(struct wow_record) +
-	       nr_tombs * sizeof(struct wow_tomb);
-}
-
-/* With WOW_REC_CRCS: the crc32c of each data block, after the oblocks. */
-static inline __le32 *wow_record_crcs(void *hdr, u32 nr_tombs, u32 nr_data)
-{
-	return (__le32 *)(wow_record_oblocks(hdr, nr_tombs) + nr_data);
-}
-
-u32 wow_max_tombs(u32 block_size);
-u32 wow_block_crc(const void *data, u32 block_size);
-void wow_record_seal(void *hdr, u32 block_size, const u8 *uuid,
-		     const struct wow_record_info *ri);
-enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
-				   const u8 *uuid,
-				   struct wow_record_info *ri);
+/* dm-wow-record.c, the record header codec (pure): dm-wow-record.h */
 
 /* ---- the cache: shared by dm-wow-{target,log,destage}.c ---- */
 

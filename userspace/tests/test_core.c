@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests of the portable core as userspace builds it: the module's own
- * dm-wow-ckpt.c and dm-wow-tombs.c over wow-kernel-compat.h, and
- * crc32c.c, with plain numbers.  KUnit tests the same files in the kernel
- * (tests/ckpt_kunit.c, tests/tombs_kunit.c); these check that the
+ * dm-wow-ckpt.c, dm-wow-record.c and dm-wow-tombs.c over
+ * wow-kernel-compat.h, and crc32c.c, with plain numbers.  KUnit tests the
+ * same files in the kernel (tests/ckpt_kunit.c, tests/format_kunit.c,
+ * tests/tombs_kunit.c); these check that the
  * userspace build means the same: the kernel's crc32c convention, the
  * byte order, the codecs' round trips and their refusals.
  * Prints one "PASS: userspace/<name>" or "FAIL: userspace/<name> (<why>)"
@@ -13,6 +14,7 @@
 
 #include "../../dm-wow/dm-wow-types.h"
 #include "../../dm-wow/dm-wow-ckpt.h"
+#include "../../dm-wow/dm-wow-record.h"
 #include "../../dm-wow/dm-wow-tombs.h"
 
 static char why[512];
@@ -257,6 +259,109 @@ static const char *ckpt_header(void)
 	return NULL;
 }
 
+/* A record header of cache @uuid: 2 tombstones, 3 data blocks with crcs. */
+static void make_record(u8 *hdr, const u8 *uuid, u64 tomb_t)
+{
+	struct wow_record_info ri = {
+		.seq = 100, .seg_seq = 90, .durable_seq = 99,
+		.nr_data = 3, .nr_tombs = 2, .next_seg = 7,
+		.flags = WOW_REC_CRCS,
+	};
+	struct wow_tomb *t = wow_record_tombs(hdr);
+	__le64 *ob = wow_record_oblocks(hdr, 2);
+	__le32 *crc = wow_record_crcs(hdr, 2, 3);
+	u32 i;
+
+	memset(hdr, 0, BS);
+	for (i = 0; i < 2; i++) {
+		t[i].start = cpu_to_le64(1000 * i);
+		t[i].nr = cpu_to_le32(8);
+		t[i].t = cpu_to_le64(tomb_t - i);
+	}
+	for (i = 0; i < 3; i++) {
+		ob[i] = cpu_to_le64(50 + i);
+		crc[i] = cpu_to_le32(0x1000 + i);
+	}
+	ri.data_csum = crc32c(~0U, crc, 3 * sizeof(*crc));
+	wow_record_seal(hdr, BS, uuid, &ri);
+}
+
+/* An all-zero header but for its fields, sealed; then checked. */
+static enum wow_rec_kind plain(u8 *hdr, const u8 *uuid, u64 seq, u64 seg_seq,
+			       u32 nr_tombs, u32 nr_data, u32 flags)
+{
+	struct wow_record_info ri = {
+		.seq = seq, .seg_seq = seg_seq, .nr_tombs = nr_tombs,
+		.nr_data = nr_data, .flags = flags, .next_seg = 1,
+	};
+
+	memset(hdr, 0, BS);
+	wow_record_seal(hdr, BS, uuid, &ri);
+	return wow_record_check(hdr, BS, uuid, &ri);
+}
+
+static const char *record_seal_check(void)
+{
+	static const u8 uuid[16] = { 7, 7, 7 };
+	static const u8 other[16] = { 8 };
+	static u8 hdr[BS];
+	struct wow_record_info ri;
+	const struct wow_record *r = (const void *)hdr;
+	static const u8 zero[4];
+	u32 csum;
+
+	make_record(hdr, uuid, 100);
+	EXPECT_EQ(wow_record_check(hdr, BS, uuid, &ri), WOW_REC_OK);
+	EXPECT_EQ(ri.seq, 100);
+	EXPECT_EQ(ri.seg_seq, 90);
+	EXPECT_EQ(ri.durable_seq, 99);
+	EXPECT_EQ(ri.nr_data, 3);
+	EXPECT_EQ(ri.nr_tombs, 2);
+	EXPECT_EQ(ri.next_seg, 7);
+	EXPECT_EQ(ri.flags, WOW_REC_CRCS);
+	/* next_seg + 1 on disk; the csum over the block, its field zero */
+	EXPECT_EQ(le32_to_cpu(r->next_seg), 8);
+	csum = crc_bitwise(WOW_CSUM_SEED, zero, 4);
+	EXPECT_EQ(le32_to_cpu(r->csum), crc_bitwise(csum, hdr + 4, BS - 4));
+	EXPECT_EQ(wow_record_check(hdr, BS, other, &ri), WOW_REC_FOREIGN);
+	/* any byte of the block, even past the fields */
+	hdr[BS - 1] ^= 1;
+	EXPECT_EQ(wow_record_check(hdr, BS, uuid, &ri), WOW_REC_BAD);
+	/* a block crc that is not data_csum's, sealed anyway */
+	make_record(hdr, uuid, 100);
+	wow_record_crcs(hdr, 2, 3)[1] ^= cpu_to_le32(1);
+	ri.seq = 100;
+	ri.seg_seq = 90;
+	ri.durable_seq = 99;
+	ri.nr_data = 3;
+	ri.nr_tombs = 2;
+	ri.next_seg = 7;
+	ri.flags = WOW_REC_CRCS;
+	ri.data_csum = le32_to_cpu(r->data_csum);
+	wow_record_seal(hdr, BS, uuid, &ri);
+	EXPECT_EQ(wow_record_check(hdr, BS, uuid, &ri), WOW_REC_BAD);
+	/* a tombstone past its own record */
+	make_record(hdr, uuid, 101);
+	EXPECT_EQ(wow_record_check(hdr, BS, uuid, &ri), WOW_REC_BAD);
+	/* one thing wrong at a time in an otherwise empty header */
+	EXPECT_EQ(plain(hdr, uuid, 5, 5, 0, 0, 0), WOW_REC_OK);
+	EXPECT_EQ(plain(hdr, uuid, 0, 0, 0, 0, 0), WOW_REC_BAD);
+	EXPECT_EQ(plain(hdr, uuid, 5, 6, 0, 0, 0), WOW_REC_BAD);
+	EXPECT_EQ(plain(hdr, uuid, 5, 5, 0, 0, 2), WOW_REC_BAD);
+	EXPECT_EQ(wow_max_tombs(BS), (BS - sizeof(struct wow_record)) /
+		  sizeof(struct wow_tomb));
+	EXPECT_EQ(plain(hdr, uuid, 5, 5, wow_max_tombs(BS), 0, 0),
+		  WOW_REC_OK);
+	EXPECT_EQ(plain(hdr, uuid, 5, 5, wow_max_tombs(BS) + 1, 0, 0),
+		  WOW_REC_BAD);
+	EXPECT_EQ(plain(hdr, uuid, 5, 5, 1, wow_record_capacity(BS, 1, 0), 0),
+		  WOW_REC_OK);
+	EXPECT_EQ(plain(hdr, uuid, 5, 5, 1,
+			wow_record_capacity(BS, 1, 0) + 1, 0), WOW_REC_BAD);
+	EXPECT_EQ(wow_block_crc(hdr, BS), crc_bitwise(~0U, hdr, BS));
+	return NULL;
+}
+
 static const char *tomb_envelope(void)
 {
 	struct wow_tomb_range r[] = {
@@ -325,6 +430,7 @@ static const struct {
 	{ "core_ckpt_block_seal_and_check", ckpt_block_seal },
 	{ "core_ckpt_stream_copy", ckpt_stream_copy },
 	{ "core_ckpt_header_round_trip_and_refusals", ckpt_header },
+	{ "core_record_seal_and_check", record_seal_check },
 	{ "core_tomb_envelope_and_find", tomb_envelope },
 	{ "core_tomb_life_pass", tomb_life_pass },
 };
