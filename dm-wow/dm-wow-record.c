@@ -51,10 +51,20 @@ void wow_record_seal(void *hdr, u32 block_size, const u8 *uuid,
 	r->csum = cpu_to_le32(record_csum(hdr, block_size));
 }
 
-/* Decode a record header block: ours and intact, ours but bad, or not. */
-enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
-				   const u8 *uuid,
-				   struct wow_record_info *ri)
+static enum wow_rec_kind bad(const char **why, const char *what)
+{
+	if (why)
+		*why = what;
+	return WOW_REC_BAD;
+}
+
+/*
+ * Decode a record header block: ours and intact, ours but bad (with the
+ * first fault found in *@why, when @why), or not ours.
+ */
+enum wow_rec_kind wow_record_judge(const void *hdr, u32 block_size,
+				   const u8 *uuid, struct wow_record_info *ri,
+				   const char **why)
 {
 	const struct wow_record *r = hdr;
 	const struct wow_tomb *t = hdr + sizeof(*r);
@@ -71,20 +81,26 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
 	ri->nr_tombs = le16_to_cpu(r->nr_tombs);
 	ri->next_seg = le32_to_cpu(r->next_seg) - 1;
 	ri->flags = le32_to_cpu(r->flags);
-	if (le32_to_cpu(r->csum) != record_csum(hdr, block_size) ||
-	    (ri->flags & ~WOW_REC_CRCS) ||
-	    ri->nr_tombs > wow_max_tombs(block_size) ||
-	    ri->nr_data > wow_record_capacity(block_size, ri->nr_tombs,
-					      ri->flags) ||
-	    ri->seq < ri->seg_seq || !ri->seq)
-		return WOW_REC_BAD;
+	if (le32_to_cpu(r->csum) != record_csum(hdr, block_size))
+		return bad(why, "header checksum");
+	if (ri->nr_tombs > wow_max_tombs(block_size))
+		return bad(why, "more tombstones than a header holds");
+	if (ri->flags & ~WOW_REC_CRCS)
+		return bad(why, "unknown record flags");
+	if (ri->nr_data > wow_record_capacity(block_size, ri->nr_tombs,
+					      ri->flags))
+		return bad(why, "more data blocks than a header holds");
 	/* the block crcs are the header's: data_csum is theirs */
 	if ((ri->flags & WOW_REC_CRCS) &&
 	    ri->data_csum != crc32c(~0U, wow_record_crcs((void *)hdr,
 							  ri->nr_tombs,
 							  ri->nr_data),
 				    ri->nr_data * sizeof(__le32)))
-		return WOW_REC_BAD;
+		return bad(why, "data_csum is not the block crcs'");
+	if (!ri->seq)
+		return bad(why, "seq 0");
+	if (ri->seq < ri->seg_seq)
+		return bad(why, "seq below seg_seq");
 	/*
 	 * A tombstone or clean mark speaks of records written before its
 	 * own: one that reaches past it (crafted, or corrupt behind a
@@ -92,6 +108,13 @@ enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
 	 */
 	for (i = 0; i < ri->nr_tombs; i++)
 		if (le64_to_cpu(t[i].t) > ri->seq)
-			return WOW_REC_BAD;
+			return bad(why, "a tombstone reaches past its record");
 	return WOW_REC_OK;
+}
+
+enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
+				   const u8 *uuid,
+				   struct wow_record_info *ri)
+{
+	return wow_record_judge(hdr, block_size, uuid, ri, NULL);
 }

@@ -53,5 +53,14 @@ void wow_record_seal(void *hdr, u32 block_size, const u8 *uuid,
 enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
 				   const u8 *uuid,
 				   struct wow_record_info *ri);
+/*
+ * wow_record_check, saying why a header is bad: *@why (when @why is not
+ * NULL) is set to a constant string naming the first fault found, in the
+ * order: checksum, tombstone count, flags, data count, block crcs' sum,
+ * seq 0, seq below seg_seq, a tombstone past the record.  wowctl prints it.
+ */
+enum wow_rec_kind wow_record_judge(const void *hdr, u32 block_size,
+				   const u8 *uuid, struct wow_record_info *ri,
+				   const char **why);
 
 #endif

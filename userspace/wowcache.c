@@ -23,6 +23,7 @@
 #include "../dm-wow/dm-wow-format.h"
 #include "../dm-wow/dm-wow-chain.h"
 #include "../dm-wow/dm-wow-ckpt.h"
+#include "../dm-wow/dm-wow-record.h"
 #include "../dm-wow/dm-wow-tombs.h"
 
 #include "wowcache.h"
@@ -766,64 +767,26 @@ static const uint8_t *blk(struct scan *sc, uint32_t s, uint32_t off)
 	return sc->buf + (size_t)off * c->bs;
 }
 
-/* wow_record_check */
+/* wow_record_judge: the kernel's verdict, and why a header is bad */
 static enum rec_kind rec_check(const struct wowc *c, const uint8_t *hdr,
 			       struct rinfo *ri)
 {
-	const struct wow_record *r = (const void *)hdr;
-	const struct wow_tomb *t = (const void *)(hdr + sizeof(*r));
-	static const uint8_t zero[4];
-	uint32_t i, csum;
+	struct wow_record_info wi;
+	enum wow_rec_kind kind;
 
 	memset(ri, 0, sizeof(*ri));
-	if (le32toh(r->magic) != WOW_REC_MAGIC ||
-	    memcmp(r->uuid, c->sb.uuid, sizeof(r->uuid)))
+	kind = wow_record_judge(hdr, c->bs, c->sb.uuid, &wi, &ri->why);
+	if (kind == WOW_REC_FOREIGN)
 		return REC_FOREIGN;
-	ri->seq = le64toh(r->seq);
-	ri->seg_seq = le64toh(r->seg_seq);
-	ri->durable_seq = le64toh(r->durable_seq);
-	ri->data_csum = le32toh(r->data_csum);
-	ri->nr_data = le16toh(r->nr_data);
-	ri->nr_tombs = le16toh(r->nr_tombs);
-	ri->next_seg = le32toh(r->next_seg) - 1;
-	ri->flags = le32toh(r->flags);
-	csum = crc32c(WOW_CSUM_SEED, zero, sizeof(zero));
-	csum = crc32c(csum, hdr + 4, c->bs - 4);
-	if (le32toh(r->csum) != csum) {
-		ri->why = "header checksum";
-		return REC_BAD;
-	}
-	if (ri->nr_tombs > (c->bs - sizeof(*r)) / sizeof(struct wow_tomb)) {
-		ri->why = "more tombstones than a header holds";
-		return REC_BAD;
-	}
-	if (ri->flags & ~WOW_REC_CRCS) {
-		ri->why = "unknown record flags";
-		return REC_BAD;
-	}
-	if (ri->nr_data > wow_record_capacity(c->bs, ri->nr_tombs,
-					      ri->flags)) {
-		ri->why = "more data blocks than a header holds";
-		return REC_BAD;
-	}
-	if ((ri->flags & WOW_REC_CRCS) &&
-	    crc32c(~0U, hdr + sizeof(*r) +
-			     ri->nr_tombs * sizeof(struct wow_tomb) +
-			     ri->nr_data * 8, ri->nr_data * 4) !=
-	    ri->data_csum) {
-		ri->why = "data_csum is not the block crcs'";
-		return REC_BAD;
-	}
-	if (ri->seq < ri->seg_seq || !ri->seq) {
-		ri->why = !ri->seq ? "seq 0" : "seq below seg_seq";
-		return REC_BAD;
-	}
-	for (i = 0; i < ri->nr_tombs; i++)
-		if (le64toh(t[i].t) > ri->seq) {
-			ri->why = "a tombstone reaches past its record";
-			return REC_BAD;
-		}
-	return REC_OK;
+	ri->seq = wi.seq;
+	ri->seg_seq = wi.seg_seq;
+	ri->durable_seq = wi.durable_seq;
+	ri->data_csum = wi.data_csum;
+	ri->nr_data = wi.nr_data;
+	ri->nr_tombs = wi.nr_tombs;
+	ri->next_seg = wi.next_seg;
+	ri->flags = wi.flags;
+	return kind == WOW_REC_OK ? REC_OK : REC_BAD;
 }
 
 static struct wow_tomb_range rec_tomb(const uint8_t *hdr, uint32_t i)

@@ -308,6 +308,7 @@ static const char *record_seal_check(void)
 	struct wow_record_info ri;
 	const struct wow_record *r = (const void *)hdr;
 	static const u8 zero[4];
+	const char *what;
 	u32 csum;
 
 	make_record(hdr, uuid, 100);
@@ -358,6 +359,23 @@ static const char *record_seal_check(void)
 		  WOW_REC_OK);
 	EXPECT_EQ(plain(hdr, uuid, 5, 5, 1,
 			wow_record_capacity(BS, 1, 0) + 1, 0), WOW_REC_BAD);
+	/* why: the first fault, in the documented order */
+	plain(hdr, uuid, 0, 1, 0, 0, 2);
+	EXPECT_EQ(wow_record_judge(hdr, BS, uuid, &ri, &what), WOW_REC_BAD);
+	EXPECT(!strcmp(what, "unknown record flags"));
+	plain(hdr, uuid, 0, 1, 0, 0, 0);
+	EXPECT_EQ(wow_record_judge(hdr, BS, uuid, &ri, &what), WOW_REC_BAD);
+	EXPECT(!strcmp(what, "seq 0"));
+	plain(hdr, uuid, 5, 6, 0, 0, 0);
+	EXPECT_EQ(wow_record_judge(hdr, BS, uuid, &ri, &what), WOW_REC_BAD);
+	EXPECT(!strcmp(what, "seq below seg_seq"));
+	hdr[BS - 1] = 1;
+	EXPECT_EQ(wow_record_judge(hdr, BS, uuid, &ri, &what), WOW_REC_BAD);
+	EXPECT(!strcmp(what, "header checksum"));
+	what = NULL;
+	plain(hdr, uuid, 5, 5, 0, 0, 0);
+	EXPECT_EQ(wow_record_judge(hdr, BS, uuid, &ri, &what), WOW_REC_OK);
+	EXPECT(!what);
 	EXPECT_EQ(wow_block_crc(hdr, BS), crc_bitwise(~0U, hdr, BS));
 	return NULL;
 }
