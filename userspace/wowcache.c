@@ -412,38 +412,51 @@ static uint64_t ckpt_room(const struct wowc *c)
 				    c->sb.erase_block_size, c->bs);
 }
 
-/* wow_ckpt_header_decode, split by what is wrong */
+/*
+ * wow_ckpt_header_decode, the kernel's verdict and fields; split here by
+ * what is wrong
+ */
 static void ckpt_header_decode(struct wowc *c, const void *blk)
 {
 	const struct wow_ckpt_header *h = blk;
 	struct wowc_ckpt *k = &c->ckpt;
+	struct wow_ckpt_info ci;
+	bool ok;
 
 	memset(k, 0, sizeof(*k));
 	if (le64toh(h->magic) != WOW_CKPT_MAGIC ||
 	    memcmp(h->uuid, c->sb.uuid, sizeof(h->uuid)))
 		return;
+	ok = wow_ckpt_header_decode(blk, c->sb.version, c->bs, c->sb.uuid,
+				    c->nr_slots, c->nr_segments, ckpt_room(c),
+				    &ci);
 	if (le32toh(h->version) != WOW_CKPT_VERSION ||
 	    le32toh(h->csum) != csum512(h)) {
 		k->state = WOWC_CKPT_TORN;
 		return;
 	}
-	k->flags = le32toh(h->flags);
-	k->generation = le64toh(h->generation);
-	k->next_seq = le64toh(h->next_seq);
-	k->completed_seq = le64toh(h->completed_seq);
-	k->nr_slots = le64toh(h->nr_slots);
-	k->nr_segments = le64toh(h->nr_segments);
-	k->slot_blocks = le64toh(h->slot_blocks);
-	k->seg_blocks = le64toh(h->seg_blocks);
-	k->nr_tombs = le64toh(h->nr_tombs);
-	/* 0 on disk: none (not known); as wow_ckpt_header_decode, n - 1 */
-	k->head_seg = le32toh(h->head_seg) - 1;
-	k->head_wp = le32toh(h->head_wp);
-	k->next_seg = le32toh(h->next_seg) - 1;
-	if (!(k->flags & WOW_CKPT_VALID)) {
+	k->flags = ci.valid ? WOW_CKPT_VALID : 0;
+	k->generation = ci.generation;
+	k->next_seq = ci.next_seq;
+	k->completed_seq = ci.completed_seq;
+	k->nr_slots = ci.nr_slots;
+	k->nr_segments = ci.nr_segments;
+	k->slot_blocks = ci.slot_blocks;
+	k->seg_blocks = ci.seg_blocks;
+	k->nr_tombs = ci.nr_tombs;
+	/* WOWC_NO_SEG: none (not known) */
+	k->head_seg = ci.head_seg;
+	k->head_wp = ci.head_wp;
+	k->next_seg = ci.next_seg;
+	if (ok) {
+		k->state = WOWC_CKPT_VALID;
+		return;
+	}
+	if (!ci.valid) {
 		k->state = WOWC_CKPT_RETIRED;
 		return;
 	}
+	/* what does not fit this cache, in the kernel's order */
 	k->state = WOWC_CKPT_MISFIT;
 	if (k->nr_slots != c->nr_slots || k->nr_segments != c->nr_segments)
 		strcpy(k->why, "its slot or segment count is not this cache's");
@@ -457,10 +470,8 @@ static void ckpt_header_decode(struct wowc *c, const void *blk)
 						      k->nr_segments,
 						      k->nr_tombs, c->bs))
 		strcpy(k->why, "its segment stream size is wrong");
-	else if (k->completed_seq >= k->next_seq)
-		strcpy(k->why, "completed_seq is not below next_seq");
 	else
-		k->state = WOWC_CKPT_VALID;
+		strcpy(k->why, "completed_seq is not below next_seq");
 }
 
 /*
