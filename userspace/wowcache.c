@@ -716,17 +716,6 @@ static int ix_init(struct wowc_view *v, uint64_t nr_slots)
 
 /* ---- the log scan (dm-wow-log.c) ---- */
 
-enum rec_kind { REC_OK, REC_BAD, REC_FOREIGN };
-
-struct rinfo {
-	uint64_t seq, seg_seq, durable_seq;
-	uint32_t data_csum;
-	uint16_t nr_data, nr_tombs;
-	uint32_t next_seg;	/* WOWC_NO_SEG: not known */
-	uint32_t flags;		/* WOW_REC_CRCS */
-	const char *why;
-};
-
 struct suspect {
 	uint64_t seq;		/* first: sorted by it */
 	uint32_t seg, block;
@@ -778,26 +767,18 @@ static const uint8_t *blk(struct scan *sc, uint32_t s, uint32_t off)
 	return sc->buf + (size_t)off * c->bs;
 }
 
-/* wow_record_judge: the kernel's verdict, and why a header is bad */
-static enum rec_kind rec_check(const struct wowc *c, const uint8_t *hdr,
-			       struct rinfo *ri)
+/*
+ * wow_record_judge: the kernel's verdict, and in *@why (when @why) what
+ * is wrong with a bad header; @ri is zero for a foreign one
+ */
+static enum wow_rec_kind rec_check(const struct wowc *c, const uint8_t *hdr,
+				   struct wow_record_info *ri,
+				   const char **why)
 {
-	struct wow_record_info wi;
-	enum wow_rec_kind kind;
-
 	memset(ri, 0, sizeof(*ri));
-	kind = wow_record_judge(hdr, c->bs, c->sb.uuid, &wi, &ri->why);
-	if (kind == WOW_REC_FOREIGN)
-		return REC_FOREIGN;
-	ri->seq = wi.seq;
-	ri->seg_seq = wi.seg_seq;
-	ri->durable_seq = wi.durable_seq;
-	ri->data_csum = wi.data_csum;
-	ri->nr_data = wi.nr_data;
-	ri->nr_tombs = wi.nr_tombs;
-	ri->next_seg = wi.next_seg;
-	ri->flags = wi.flags;
-	return kind == WOW_REC_OK ? REC_OK : REC_BAD;
+	if (why)
+		*why = NULL;
+	return wow_record_judge(hdr, c->bs, c->sb.uuid, ri, why);
 }
 
 static struct wow_tomb_range rec_tomb(const uint8_t *hdr, uint32_t i)
@@ -865,7 +846,7 @@ static int add_clean(struct scan *sc, const struct wow_tomb_range *t)
 	return 0;
 }
 
-static int add_rec(struct wowc_seg *seg, const struct rinfo *ri,
+static int add_rec(struct wowc_seg *seg, const struct wow_record_info *ri,
 		   uint32_t block, enum wowc_rec_status st, const char *why)
 {
 	size_t max = seg->max_recs;
@@ -956,7 +937,7 @@ static struct suspect *note_suspect(struct scan *sc, uint32_t s,
  * tombstones to its segment, its clean marks to the scan, its blocks in.
  */
 static int take_record(struct scan *sc, uint32_t s, uint32_t off,
-		       const uint8_t *hdr, const struct rinfo *ri,
+		       const uint8_t *hdr, const struct wow_record_info *ri,
 		       bool cleans_taken)
 {
 	struct wowc_view *v = sc->v;
@@ -990,7 +971,7 @@ static int take_record(struct scan *sc, uint32_t s, uint32_t off,
 
 /* The record's origin blocks into sc->oblocks; false if one is past the origin. */
 static bool decode_oblocks(struct scan *sc, const uint8_t *hdr,
-			   const struct rinfo *ri)
+			   const struct wow_record_info *ri)
 {
 	bool ok = true;
 	uint32_t i;
@@ -1028,7 +1009,7 @@ static bool rec_data_ok(const struct wowc *c, const uint8_t *hdr,
 }
 
 static int data_ok(struct scan *sc, uint32_t s, uint32_t off,
-		   const struct rinfo *ri, bool *ok)
+		   const struct wow_record_info *ri, bool *ok)
 {
 	const uint8_t *d, *hdr;
 
@@ -1053,7 +1034,7 @@ static int data_ok(struct scan *sc, uint32_t s, uint32_t off,
  * its versions are lost.
  */
 static int salvage(struct scan *sc, uint32_t s, uint32_t off,
-		   const uint8_t *hdr, const struct rinfo *ri, bool *taken)
+		   const uint8_t *hdr, const struct wow_record_info *ri, bool *taken)
 {
 	bool in_range = decode_oblocks(sc, hdr, ri), ok;
 	uint32_t i;
@@ -1085,7 +1066,7 @@ static int scan_proof(struct scan *sc, uint32_t s, uint32_t off,
 		      uint64_t last, uint64_t seg_seq, struct suspect *su)
 {
 	uint32_t bps = sc->c->bps, i;
-	struct rinfo ri;
+	struct wow_record_info ri;
 	const uint8_t *hdr;
 	int r;
 
@@ -1095,7 +1076,7 @@ static int scan_proof(struct scan *sc, uint32_t s, uint32_t off,
 		hdr = blk(sc, s, off);
 		if (!hdr)
 			return sc->io_err;
-		if (rec_check(sc->c, hdr, &ri) != REC_OK ||
+		if (rec_check(sc->c, hdr, &ri, NULL) != WOW_REC_OK ||
 		    ri.seg_seq != seg_seq || ri.seq != last + 1 ||
 		    ri.nr_data > bps - off - 1)
 			break;
@@ -1129,7 +1110,7 @@ static int find_continuation(struct scan *sc, uint32_t s, uint32_t off,
 			     uint64_t last, uint64_t seg_seq, bool noted)
 {
 	uint32_t bps = sc->c->bps, k;
-	struct rinfo ri;
+	struct wow_record_info ri;
 	const uint8_t *hdr;
 	bool taken = false;
 	int r;
@@ -1138,7 +1119,7 @@ static int find_continuation(struct scan *sc, uint32_t s, uint32_t off,
 		hdr = blk(sc, s, k);
 		if (!hdr)
 			return sc->io_err;
-		if (rec_check(sc->c, hdr, &ri) != REC_OK ||
+		if (rec_check(sc->c, hdr, &ri, NULL) != WOW_REC_OK ||
 		    ri.seg_seq != seg_seq || ri.seq <= last ||
 		    ri.nr_data > bps - k - 1)
 			continue;
@@ -1147,7 +1128,7 @@ static int find_continuation(struct scan *sc, uint32_t s, uint32_t off,
 				     "the log breaks");
 		problem(&sc->v->probs, WOWC_SEV_WARN,
 			"segment %u: the log breaks at block %u and goes on at block %u (record %" PRIu64 "): the records between are lost",
-			s, off, k, ri.seq);
+			s, off, k, (uint64_t)ri.seq);
 		note_claim(sc, s, ri.seq, ri.durable_seq);
 		if (sc->v->flags & WOWC_SALVAGE) {
 			r = salvage(sc, s, k, hdr, &ri, &taken);
@@ -1177,18 +1158,18 @@ static int scan_segment(struct scan *sc, uint32_t s)
 	while (off < bps) {
 		const uint8_t *hdr = blk(sc, s, off);
 		bool ok, decoded = false, dok;
-		const char *why = NULL;
-		enum rec_kind kind;
-		struct rinfo ri;
+		const char *why = NULL, *bad_why;
+		enum wow_rec_kind kind;
+		struct wow_record_info ri;
 		uint32_t i;
 
 		if (!hdr)
 			return sc->io_err;
-		kind = rec_check(sc->c, hdr, &ri);
-		if (kind == REC_FOREIGN ||
-		    (kind == REC_OK && off && ri.seg_seq != seg_seq))
+		kind = rec_check(sc->c, hdr, &ri, &bad_why);
+		if (kind == WOW_REC_FOREIGN ||
+		    (kind == WOW_REC_OK && off && ri.seg_seq != seg_seq))
 			break;
-		ok = kind == REC_OK;
+		ok = kind == WOW_REC_OK;
 		if (ok && ri.nr_data > bps - off - 1) {
 			ok = false;
 			why = "runs past the segment's end";
@@ -1229,14 +1210,14 @@ static int scan_segment(struct scan *sc, uint32_t s)
 			 * Which record is missing: the one this intact header
 			 * describes if it is the life's next, else the next.
 			 */
-			bool own = kind == REC_OK && (!off || ri.seq == last + 1);
+			bool own = kind == WOW_REC_OK && (!off || ri.seq == last + 1);
 			uint64_t sseq = own ? ri.seq : off ? last + 1 : 0;
 
-			if (add_rec(seg, &ri, off, kind == REC_OK ?
+			if (add_rec(seg, &ri, off, kind == WOW_REC_OK ?
 				    WOWC_REC_DROPPED : WOWC_REC_BAD,
-				    kind == REC_OK ? why : ri.why))
+				    kind == WOW_REC_OK ? why : bad_why))
 				return -ENOMEM;
-			if (kind == REC_OK)
+			if (kind == WOW_REC_OK)
 				note_claim(sc, s, ri.seq, ri.durable_seq);
 			v->nr_dropped++;
 			if (sseq)
@@ -1244,16 +1225,16 @@ static int scan_segment(struct scan *sc, uint32_t s)
 						  own && decoded ?
 						  sc->oblocks : NULL,
 						  ri.nr_data,
-						  kind == REC_OK ? why : ri.why);
+						  kind == WOW_REC_OK ? why : bad_why);
 			else
 				problem(&v->probs, WOWC_SEV_WARN,
 					"segment %u: dropped a torn or corrupt log record at block 0 (%s): the first of the segment, so all of its records (the kernel reports this at error level)",
-					s, ri.why ? ri.why : why);
+					s, bad_why ? bad_why : why);
 			if ((v->flags & WOWC_SALVAGE) && own && decoded)
 				for (i = 0; i < ri.nr_data; i++)
 					if (add_lost(v, sc->oblocks[i], ri.seq))
 						return -ENOMEM;
-			if (kind == REC_OK && ri.nr_data <= bps - off - 1) {
+			if (kind == WOW_REC_OK && ri.nr_data <= bps - off - 1) {
 				r = scan_proof(sc, s, off + 1 + ri.nr_data,
 					       ri.seq, ri.seg_seq, su);
 				if (r)
@@ -1703,7 +1684,7 @@ static void replay_new_life(struct replay *rp, uint32_t s, uint64_t seq)
  * past the origin's end (the kernel's load fails).
  */
 static int replay_record(struct replay *rp, uint32_t s, uint32_t off,
-			 const struct rinfo *ri)
+			 const struct wow_record_info *ri)
 {
 	struct wowc_view *v = rp->sc.v;
 	const struct wowc *c = rp->sc.c;
@@ -1744,28 +1725,11 @@ static int chain_header(void *ctx, uint32_t s, uint32_t off, bool probe,
 {
 	struct replay *rp = ctx;
 	const uint8_t *p = blk(&rp->sc, s, off);
-	struct rinfo ri;
 
 	(void)probe;
 	if (!p)
 		return rp->sc.io_err;
-	switch (rec_check(rp->sc.c, p, &ri)) {
-	case REC_OK:
-		*kind = WOW_REC_OK;
-		*wi = (struct wow_record_info){
-			.seq = ri.seq, .seg_seq = ri.seg_seq,
-			.durable_seq = ri.durable_seq,
-			.data_csum = ri.data_csum, .nr_data = ri.nr_data,
-			.nr_tombs = ri.nr_tombs, .next_seg = ri.next_seg,
-			.flags = ri.flags,
-		};
-		break;
-	case REC_BAD:
-		*kind = WOW_REC_BAD;
-		break;
-	default:
-		*kind = WOW_REC_FOREIGN;
-	}
+	*kind = rec_check(rp->sc.c, p, wi, NULL);
 	return 0;
 }
 
@@ -1790,28 +1754,22 @@ static int chain_data(void *ctx, uint32_t s, uint32_t off,
 }
 
 static int chain_apply(void *ctx, uint32_t s, uint32_t off,
-		       const struct wow_record_info *wi)
+		       const struct wow_record_info *ri)
 {
 	struct replay *rp = ctx;
 	const struct wowc *c = rp->sc.c;
 	struct wowc_view *v = rp->sc.v;
-	struct rinfo ri = {
-		.seq = wi->seq, .seg_seq = wi->seg_seq,
-		.durable_seq = wi->durable_seq, .data_csum = wi->data_csum,
-		.nr_data = wi->nr_data, .nr_tombs = wi->nr_tombs,
-		.next_seg = wi->next_seg, .flags = wi->flags,
-	};
 	int r;
 
 	if (!off)
-		replay_new_life(rp, s, ri.seq);
-	r = replay_record(rp, s, off, &ri);
+		replay_new_life(rp, s, ri->seq);
+	r = replay_record(rp, s, off, ri);
 	if (r == -EUCLEAN) {
 		v->refused = true;
 		rp->past_end = true;
 		problem(&v->probs, WOWC_SEV_ERROR,
 			"log record %" PRIu64 " (segment %u, block %u), replayed after checkpoint %" PRIu64 ", names an origin block past the origin's end: the kernel refuses to load this cache",
-			ri.seq, s, off, c->ckpt.generation);
+			(uint64_t)ri->seq, s, off, c->ckpt.generation);
 	}
 	return r;
 }
