@@ -783,8 +783,7 @@ static enum wow_rec_kind rec_check(const struct wowc *c, const uint8_t *hdr,
 
 static struct wow_tomb_range rec_tomb(const uint8_t *hdr, uint32_t i)
 {
-	const struct wow_tomb *t = (const void *)(hdr +
-						  sizeof(struct wow_record));
+	const struct wow_tomb *t = wow_record_tombs((void *)hdr);
 	struct wow_tomb_range tr = {
 		.start = le64toh(t[i].start),
 		.t = le64toh(t[i].t),
@@ -797,11 +796,7 @@ static struct wow_tomb_range rec_tomb(const uint8_t *hdr, uint32_t i)
 
 static uint64_t rec_oblock(const uint8_t *hdr, uint32_t nr_tombs, uint32_t i)
 {
-	uint64_t v;
-
-	memcpy(&v, hdr + sizeof(struct wow_record) +
-		   nr_tombs * sizeof(struct wow_tomb) + i * 8, 8);
-	return le64toh(v);
+	return le64toh(wow_record_oblocks((void *)hdr, nr_tombs)[i]);
 }
 
 static int grow(void **p, size_t *max, size_t want, size_t size)
@@ -992,19 +987,16 @@ static bool rec_data_ok(const struct wowc *c, const uint8_t *hdr,
 			const uint8_t *d, uint32_t nr_data, uint32_t nr_tombs,
 			uint32_t flags, uint32_t data_csum)
 {
-	const uint8_t *crcs = hdr + sizeof(struct wow_record) +
-			      nr_tombs * sizeof(struct wow_tomb) + nr_data * 8;
-	uint32_t i, want;
+	const __le32 *crcs = wow_record_crcs((void *)hdr, nr_tombs, nr_data);
+	uint32_t i;
 
 	if (!(flags & WOW_REC_CRCS))
 		return crc32c(~0U, d, (size_t)nr_data * c->bs) ==
 		       data_csum;
-	for (i = 0; i < nr_data; i++) {
-		memcpy(&want, crcs + i * 4, 4);
-		if (crc32c(~0U, d + (size_t)i * c->bs, c->bs) !=
-		    le32toh(want))
+	for (i = 0; i < nr_data; i++)
+		if (wow_block_crc(d + (size_t)i * c->bs, c->bs) !=
+		    le32toh(crcs[i]))
 			return false;
-	}
 	return true;
 }
 
