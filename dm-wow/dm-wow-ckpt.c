@@ -7,10 +7,7 @@
  * Pure: no locking, no allocation, no I/O.  KUnit drives it with plain
  * numbers; dm-wow-checkpoint.c writes and reads the blocks it describes.
  */
-#include <linux/crc32c.h>
-#include <linux/string.h>
-
-#include "dm-wow.h"
+#include "dm-wow-ckpt.h"
 
 static_assert(sizeof(struct wow_ckpt_header) == WOW_SB_CSUM_BYTES);
 static_assert(sizeof(struct wow_ckpt_trailer) == 16);

@@ -18,9 +18,7 @@
  *
  * Pure: no locking, no allocation, no I/O.  KUnit drives it directly.
  */
-#include <linux/sort.h>
-
-#include "dm-wow.h"
+#include "dm-wow-tombs.h"
 
 /*
  * The oldest life of a segment that a power cut now could leave for

@@ -21,6 +21,9 @@
 
 #include "dm-wow-format.h"
 #include "dm-wow-chain.h"
+#include "dm-wow-ckpt.h"
+#include "dm-wow-record.h"
+#include "dm-wow-tombs.h"
 #include "dm-wow-policy.h"
 
 #define DM_MSG_PREFIX "wow"
@@ -106,7 +109,6 @@ void wow_args_set_group(struct wow_args *a, u32 group_size);
 
 #define WOW_NO_SLOT		U32_MAX
 #define WOW_MAX_SLOTS		(U32_MAX - 1)
-#define WOW_MAX_OBLOCK		WOW_CKPT_OBLOCK_MASK
 
 /* wow_slot.flags */
 #define WOW_SLOT_VALID		0x0001	/* the current copy of its block */
@@ -263,54 +265,10 @@ void wow_health_encode(void *block, unsigned int len, const u8 *uuid,
 /* Decode the health block of the cache with @uuid; true if it is bad. */
 bool wow_health_decode(const void *block, unsigned int len, const u8 *uuid,
 		       struct wow_health_info *h);
-/* ---- dm-wow-ckpt.c: the checkpoint codec (pure) ---- */
 
-struct wow_ckpt_info {
-	bool valid;
-	u32 head_seg;			/* WOW_NO_SEG: none open */
-	u32 head_wp;
-	u32 next_seg;			/* WOW_NO_SEG: not known */
-	u64 generation;
-	u64 next_seq;
-	u64 completed_seq;
-	u64 nr_slots;
-	u64 nr_segments;
-	u64 slot_blocks;
-	u64 seg_blocks;
-	u64 nr_tombs;
-	u64 written;			/* blocks a write wrote (not on disk) */
-};
-
-/*
- * A slot table entry: @e the 48 bits (wow_ckpt_slot_encode), @crc the
- * crc32c of the slot's data (format version 5; 0 for an empty slot).
- */
-struct wow_ckpt_entry {
-	u64 e;
-	u32 crc;
-};
-
-u64 wow_ckpt_slot_encode(u64 oblock, bool valid, bool dirty);
-bool wow_ckpt_slot_decode(u64 e, u64 *oblock, bool *valid, bool *dirty);
-void wow_ckpt_slot_put(void *blk, u32 bytes, u32 entry,
-		       const struct wow_ckpt_entry *e);
-void wow_ckpt_slot_get(const void *blk, u32 bytes, u32 entry,
-		       struct wow_ckpt_entry *e);
-u32 wow_ckpt_slot_block_csum(const void *blk, u32 block_size);
-void wow_ckpt_seal(void *blk, u32 block_size, u64 gen, u32 index);
-bool wow_ckpt_block_ok(const void *blk, u32 block_size, u64 gen, u32 index);
-u32 wow_ckpt_stream_copy(void *blocks, u32 block_size, u64 first, u32 n,
-			 u64 pos, void *data, u32 len, bool to_blocks);
-void wow_ckpt_header_encode(void *block, u32 block_size, const u8 *uuid,
-			    const struct wow_ckpt_info *ci);
-bool wow_ckpt_header_decode(const void *block, u32 version, u32 block_size,
-			    const u8 *uuid, u64 nr_slots, u64 nr_segments,
-			    u64 max_tombs, struct wow_ckpt_info *ci);
-bool wow_ckpt_covers(u64 life_max, u64 t);
+/* dm-wow-ckpt.c, the checkpoint codec (pure): dm-wow-ckpt.h */
 
 /* ---- dm-wow-checkpoint.c: checkpoint I/O ---- */
-
-struct wow_tomb_range;
 
 struct wow_ckpt_area {
 	struct block_device *bdev;	/* the cache device */
@@ -413,30 +371,7 @@ int wow_sync_io(struct block_device *bdev, sector_t sector, void *buf,
 int wow_super_init(void);
 void wow_super_exit(void);
 
-static inline struct wow_tomb *wow_record_tombs(void *hdr)
-{
-	return hdr + sizeof(struct wow_record);
-}
-
-static inline __le64 *wow_record_oblocks(void *hdr, u32 nr_tombs)
-{
-	return hdr + sizeof(struct wow_record) +
-	       nr_tombs * sizeof(struct wow_tomb);
-}
-
-/* With WOW_REC_CRCS: the crc32c of each data block, after the oblocks. */
-static inline __le32 *wow_record_crcs(void *hdr, u32 nr_tombs, u32 nr_data)
-{
-	return (__le32 *)(wow_record_oblocks(hdr, nr_tombs) + nr_data);
-}
-
-u32 wow_max_tombs(u32 block_size);
-u32 wow_block_crc(const void *data, u32 block_size);
-void wow_record_seal(void *hdr, u32 block_size, const u8 *uuid,
-		     const struct wow_record_info *ri);
-enum wow_rec_kind wow_record_check(const void *hdr, u32 block_size,
-				   const u8 *uuid,
-				   struct wow_record_info *ri);
+/* dm-wow-record.c, the record header codec (pure): dm-wow-record.h */
 
 /* ---- the cache: shared by dm-wow-{target,log,destage}.c ---- */
 
@@ -503,37 +438,7 @@ enum wow_seg_state {
 	WOW_SEG_DRAINING,	/* waiting for reads to finish */
 };
 
-/* A tombstone range in memory: kills records of [start, start+nr) <= t. */
-struct wow_tomb_range {
-	u64 start;
-	u64 t;
-	u32 nr;
-	u32 flags;		/* WOW_TOMB_CLEAN */
-};
-
-/*
- * A walk over the segments, pass after pass (dm-wow-tombs.c,
- * wow_life_pass_visit): the lower bound of the oldest segment life on the
- * device and the tombstones held, as the last whole pass saw them, and
- * the pass under way.
- */
-struct wow_life_pass {
-	u64 bound;
-	u64 held;
-	u64 pass_min;
-	u64 pass_held;
-	u32 seen;
-};
-
-/* dm-wow-tombs.c: tombstone lifetime; their envelope at recovery */
-u64 wow_seg_disk_seq(u64 seq, u64 prev_seq, u64 durable_seq);
-void wow_life_pass_init(struct wow_life_pass *p, u64 bound);
-bool wow_life_pass_visit(struct wow_life_pass *p, u32 nr_segments,
-			 u64 next_seq, u64 disk_seq, u32 nr_tombs);
-u32 wow_tomb_envelope(struct wow_tomb_range *r, u32 n,
-		      struct wow_tomb_range *out, u32 *heap);
-const struct wow_tomb_range *wow_tomb_find(const struct wow_tomb_range *env,
-					   u32 n, u64 b);
+/* dm-wow-tombs.c, tombstone lifetime and envelope (pure): dm-wow-tombs.h */
 
 /* dm-wow-victim.c: which closed segment cleaning frees next */
 

@@ -38,7 +38,7 @@
 
 #define __packed __attribute__((packed))
 #include "../dm-wow/dm-wow-format.h"
-#include "wowcache.h"
+#include "crc32c.h"
 #include "wow-version.h"
 
 #define PROBE_BYTES	4096
@@ -133,8 +133,8 @@ static int probe(const char *path)
 		return 0;
 	printf("WOW_CACHE=1\n");
 	put_links();
-	if (le32toh(sb->csum) != wowc_crc32c(WOW_CSUM_SEED, buf + 4,
-					     WOW_SB_CSUM_BYTES - 4)) {
+	if (le32toh(sb->csum) != crc32c(WOW_CSUM_SEED, buf + 4,
+					WOW_SB_CSUM_BYTES - 4)) {
 		printf("WOW_CACHE_SB=corrupt\n");
 		return 0;
 	}

@@ -19,13 +19,15 @@
 #include <linux/fs.h>
 #include <linux/types.h>
 
-#define __packed __attribute__((packed))
+#include "../dm-wow/dm-wow-types.h"
 #include "../dm-wow/dm-wow-format.h"
 #include "../dm-wow/dm-wow-chain.h"
+#include "../dm-wow/dm-wow-ckpt.h"
+#include "../dm-wow/dm-wow-record.h"
+#include "../dm-wow/dm-wow-tombs.h"
 
 #include "wowcache.h"
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define IO_ALIGN	4096U
 #define EPOCH_SHIFT	32	/* dm-wow.h WOW_EPOCH_SHIFT */
 #define MAX_SLOTS	(UINT32_MAX - 1)	/* dm-wow.h WOW_MAX_SLOTS */
@@ -54,57 +56,6 @@ static void seterr(char *err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, WOWC_ERR_LEN, fmt, ap);
 	va_end(ap);
-}
-
-/* ---- crc32c (Castagnoli), slice by 8; the kernel's semantic ---- */
-
-static uint32_t crc_tab[8][256];
-static bool crc_ready;
-
-static void crc_init(void)
-{
-	uint32_t i, j, c;
-
-	for (i = 0; i < 256; i++) {
-		c = i;
-		for (j = 0; j < 8; j++)
-			c = c & 1 ? (c >> 1) ^ 0x82f63b78U : c >> 1;
-		crc_tab[0][i] = c;
-	}
-	for (i = 0; i < 256; i++)
-		for (j = 1; j < 8; j++)
-			crc_tab[j][i] = (crc_tab[j - 1][i] >> 8) ^
-					crc_tab[0][crc_tab[j - 1][i] & 0xff];
-	crc_ready = true;
-}
-
-uint32_t wowc_crc32c(uint32_t c, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	if (!crc_ready)
-		crc_init();
-	while (len && ((uintptr_t)p & 7)) {
-		c = crc_tab[0][(c ^ *p++) & 0xff] ^ (c >> 8);
-		len--;
-	}
-	while (len >= 8) {
-		uint64_t v;
-
-		memcpy(&v, p, 8);
-		v = le64toh(v) ^ c;
-		c = crc_tab[7][v & 0xff] ^ crc_tab[6][(v >> 8) & 0xff] ^
-		    crc_tab[5][(v >> 16) & 0xff] ^
-		    crc_tab[4][(v >> 24) & 0xff] ^
-		    crc_tab[3][(v >> 32) & 0xff] ^
-		    crc_tab[2][(v >> 40) & 0xff] ^
-		    crc_tab[1][(v >> 48) & 0xff] ^ crc_tab[0][v >> 56];
-		p += 8;
-		len -= 8;
-	}
-	while (len--)
-		c = crc_tab[0][(c ^ *p++) & 0xff] ^ (c >> 8);
-	return c;
 }
 
 /* ---- problems ---- */
@@ -308,7 +259,7 @@ static bool all_zero(const void *buf, size_t len)
 
 static uint32_t csum512(const void *blk)
 {
-	return wowc_crc32c(WOW_CSUM_SEED, (const uint8_t *)blk + 4,
+	return crc32c(WOW_CSUM_SEED, (const uint8_t *)blk + 4,
 			   WOW_SB_CSUM_BYTES - 4);
 }
 
@@ -461,38 +412,51 @@ static uint64_t ckpt_room(const struct wowc *c)
 				    c->sb.erase_block_size, c->bs);
 }
 
-/* wow_ckpt_header_decode, split by what is wrong */
+/*
+ * wow_ckpt_header_decode, the kernel's verdict and fields; split here by
+ * what is wrong
+ */
 static void ckpt_header_decode(struct wowc *c, const void *blk)
 {
 	const struct wow_ckpt_header *h = blk;
 	struct wowc_ckpt *k = &c->ckpt;
+	struct wow_ckpt_info ci;
+	bool ok;
 
 	memset(k, 0, sizeof(*k));
 	if (le64toh(h->magic) != WOW_CKPT_MAGIC ||
 	    memcmp(h->uuid, c->sb.uuid, sizeof(h->uuid)))
 		return;
+	ok = wow_ckpt_header_decode(blk, c->sb.version, c->bs, c->sb.uuid,
+				    c->nr_slots, c->nr_segments, ckpt_room(c),
+				    &ci);
 	if (le32toh(h->version) != WOW_CKPT_VERSION ||
 	    le32toh(h->csum) != csum512(h)) {
 		k->state = WOWC_CKPT_TORN;
 		return;
 	}
-	k->flags = le32toh(h->flags);
-	k->generation = le64toh(h->generation);
-	k->next_seq = le64toh(h->next_seq);
-	k->completed_seq = le64toh(h->completed_seq);
-	k->nr_slots = le64toh(h->nr_slots);
-	k->nr_segments = le64toh(h->nr_segments);
-	k->slot_blocks = le64toh(h->slot_blocks);
-	k->seg_blocks = le64toh(h->seg_blocks);
-	k->nr_tombs = le64toh(h->nr_tombs);
-	/* 0 on disk: none (not known); as wow_ckpt_header_decode, n - 1 */
-	k->head_seg = le32toh(h->head_seg) - 1;
-	k->head_wp = le32toh(h->head_wp);
-	k->next_seg = le32toh(h->next_seg) - 1;
-	if (!(k->flags & WOW_CKPT_VALID)) {
+	k->flags = ci.valid ? WOW_CKPT_VALID : 0;
+	k->generation = ci.generation;
+	k->next_seq = ci.next_seq;
+	k->completed_seq = ci.completed_seq;
+	k->nr_slots = ci.nr_slots;
+	k->nr_segments = ci.nr_segments;
+	k->slot_blocks = ci.slot_blocks;
+	k->seg_blocks = ci.seg_blocks;
+	k->nr_tombs = ci.nr_tombs;
+	/* WOWC_NO_SEG: none (not known) */
+	k->head_seg = ci.head_seg;
+	k->head_wp = ci.head_wp;
+	k->next_seg = ci.next_seg;
+	if (ok) {
+		k->state = WOWC_CKPT_VALID;
+		return;
+	}
+	if (!ci.valid) {
 		k->state = WOWC_CKPT_RETIRED;
 		return;
 	}
+	/* what does not fit this cache, in the kernel's order */
 	k->state = WOWC_CKPT_MISFIT;
 	if (k->nr_slots != c->nr_slots || k->nr_segments != c->nr_segments)
 		strcpy(k->why, "its slot or segment count is not this cache's");
@@ -506,10 +470,8 @@ static void ckpt_header_decode(struct wowc *c, const void *blk)
 						      k->nr_segments,
 						      k->nr_tombs, c->bs))
 		strcpy(k->why, "its segment stream size is wrong");
-	else if (k->completed_seq >= k->next_seq)
-		strcpy(k->why, "completed_seq is not below next_seq");
 	else
-		k->state = WOWC_CKPT_VALID;
+		strcpy(k->why, "completed_seq is not below next_seq");
 }
 
 /*
@@ -752,117 +714,7 @@ static int ix_init(struct wowc_view *v, uint64_t nr_slots)
 	return 0;
 }
 
-/* ---- tombstone envelopes (dm-wow-tombs.c) ---- */
-
-static int cmp_start(const void *a, const void *b)
-{
-	const struct wowc_tomb *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static uint64_t tend(const struct wowc_tomb *r)
-{
-	return r->start + r->nr;
-}
-
-static void heap_push(const struct wowc_tomb *r, uint32_t *heap, uint32_t *h,
-		      uint32_t idx)
-{
-	uint32_t i = (*h)++;
-
-	while (i && r[idx].t > r[heap[(i - 1) / 2]].t) {
-		heap[i] = heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	heap[i] = idx;
-}
-
-static void heap_pop(const struct wowc_tomb *r, uint32_t *heap, uint32_t *h)
-{
-	uint32_t last = heap[--(*h)], i = 0, c;
-
-	while ((c = 2 * i + 1) < *h) {
-		if (c + 1 < *h && r[heap[c + 1]].t > r[heap[c]].t)
-			c++;
-		if (!(r[heap[c]].t > r[last].t))
-			break;
-		heap[i] = heap[c];
-		i = c;
-	}
-	if (*h)
-		heap[i] = last;
-}
-
-/*
- * wow_tomb_envelope: @n ranges @r (sorted here) into at most 2 * @n
- * disjoint pieces in @out, each with the largest t covering it.
- */
-static uint32_t envelope(struct wowc_tomb *r, uint32_t n, struct wowc_tomb *out,
-			 uint32_t *heap)
-{
-	uint32_t i = 0, h = 0, k = 0;
-	uint64_t x = 0, next;
-
-	qsort(r, n, sizeof(*r), cmp_start);
-	while (i < n || h) {
-		if (!h)
-			x = r[i].start;
-		for (; i < n && r[i].start <= x; i++)
-			if (r[i].nr && r[i].start <= WOW_CKPT_OBLOCK_MASK)
-				heap_push(r, heap, &h, i);
-		while (h && tend(&r[heap[0]]) <= x)
-			heap_pop(r, heap, &h);
-		if (!h)
-			continue;
-		next = tend(&r[heap[0]]);
-		if (i < n && r[i].start < next)
-			next = r[i].start;
-		if (k && tend(&out[k - 1]) == x &&
-		    out[k - 1].t == r[heap[0]].t &&
-		    out[k - 1].nr + (next - x) <= UINT32_MAX) {
-			out[k - 1].nr += next - x;
-		} else {
-			out[k].start = x;
-			out[k].nr = next - x;
-			out[k].t = r[heap[0]].t;
-			out[k].flags = r[heap[0]].flags;
-			k++;
-		}
-		x = next;
-	}
-	return k;
-}
-
-/* wow_tomb_find */
-static const struct wowc_tomb *tomb_find(const struct wowc_tomb *env,
-					 uint32_t n, uint64_t b)
-{
-	uint32_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (tend(&env[mid]) <= b)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && env[lo].start <= b ? &env[lo] : NULL;
-}
-
 /* ---- the log scan (dm-wow-log.c) ---- */
-
-enum rec_kind { REC_OK, REC_BAD, REC_FOREIGN };
-
-struct rinfo {
-	uint64_t seq, seg_seq, durable_seq;
-	uint32_t data_csum;
-	uint16_t nr_data, nr_tombs;
-	uint32_t next_seg;	/* WOWC_NO_SEG: not known */
-	uint32_t flags;		/* WOW_REC_CRCS */
-	const char *why;
-};
 
 struct suspect {
 	uint64_t seq;		/* first: sorted by it */
@@ -884,7 +736,7 @@ struct scan {
 	uint64_t *oblocks;
 	struct suspect *sus;
 	uint32_t nr_sus;
-	struct wowc_tomb *cleans;
+	struct wow_tomb_range *cleans;
 	uint32_t nr_cleans, max_cleans;
 	int io_err;
 };
@@ -915,71 +767,24 @@ static const uint8_t *blk(struct scan *sc, uint32_t s, uint32_t off)
 	return sc->buf + (size_t)off * c->bs;
 }
 
-/* wow_record_check */
-static enum rec_kind rec_check(const struct wowc *c, const uint8_t *hdr,
-			       struct rinfo *ri)
+/*
+ * wow_record_judge: the kernel's verdict, and in *@why (when @why) what
+ * is wrong with a bad header; @ri is zero for a foreign one
+ */
+static enum wow_rec_kind rec_check(const struct wowc *c, const uint8_t *hdr,
+				   struct wow_record_info *ri,
+				   const char **why)
 {
-	const struct wow_record *r = (const void *)hdr;
-	const struct wow_tomb *t = (const void *)(hdr + sizeof(*r));
-	static const uint8_t zero[4];
-	uint32_t i, csum;
-
 	memset(ri, 0, sizeof(*ri));
-	if (le32toh(r->magic) != WOW_REC_MAGIC ||
-	    memcmp(r->uuid, c->sb.uuid, sizeof(r->uuid)))
-		return REC_FOREIGN;
-	ri->seq = le64toh(r->seq);
-	ri->seg_seq = le64toh(r->seg_seq);
-	ri->durable_seq = le64toh(r->durable_seq);
-	ri->data_csum = le32toh(r->data_csum);
-	ri->nr_data = le16toh(r->nr_data);
-	ri->nr_tombs = le16toh(r->nr_tombs);
-	ri->next_seg = le32toh(r->next_seg) - 1;
-	ri->flags = le32toh(r->flags);
-	csum = wowc_crc32c(WOW_CSUM_SEED, zero, sizeof(zero));
-	csum = wowc_crc32c(csum, hdr + 4, c->bs - 4);
-	if (le32toh(r->csum) != csum) {
-		ri->why = "header checksum";
-		return REC_BAD;
-	}
-	if (ri->nr_tombs > (c->bs - sizeof(*r)) / sizeof(struct wow_tomb)) {
-		ri->why = "more tombstones than a header holds";
-		return REC_BAD;
-	}
-	if (ri->flags & ~WOW_REC_CRCS) {
-		ri->why = "unknown record flags";
-		return REC_BAD;
-	}
-	if (ri->nr_data > wow_record_capacity(c->bs, ri->nr_tombs,
-					      ri->flags)) {
-		ri->why = "more data blocks than a header holds";
-		return REC_BAD;
-	}
-	if ((ri->flags & WOW_REC_CRCS) &&
-	    wowc_crc32c(~0U, hdr + sizeof(*r) +
-			     ri->nr_tombs * sizeof(struct wow_tomb) +
-			     ri->nr_data * 8, ri->nr_data * 4) !=
-	    ri->data_csum) {
-		ri->why = "data_csum is not the block crcs'";
-		return REC_BAD;
-	}
-	if (ri->seq < ri->seg_seq || !ri->seq) {
-		ri->why = !ri->seq ? "seq 0" : "seq below seg_seq";
-		return REC_BAD;
-	}
-	for (i = 0; i < ri->nr_tombs; i++)
-		if (le64toh(t[i].t) > ri->seq) {
-			ri->why = "a tombstone reaches past its record";
-			return REC_BAD;
-		}
-	return REC_OK;
+	if (why)
+		*why = NULL;
+	return wow_record_judge(hdr, c->bs, c->sb.uuid, ri, why);
 }
 
-static struct wowc_tomb rec_tomb(const uint8_t *hdr, uint32_t i)
+static struct wow_tomb_range rec_tomb(const uint8_t *hdr, uint32_t i)
 {
-	const struct wow_tomb *t = (const void *)(hdr +
-						  sizeof(struct wow_record));
-	struct wowc_tomb tr = {
+	const struct wow_tomb *t = wow_record_tombs((void *)hdr);
+	struct wow_tomb_range tr = {
 		.start = le64toh(t[i].start),
 		.t = le64toh(t[i].t),
 		.nr = le32toh(t[i].nr),
@@ -991,11 +796,7 @@ static struct wowc_tomb rec_tomb(const uint8_t *hdr, uint32_t i)
 
 static uint64_t rec_oblock(const uint8_t *hdr, uint32_t nr_tombs, uint32_t i)
 {
-	uint64_t v;
-
-	memcpy(&v, hdr + sizeof(struct wow_record) +
-		   nr_tombs * sizeof(struct wow_tomb) + i * 8, 8);
-	return le64toh(v);
+	return le64toh(wow_record_oblocks((void *)hdr, nr_tombs)[i]);
 }
 
 static int grow(void **p, size_t *max, size_t want, size_t size)
@@ -1015,7 +816,7 @@ static int grow(void **p, size_t *max, size_t want, size_t size)
 	return 0;
 }
 
-static int seg_add_tomb(struct wowc_seg *seg, const struct wowc_tomb *t,
+static int seg_add_tomb(struct wowc_seg *seg, const struct wow_tomb_range *t,
 			uint32_t at)
 {
 	size_t max = seg->max_tombs;
@@ -1028,7 +829,7 @@ static int seg_add_tomb(struct wowc_seg *seg, const struct wowc_tomb *t,
 	return 0;
 }
 
-static int add_clean(struct scan *sc, const struct wowc_tomb *t)
+static int add_clean(struct scan *sc, const struct wow_tomb_range *t)
 {
 	size_t max = sc->max_cleans;
 
@@ -1040,7 +841,7 @@ static int add_clean(struct scan *sc, const struct wowc_tomb *t)
 	return 0;
 }
 
-static int add_rec(struct wowc_seg *seg, const struct rinfo *ri,
+static int add_rec(struct wowc_seg *seg, const struct wow_record_info *ri,
 		   uint32_t block, enum wowc_rec_status st, const char *why)
 {
 	size_t max = seg->max_recs;
@@ -1131,7 +932,7 @@ static struct suspect *note_suspect(struct scan *sc, uint32_t s,
  * tombstones to its segment, its clean marks to the scan, its blocks in.
  */
 static int take_record(struct scan *sc, uint32_t s, uint32_t off,
-		       const uint8_t *hdr, const struct rinfo *ri,
+		       const uint8_t *hdr, const struct wow_record_info *ri,
 		       bool cleans_taken)
 {
 	struct wowc_view *v = sc->v;
@@ -1139,7 +940,7 @@ static int take_record(struct scan *sc, uint32_t s, uint32_t off,
 	uint32_t i;
 
 	for (i = 0; i < ri->nr_tombs; i++) {
-		struct wowc_tomb tr = rec_tomb(hdr, i);
+		struct wow_tomb_range tr = rec_tomb(hdr, i);
 
 		if (tr.flags & WOW_TOMB_CLEAN) {
 			if (!cleans_taken && add_clean(sc, &tr))
@@ -1165,7 +966,7 @@ static int take_record(struct scan *sc, uint32_t s, uint32_t off,
 
 /* The record's origin blocks into sc->oblocks; false if one is past the origin. */
 static bool decode_oblocks(struct scan *sc, const uint8_t *hdr,
-			   const struct rinfo *ri)
+			   const struct wow_record_info *ri)
 {
 	bool ok = true;
 	uint32_t i;
@@ -1186,24 +987,21 @@ static bool rec_data_ok(const struct wowc *c, const uint8_t *hdr,
 			const uint8_t *d, uint32_t nr_data, uint32_t nr_tombs,
 			uint32_t flags, uint32_t data_csum)
 {
-	const uint8_t *crcs = hdr + sizeof(struct wow_record) +
-			      nr_tombs * sizeof(struct wow_tomb) + nr_data * 8;
-	uint32_t i, want;
+	const __le32 *crcs = wow_record_crcs((void *)hdr, nr_tombs, nr_data);
+	uint32_t i;
 
 	if (!(flags & WOW_REC_CRCS))
-		return wowc_crc32c(~0U, d, (size_t)nr_data * c->bs) ==
+		return crc32c(~0U, d, (size_t)nr_data * c->bs) ==
 		       data_csum;
-	for (i = 0; i < nr_data; i++) {
-		memcpy(&want, crcs + i * 4, 4);
-		if (wowc_crc32c(~0U, d + (size_t)i * c->bs, c->bs) !=
-		    le32toh(want))
+	for (i = 0; i < nr_data; i++)
+		if (wow_block_crc(d + (size_t)i * c->bs, c->bs) !=
+		    le32toh(crcs[i]))
 			return false;
-	}
 	return true;
 }
 
 static int data_ok(struct scan *sc, uint32_t s, uint32_t off,
-		   const struct rinfo *ri, bool *ok)
+		   const struct wow_record_info *ri, bool *ok)
 {
 	const uint8_t *d, *hdr;
 
@@ -1228,7 +1026,7 @@ static int data_ok(struct scan *sc, uint32_t s, uint32_t off,
  * its versions are lost.
  */
 static int salvage(struct scan *sc, uint32_t s, uint32_t off,
-		   const uint8_t *hdr, const struct rinfo *ri, bool *taken)
+		   const uint8_t *hdr, const struct wow_record_info *ri, bool *taken)
 {
 	bool in_range = decode_oblocks(sc, hdr, ri), ok;
 	uint32_t i;
@@ -1260,7 +1058,7 @@ static int scan_proof(struct scan *sc, uint32_t s, uint32_t off,
 		      uint64_t last, uint64_t seg_seq, struct suspect *su)
 {
 	uint32_t bps = sc->c->bps, i;
-	struct rinfo ri;
+	struct wow_record_info ri;
 	const uint8_t *hdr;
 	int r;
 
@@ -1270,7 +1068,7 @@ static int scan_proof(struct scan *sc, uint32_t s, uint32_t off,
 		hdr = blk(sc, s, off);
 		if (!hdr)
 			return sc->io_err;
-		if (rec_check(sc->c, hdr, &ri) != REC_OK ||
+		if (rec_check(sc->c, hdr, &ri, NULL) != WOW_REC_OK ||
 		    ri.seg_seq != seg_seq || ri.seq != last + 1 ||
 		    ri.nr_data > bps - off - 1)
 			break;
@@ -1304,7 +1102,7 @@ static int find_continuation(struct scan *sc, uint32_t s, uint32_t off,
 			     uint64_t last, uint64_t seg_seq, bool noted)
 {
 	uint32_t bps = sc->c->bps, k;
-	struct rinfo ri;
+	struct wow_record_info ri;
 	const uint8_t *hdr;
 	bool taken = false;
 	int r;
@@ -1313,7 +1111,7 @@ static int find_continuation(struct scan *sc, uint32_t s, uint32_t off,
 		hdr = blk(sc, s, k);
 		if (!hdr)
 			return sc->io_err;
-		if (rec_check(sc->c, hdr, &ri) != REC_OK ||
+		if (rec_check(sc->c, hdr, &ri, NULL) != WOW_REC_OK ||
 		    ri.seg_seq != seg_seq || ri.seq <= last ||
 		    ri.nr_data > bps - k - 1)
 			continue;
@@ -1322,7 +1120,7 @@ static int find_continuation(struct scan *sc, uint32_t s, uint32_t off,
 				     "the log breaks");
 		problem(&sc->v->probs, WOWC_SEV_WARN,
 			"segment %u: the log breaks at block %u and goes on at block %u (record %" PRIu64 "): the records between are lost",
-			s, off, k, ri.seq);
+			s, off, k, (uint64_t)ri.seq);
 		note_claim(sc, s, ri.seq, ri.durable_seq);
 		if (sc->v->flags & WOWC_SALVAGE) {
 			r = salvage(sc, s, k, hdr, &ri, &taken);
@@ -1352,18 +1150,18 @@ static int scan_segment(struct scan *sc, uint32_t s)
 	while (off < bps) {
 		const uint8_t *hdr = blk(sc, s, off);
 		bool ok, decoded = false, dok;
-		const char *why = NULL;
-		enum rec_kind kind;
-		struct rinfo ri;
+		const char *why = NULL, *bad_why;
+		enum wow_rec_kind kind;
+		struct wow_record_info ri;
 		uint32_t i;
 
 		if (!hdr)
 			return sc->io_err;
-		kind = rec_check(sc->c, hdr, &ri);
-		if (kind == REC_FOREIGN ||
-		    (kind == REC_OK && off && ri.seg_seq != seg_seq))
+		kind = rec_check(sc->c, hdr, &ri, &bad_why);
+		if (kind == WOW_REC_FOREIGN ||
+		    (kind == WOW_REC_OK && off && ri.seg_seq != seg_seq))
 			break;
-		ok = kind == REC_OK;
+		ok = kind == WOW_REC_OK;
 		if (ok && ri.nr_data > bps - off - 1) {
 			ok = false;
 			why = "runs past the segment's end";
@@ -1379,7 +1177,7 @@ static int scan_segment(struct scan *sc, uint32_t s)
 			 * then fails; kill tombstones only with the record.
 			 */
 			for (i = 0; i < ri.nr_tombs; i++) {
-				struct wowc_tomb tr = rec_tomb(hdr, i);
+				struct wow_tomb_range tr = rec_tomb(hdr, i);
 
 				if ((tr.flags & WOW_TOMB_CLEAN) &&
 				    add_clean(sc, &tr))
@@ -1404,14 +1202,14 @@ static int scan_segment(struct scan *sc, uint32_t s)
 			 * Which record is missing: the one this intact header
 			 * describes if it is the life's next, else the next.
 			 */
-			bool own = kind == REC_OK && (!off || ri.seq == last + 1);
+			bool own = kind == WOW_REC_OK && (!off || ri.seq == last + 1);
 			uint64_t sseq = own ? ri.seq : off ? last + 1 : 0;
 
-			if (add_rec(seg, &ri, off, kind == REC_OK ?
+			if (add_rec(seg, &ri, off, kind == WOW_REC_OK ?
 				    WOWC_REC_DROPPED : WOWC_REC_BAD,
-				    kind == REC_OK ? why : ri.why))
+				    kind == WOW_REC_OK ? why : bad_why))
 				return -ENOMEM;
-			if (kind == REC_OK)
+			if (kind == WOW_REC_OK)
 				note_claim(sc, s, ri.seq, ri.durable_seq);
 			v->nr_dropped++;
 			if (sseq)
@@ -1419,16 +1217,16 @@ static int scan_segment(struct scan *sc, uint32_t s)
 						  own && decoded ?
 						  sc->oblocks : NULL,
 						  ri.nr_data,
-						  kind == REC_OK ? why : ri.why);
+						  kind == WOW_REC_OK ? why : bad_why);
 			else
 				problem(&v->probs, WOWC_SEV_WARN,
 					"segment %u: dropped a torn or corrupt log record at block 0 (%s): the first of the segment, so all of its records (the kernel reports this at error level)",
-					s, ri.why ? ri.why : why);
+					s, bad_why ? bad_why : why);
 			if ((v->flags & WOWC_SALVAGE) && own && decoded)
 				for (i = 0; i < ri.nr_data; i++)
 					if (add_lost(v, sc->oblocks[i], ri.seq))
 						return -ENOMEM;
-			if (kind == REC_OK && ri.nr_data <= bps - off - 1) {
+			if (kind == WOW_REC_OK && ri.nr_data <= bps - off - 1) {
 				r = scan_proof(sc, s, off + 1 + ri.nr_data,
 					       ri.seq, ri.seg_seq, su);
 				if (r)
@@ -1465,9 +1263,9 @@ static int scan_segment(struct scan *sc, uint32_t s)
 static int apply_tombs(struct scan *sc)
 {
 	struct wowc_view *v = sc->v;
-	struct wowc_tomb *kills;
+	struct wow_tomb_range *kills;
 	uint64_t total = 0, s, nk = 0;
-	const struct wowc_tomb *e;
+	const struct wow_tomb_range *e;
 	uint32_t *heap, i;
 
 	for (s = 0; s < sc->c->nr_segments; s++)
@@ -1486,8 +1284,8 @@ static int apply_tombs(struct scan *sc)
 	for (s = 0; s < sc->c->nr_segments; s++)
 		for (i = 0; i < v->segs[s].nr_tombs; i++)
 			kills[nk++] = v->segs[s].tombs[i];
-	v->nr_kenv = envelope(kills, nk, v->kenv, heap);
-	v->nr_cenv = envelope(sc->cleans, sc->nr_cleans, v->cenv, heap);
+	v->nr_kenv = wow_tomb_envelope(kills, nk, v->kenv, heap);
+	v->nr_cenv = wow_tomb_envelope(sc->cleans, sc->nr_cleans, v->cenv, heap);
 	free(kills);
 	free(heap);
 
@@ -1496,12 +1294,12 @@ static int apply_tombs(struct scan *sc)
 
 		if (!(v->slot[s] & WOWC_SLOT_VALID))
 			continue;
-		e = tomb_find(v->kenv, v->nr_kenv, b);
+		e = wow_tomb_find(v->kenv, v->nr_kenv, b);
 		if (e && v->slot_seq[s] <= e->t) {
 			ix_remove(v, s);
 			continue;
 		}
-		e = tomb_find(v->cenv, v->nr_cenv, b);
+		e = wow_tomb_find(v->cenv, v->nr_cenv, b);
 		if (e && v->slot_seq[s] <= e->t)
 			v->slot[s] &= ~WOWC_SLOT_DIRTY;
 	}
@@ -1518,7 +1316,7 @@ static int cmp_u64(const void *a, const void *b)
 /* suspect_harmless */
 static bool suspect_harmless(struct wowc_view *v, const struct suspect *su)
 {
-	const struct wowc_tomb *e;
+	const struct wow_tomb_range *e;
 	uint32_t i, slot;
 
 	if (!su->known)
@@ -1527,7 +1325,7 @@ static bool suspect_harmless(struct wowc_view *v, const struct suspect *su)
 		slot = wowc_lookup(v, su->lost[i]);
 		if (slot != WOWC_NO_SLOT && v->slot_seq[slot] > su->seq)
 			continue;
-		e = tomb_find(v->kenv, v->nr_kenv, su->lost[i]);
+		e = wow_tomb_find(v->kenv, v->nr_kenv, su->lost[i]);
 		if (e && e->t >= su->seq)
 			continue;
 		return false;
@@ -1658,37 +1456,6 @@ static uint64_t ckpt_sector_off(const struct wowc *c, uint64_t block)
 	       (uint64_t)c->bs;
 }
 
-/* wow_ckpt_block_ok */
-static bool stream_block_ok(const uint8_t *b, uint32_t bs, uint64_t gen,
-			    uint32_t index)
-{
-	uint32_t off = bs - sizeof(struct wow_ckpt_trailer), c;
-	const struct wow_ckpt_trailer *t = (const void *)(b + off);
-	static const uint8_t zero[4];
-
-	c = wowc_crc32c(WOW_CSUM_SEED, b, off);
-	c = wowc_crc32c(c, zero, sizeof(zero));
-	c = wowc_crc32c(c, b + off + 4, sizeof(*t) - 4);
-	return le32toh(t->index) == index && le64toh(t->generation) == gen &&
-	       le32toh(t->csum) == c;
-}
-
-/* wow_ckpt_slot_get: the 48 bits, and from version 5 the data's crc32c */
-static uint64_t slot_entry(const uint8_t *blk, uint32_t bytes, uint32_t e,
-			   uint32_t *crc)
-{
-	const uint8_t *p = blk + (size_t)e * bytes;
-	uint64_t v = 0;
-	uint32_t i;
-
-	*crc = 0;
-	for (i = 0; i < WOW_CKPT_SLOT_BYTES; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	for (; i < bytes; i++)
-		*crc |= (uint32_t)p[i] << (8 * (i - WOW_CKPT_SLOT_BYTES));
-	return v;
-}
-
 /*
  * Load the valid checkpoint into @v, as the kernel does: 0, or a reason
  * in @why (the kernel then forgets it and scans the log), or -errno.
@@ -1699,7 +1466,7 @@ static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
 	const struct wowc_ckpt *k = &c->ckpt;
 	uint32_t bs = c->bs, payload = bs - sizeof(struct wow_ckpt_trailer);
 	uint32_t per = wow_ckpt_slots_per_block(c->sb.version, bs);
-	uint32_t eb = wow_ckpt_slot_bytes(c->sb.version), crc;
+	uint32_t eb = wow_ckpt_slot_bytes(c->sb.version);
 	uint8_t *blocks = NULL, *stream = NULL, *p;
 	uint64_t total = 0, s, i, b, slot;
 	uint32_t *nr_tombs = NULL;
@@ -1718,7 +1485,7 @@ static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
 	if (r)
 		goto out;
 	for (i = 0; i < k->seg_blocks; i++) {
-		if (!stream_block_ok(blocks + i * bs, bs, k->generation, i))
+		if (!wow_ckpt_block_ok(blocks + i * bs, bs, k->generation, i))
 			BAD("segment stream block %" PRIu64 " does not check", i);
 		memcpy(stream + i * payload, blocks + i * bs, payload);
 	}
@@ -1748,7 +1515,7 @@ static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
 		p += k->slot_blocks * 4;
 		for (s = 0; s < c->nr_segments; s++)
 			for (i = 0; i < nr_tombs[s]; i++) {
-				struct wowc_tomb tr;
+				struct wow_tomb_range tr;
 				const struct wow_tomb *t = (const void *)p;
 
 				tr.start = le64toh(t->start);
@@ -1777,28 +1544,30 @@ static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
 			uint32_t want;
 
 			memcpy(&want, csums + b * 4, 4);
-			if (le32toh(want) != wowc_crc32c(WOW_CSUM_SEED,
-							 blocks + b * bs, bs))
+			if (le32toh(want) !=
+			    wow_ckpt_slot_block_csum(blocks + b * bs, bs))
 				BAD("slot table block %" PRIu64 " does not check", b);
 		}
 	}
 	for (slot = 0; slot < c->nr_slots; slot++) {
-		uint64_t e = slot_entry(blocks + (slot / per) * bs, eb,
-					slot % per, &crc);
-		uint64_t ob = e & WOW_CKPT_OBLOCK_MASK;
 		struct wowc_seg *seg = &v->segs[slot / c->bps];
 		uint32_t block = slot % c->bps;
+		struct wow_ckpt_entry e;
+		bool valid, dirty;
+		uint64_t ob;
 
-		if (!(e & WOW_CKPT_SLOT_VALID)) {
-			if (e || crc)
-				BAD("slot %" PRIu64 "'s entry is malformed", slot);
+		wow_ckpt_slot_get(blocks + (slot / per) * bs, eb, slot % per,
+				  &e);
+		if (!wow_ckpt_slot_decode(e.e, &ob, &valid, &dirty) ||
+		    (!valid && e.crc))
+			BAD("slot %" PRIu64 "'s entry is malformed", slot);
+		if (!valid)
 			continue;
-		}
 		/* ckpt_load_slot */
 		if (ob >= c->nr_oblocks || !seg->seq || !block ||
 		    block >= seg->wp || wowc_lookup(v, ob) != WOWC_NO_SLOT)
 			BAD("slot %" PRIu64 " (origin block %" PRIu64 ") makes no sense", slot, ob);
-		ix_insert(v, ob, slot, e & WOW_CKPT_SLOT_DIRTY);
+		ix_insert(v, ob, slot, dirty);
 	}
 #undef BAD
 out:
@@ -1827,12 +1596,6 @@ struct replay {
 	bool past_end;		/* a record named a block past the origin */
 };
 
-/* wow_ckpt_covers: a checkpointed copy's seq lies in its segment life */
-static bool ckpt_covers(uint64_t life_max, uint64_t t)
-{
-	return life_max && t >= life_max;
-}
-
 /*
  * replay_covers and replay_cover.  A replayed copy's seq is known; a
  * checkpointed one is covered only when t reaches its life's newest seq.
@@ -1841,7 +1604,7 @@ static bool ckpt_covers(uint64_t life_max, uint64_t t)
  * v->uncertain for check's comparison with the scan.
  */
 static void replay_cover_slot(struct replay *rp, uint32_t slot,
-			      const struct wowc_tomb *tr)
+			      const struct wow_tomb_range *tr)
 {
 	struct wowc_view *v = rp->sc.v;
 	uint32_t s = slot / rp->sc.c->bps;
@@ -1850,7 +1613,7 @@ static void replay_cover_slot(struct replay *rp, uint32_t slot,
 	if (v->slot_seq[slot]) {
 		covers = v->slot_seq[slot] <= tr->t;
 	} else {
-		covers = ckpt_covers(rp->ckpt_max[s], tr->t);
+		covers = wow_ckpt_covers(rp->ckpt_max[s], tr->t);
 		if (!covers && rp->ckpt_max[s] && tr->t >= v->segs[s].seq &&
 		    (!clean || (v->slot[slot] & WOWC_SLOT_DIRTY)))
 			v->uncertain[slot] |= clean ? WOWC_UNSURE_CLEAN :
@@ -1865,7 +1628,7 @@ static void replay_cover_slot(struct replay *rp, uint32_t slot,
 }
 
 /* replay_tomb: a narrow range by lookups, else every slot */
-static void replay_tomb(struct replay *rp, const struct wowc_tomb *tr)
+static void replay_tomb(struct replay *rp, const struct wow_tomb_range *tr)
 {
 	struct wowc_view *v = rp->sc.v;
 	uint64_t b, end = tr->start + tr->nr, s;
@@ -1913,7 +1676,7 @@ static void replay_new_life(struct replay *rp, uint32_t s, uint64_t seq)
  * past the origin's end (the kernel's load fails).
  */
 static int replay_record(struct replay *rp, uint32_t s, uint32_t off,
-			 const struct rinfo *ri)
+			 const struct wow_record_info *ri)
 {
 	struct wowc_view *v = rp->sc.v;
 	const struct wowc *c = rp->sc.c;
@@ -1932,7 +1695,7 @@ static int replay_record(struct replay *rp, uint32_t s, uint32_t off,
 		ix_insert(v, b, slot, true);
 	}
 	for (i = 0; i < ri->nr_tombs; i++) {
-		struct wowc_tomb tr = rec_tomb(rp->hdr, i);
+		struct wow_tomb_range tr = rec_tomb(rp->hdr, i);
 
 		if (!(tr.flags & WOW_TOMB_CLEAN) &&
 		    seg_add_tomb(seg, &tr, seg->nr_tombs++))
@@ -1954,28 +1717,11 @@ static int chain_header(void *ctx, uint32_t s, uint32_t off, bool probe,
 {
 	struct replay *rp = ctx;
 	const uint8_t *p = blk(&rp->sc, s, off);
-	struct rinfo ri;
 
 	(void)probe;
 	if (!p)
 		return rp->sc.io_err;
-	switch (rec_check(rp->sc.c, p, &ri)) {
-	case REC_OK:
-		*kind = WOW_REC_OK;
-		*wi = (struct wow_record_info){
-			.seq = ri.seq, .seg_seq = ri.seg_seq,
-			.durable_seq = ri.durable_seq,
-			.data_csum = ri.data_csum, .nr_data = ri.nr_data,
-			.nr_tombs = ri.nr_tombs, .next_seg = ri.next_seg,
-			.flags = ri.flags,
-		};
-		break;
-	case REC_BAD:
-		*kind = WOW_REC_BAD;
-		break;
-	default:
-		*kind = WOW_REC_FOREIGN;
-	}
+	*kind = rec_check(rp->sc.c, p, wi, NULL);
 	return 0;
 }
 
@@ -2000,28 +1746,22 @@ static int chain_data(void *ctx, uint32_t s, uint32_t off,
 }
 
 static int chain_apply(void *ctx, uint32_t s, uint32_t off,
-		       const struct wow_record_info *wi)
+		       const struct wow_record_info *ri)
 {
 	struct replay *rp = ctx;
 	const struct wowc *c = rp->sc.c;
 	struct wowc_view *v = rp->sc.v;
-	struct rinfo ri = {
-		.seq = wi->seq, .seg_seq = wi->seg_seq,
-		.durable_seq = wi->durable_seq, .data_csum = wi->data_csum,
-		.nr_data = wi->nr_data, .nr_tombs = wi->nr_tombs,
-		.next_seg = wi->next_seg, .flags = wi->flags,
-	};
 	int r;
 
 	if (!off)
-		replay_new_life(rp, s, ri.seq);
-	r = replay_record(rp, s, off, &ri);
+		replay_new_life(rp, s, ri->seq);
+	r = replay_record(rp, s, off, ri);
 	if (r == -EUCLEAN) {
 		v->refused = true;
 		rp->past_end = true;
 		problem(&v->probs, WOWC_SEV_ERROR,
 			"log record %" PRIu64 " (segment %u, block %u), replayed after checkpoint %" PRIu64 ", names an origin block past the origin's end: the kernel refuses to load this cache",
-			ri.seq, s, off, c->ckpt.generation);
+			(uint64_t)ri->seq, s, off, c->ckpt.generation);
 	}
 	return r;
 }
@@ -2163,7 +1903,7 @@ out:
 }
 
 struct tomb_ref {
-	struct wowc_tomb *tr;
+	struct wow_tomb_range *tr;
 	uint64_t seg_seq;
 };
 
@@ -2901,7 +2641,7 @@ static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
  */
 static bool lost_for_good(const struct wowc_view *v, const struct wowc_lost *l)
 {
-	const struct wowc_tomb *e;
+	const struct wow_tomb_range *e;
 	uint32_t slot = wowc_lookup(v, l->oblock);
 	bool vouched = false;
 	uint64_t i;
@@ -2914,10 +2654,10 @@ static bool lost_for_good(const struct wowc_view *v, const struct wowc_lost *l)
 		return false;
 	if (slot != WOWC_NO_SLOT && v->slot_seq[slot] > l->seq)
 		return false;
-	e = tomb_find(v->kenv, v->nr_kenv, l->oblock);
+	e = wow_tomb_find(v->kenv, v->nr_kenv, l->oblock);
 	if (e && e->t >= l->seq)
 		return false;
-	e = tomb_find(v->cenv, v->nr_cenv, l->oblock);
+	e = wow_tomb_find(v->cenv, v->nr_cenv, l->oblock);
 	if (e && e->t >= l->seq)
 		return false;
 	return true;

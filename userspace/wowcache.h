@@ -54,9 +54,6 @@ struct wowc_problems {
 	size_t nr, max;
 };
 
-/* crc32c as the kernel's crc32c(seed, buf, len): no inversion in or out */
-uint32_t wowc_crc32c(uint32_t seed, const void *buf, size_t len);
-
 /* ---- the device: superblock, health block, checkpoint header ---- */
 
 enum wowc_sb_kind {
@@ -158,17 +155,15 @@ struct wowc_rec {
 	const char *why;	/* BAD, DROPPED */
 };
 
-struct wowc_tomb {
-	uint64_t start, t;
-	uint32_t nr, flags;
-};
+/* a tombstone range: the module's (dm-wow/dm-wow-tombs.h) */
+struct wow_tomb_range;
 
 struct wowc_seg {
 	uint64_t seq, max_seq;	/* the life's first and newest record */
 	uint32_t wp;		/* blocks written */
 	bool closed;		/* after the load: closed, else free */
 	uint32_t nr_tombs, max_tombs;	/* held tombstones (kills) */
-	struct wowc_tomb *tombs;
+	struct wow_tomb_range *tombs;
 	uint32_t nr_recs, max_recs;	/* what the scan read (log only) */
 	struct wowc_rec *recs;
 	uint64_t nr_valid, nr_dirty;
@@ -226,7 +221,7 @@ struct wowc_view {
 	struct wowc_claim *claims;	/* per segment (log only) */
 	struct wowc_lost *lost;	/* versions in bad records (salvage) */
 	size_t nr_lost, max_lost;
-	struct wowc_tomb *kenv, *cenv;	/* kill and clean envelopes */
+	struct wow_tomb_range *kenv, *cenv;	/* kill and clean envelopes */
 	uint32_t nr_kenv, nr_cenv;
 	struct wowc_problems probs;
 };

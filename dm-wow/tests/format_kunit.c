@@ -376,6 +376,43 @@ static void wow_format_record_every_byte_covered(struct kunit *test)
 			WOW_REC_OK);
 }
 
+/* wow_record_judge names the first fault; NULL for a good header */
+static void wow_format_record_judge_says_why(struct kunit *test)
+{
+	struct wow_record_info ri, out;
+	u8 *b = sealed_record(test, &ri);
+	const char *why = NULL;
+
+	KUNIT_EXPECT_EQ(test, wow_record_judge(b, TEST_BLOCK, test_uuid, &out,
+					       &why), WOW_REC_OK);
+	KUNIT_EXPECT_NULL(test, why);
+	b[100] ^= 1;
+	KUNIT_EXPECT_EQ(test, wow_record_judge(b, TEST_BLOCK, test_uuid, &out,
+					       &why), WOW_REC_BAD);
+	KUNIT_EXPECT_STREQ(test, why, "header checksum");
+	/* unknown flags come before a seq below seg_seq */
+	ri.flags = 2;
+	ri.seq = 39;
+	wow_record_seal(b, TEST_BLOCK, test_uuid, &ri);
+	KUNIT_EXPECT_EQ(test, wow_record_judge(b, TEST_BLOCK, test_uuid, &out,
+					       &why), WOW_REC_BAD);
+	KUNIT_EXPECT_STREQ(test, why, "unknown record flags");
+	ri.flags = 0;
+	wow_record_seal(b, TEST_BLOCK, test_uuid, &ri);
+	KUNIT_EXPECT_EQ(test, wow_record_judge(b, TEST_BLOCK, test_uuid, &out,
+					       &why), WOW_REC_BAD);
+	KUNIT_EXPECT_STREQ(test, why, "seq below seg_seq");
+	ri.seq = 42;
+	wow_record_tombs(b)[1].t = cpu_to_le64(43);
+	wow_record_seal(b, TEST_BLOCK, test_uuid, &ri);
+	KUNIT_EXPECT_EQ(test, wow_record_judge(b, TEST_BLOCK, test_uuid, &out,
+					       &why), WOW_REC_BAD);
+	KUNIT_EXPECT_STREQ(test, why, "a tombstone reaches past its record");
+	/* the same verdict as wow_record_check, which names nothing */
+	KUNIT_EXPECT_EQ(test, wow_record_check(b, TEST_BLOCK, test_uuid, &out),
+			WOW_REC_BAD);
+}
+
 static void wow_format_record_foreign_and_bad(struct kunit *test)
 {
 	static const u8 other[16] = { 9 };
@@ -618,6 +655,7 @@ static struct kunit_case wow_format_cases[] = {
 	KUNIT_CASE(wow_format_record_round_trip),
 	KUNIT_CASE(wow_format_record_every_byte_covered),
 	KUNIT_CASE(wow_format_record_foreign_and_bad),
+	KUNIT_CASE(wow_format_record_judge_says_why),
 	KUNIT_CASE(wow_format_record_block_crcs),
 	KUNIT_CASE(wow_format_struct_is_512_bytes),
 	KUNIT_CASE(wow_format_geometry_math),

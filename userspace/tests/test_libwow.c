@@ -14,23 +14,13 @@
 #include <sys/stat.h>
 
 #include "../libwow.h"
+#include "expect.h"
 
 /* the JSON checker the test guest uses (wowjson) */
 #define WOWJSON_NO_MAIN
 #include "../../tests/vm/guest/wowjson.c"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-
-static char why[512];
-
-#define EXPECT(cond)							\
-	do {								\
-		if (!(cond)) {						\
-			snprintf(why, sizeof(why), "line %d: %s",	\
-				 __LINE__, #cond);			\
-			return why;					\
-		}							\
-	} while (0)
 
 /* For one-line results: report what came out. */
 #define EXPECT_STR(got, want)						\
@@ -42,18 +32,6 @@ static char why[512];
 			return why;					\
 		}							\
 	} while (0)
-
-static int failed;
-
-static void report(const char *name, const char *fail)
-{
-	if (fail) {
-		printf("FAIL: userspace/%s (%s)\n", name, fail);
-		failed = 1;
-	} else {
-		printf("PASS: userspace/%s\n", name);
-	}
-}
 
 /*
  * Run fn(f) on a memory stream; returns the text, caller frees.  Not

@@ -20,39 +20,7 @@
 #include "../../dm-wow/dm-wow-format.h"
 #include "../../tests/vm/guest/crc32c.h"
 #include "../wowcache.h"
-
-static char why[512];
-static int failed;
-
-#define EXPECT(cond)							\
-	do {								\
-		if (!(cond)) {						\
-			snprintf(why, sizeof(why), "line %d: %s",	\
-				 __LINE__, #cond);			\
-			return why;					\
-		}							\
-	} while (0)
-
-#define EXPECT_EQ(got, want)						\
-	do {								\
-		long long g_ = (long long)(got), w_ = (long long)(want); \
-		if (g_ != w_) {						\
-			snprintf(why, sizeof(why),			\
-				 "line %d: %s is %lld, want %lld",	\
-				 __LINE__, #got, g_, w_);		\
-			return why;					\
-		}							\
-	} while (0)
-
-static void report(const char *name, const char *fail)
-{
-	if (fail) {
-		printf("FAIL: userspace/%s (%s)\n", name, fail);
-		failed = 1;
-	} else {
-		printf("PASS: userspace/%s\n", name);
-	}
-}
+#include "expect.h"
 
 /* ---- the image writer ---- */
 

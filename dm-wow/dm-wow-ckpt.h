@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-wow checkpoint codec (dm-wow-ckpt.c): the entries of a checkpoint
+ * area (header, slot table, segment stream; dm-wow-format.h), the sealing
+ * and checking of its blocks, the segment stream's bytes on its blocks.
+ *
+ * Part of the portable core: pure (no locking, no allocation, no I/O, any
+ * context), built unchanged by the module and the userspace tools
+ * (dm-wow-types.h).  dm-wow-checkpoint.c writes and reads the blocks.
+ */
+#ifndef DM_WOW_CKPT_H
+#define DM_WOW_CKPT_H
+
+#include "dm-wow-types.h"
+#include "dm-wow-format.h"
+
+/* A checkpoint header, decoded. */
+struct wow_ckpt_info {
+	bool valid;
+	u32 head_seg;			/* WOW_NO_SEG: none open */
+	u32 head_wp;
+	u32 next_seg;			/* WOW_NO_SEG: not known */
+	u64 generation;
+	u64 next_seq;
+	u64 completed_seq;
+	u64 nr_slots;
+	u64 nr_segments;
+	u64 slot_blocks;
+	u64 seg_blocks;
+	u64 nr_tombs;
+	u64 written;			/* blocks a write wrote (not on disk) */
+};
+
+/*
+ * A slot table entry: @e the 48 bits (wow_ckpt_slot_encode), @crc the
+ * crc32c of the slot's data (format version 5; 0 for an empty slot).
+ */
+struct wow_ckpt_entry {
+	u64 e;
+	u32 crc;
+};
+
+/* A slot's 48-bit entry for @oblock: 0 when not @valid. */
+u64 wow_ckpt_slot_encode(u64 oblock, bool valid, bool dirty);
+/*
+ * Decode slot entry @e into its parts: false when it is malformed (bits
+ * past the entry, or dirty or addressed but not valid).  An empty slot
+ * (0) decodes as not valid.
+ */
+bool wow_ckpt_slot_decode(u64 e, u64 *oblock, bool *valid, bool *dirty);
+/*
+ * Entry @entry of a slot table block of @bytes-byte entries
+ * (wow_ckpt_slot_bytes): put from, or get into, @e.
+ */
+void wow_ckpt_slot_put(void *blk, u32 bytes, u32 entry,
+		       const struct wow_ckpt_entry *e);
+void wow_ckpt_slot_get(const void *blk, u32 bytes, u32 entry,
+		       struct wow_ckpt_entry *e);
+/* The crc32c a slot table block of @block_size bytes is checked against. */
+u32 wow_ckpt_slot_block_csum(const void *blk, u32 block_size);
+/* Seal segment stream block number @index of generation @gen: its trailer. */
+void wow_ckpt_seal(void *blk, u32 block_size, u64 gen, u32 index);
+/* True when @blk is segment stream block @index of generation @gen, intact. */
+bool wow_ckpt_block_ok(const void *blk, u32 block_size, u64 gen, u32 index);
+/*
+ * Copy up to @len bytes between @data and the segment stream at byte
+ * @pos, through @n blocks holding stream blocks from @first on (to the
+ * blocks when @to_blocks).  Returns the bytes copied: fewer than @len
+ * where the blocks end, 0 when @pos is outside them.
+ */
+u32 wow_ckpt_stream_copy(void *blocks, u32 block_size, u64 first, u32 n,
+			 u64 pos, void *data, u32 len, bool to_blocks);
+/* Encode @ci as the header block (all @block_size bytes) of cache @uuid. */
+void wow_ckpt_header_encode(void *block, u32 block_size, const u8 *uuid,
+			    const struct wow_ckpt_info *ci);
+/*
+ * Decode a checkpoint header: true when it is a valid checkpoint of the
+ * cache with @uuid and this geometry (@max_tombs: wow_ckpt_max_tombs_v).
+ * @ci is filled from any header with our magic, uuid and checksum.
+ */
+bool wow_ckpt_header_decode(const void *block, u32 version, u32 block_size,
+			    const u8 *uuid, u64 nr_slots, u64 nr_segments,
+			    u64 max_tombs, struct wow_ckpt_info *ci);
+/*
+ * Replay: does a tombstone or clean mark with @t cover a checkpointed copy
+ * whose segment life's newest record had seq @life_max (0: none)?
+ */
+bool wow_ckpt_covers(u64 life_max, u64 t);
+
+#endif

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-wow tombstones (dm-wow-tombs.c): how long one is needed, and their
+ * envelope at recovery.
+ *
+ * Part of the portable core: pure (no locking, no allocation, no I/O, any
+ * context), built unchanged by the module and the userspace tools
+ * (dm-wow-types.h).
+ */
+#ifndef DM_WOW_TOMBS_H
+#define DM_WOW_TOMBS_H
+
+#include "dm-wow-types.h"
+#include "dm-wow-format.h"
+
+/* The largest origin block a slot entry names. */
+#define WOW_MAX_OBLOCK		WOW_CKPT_OBLOCK_MASK
+
+/* A tombstone range in memory: kills records of [start, start+nr) <= t. */
+struct wow_tomb_range {
+	u64 start;
+	u64 t;
+	u32 nr;
+	u32 flags;		/* WOW_TOMB_CLEAN */
+};
+
+/*
+ * A walk over the segments, pass after pass (wow_life_pass_visit): the
+ * lower bound of the oldest segment life on the device and the tombstones
+ * held, as the last whole pass saw them, and the pass under way.
+ */
+struct wow_life_pass {
+	u64 bound;
+	u64 held;
+	u64 pass_min;
+	u64 pass_held;
+	u32 seen;
+};
+
+/*
+ * The oldest life of a segment a power cut now could leave: @seq opened
+ * its current life, @prev_seq the one it replaced (0: none), @durable_seq
+ * the log's durable seq.  0 when the segment never held a record.
+ */
+u64 wow_seg_disk_seq(u64 seq, u64 prev_seq, u64 durable_seq);
+/* Start a walk whose published bound starts at @bound (0: keep all). */
+void wow_life_pass_init(struct wow_life_pass *p, u64 bound);
+/*
+ * Visit one segment of @nr_segments (@disk_seq its oldest life, 0: none;
+ * @nr_tombs the tombstones it holds; @next_seq the log's next seq).  True
+ * when the visit ended a pass: then @p->bound (never lowered) and
+ * @p->held are published.
+ */
+bool wow_life_pass_visit(struct wow_life_pass *p, u32 nr_segments,
+			 u64 next_seq, u64 disk_seq, u32 nr_tombs);
+/*
+ * The envelope of @n ranges @r (sorted by start in place): at most 2 * @n
+ * disjoint pieces in @out, ascending, each with the largest t of the
+ * ranges covering it.  Empty ranges and ranges starting past
+ * WOW_MAX_OBLOCK are ignored.  @heap: scratch for @n entries.  Returns
+ * the number of pieces.  O(n log n).
+ */
+u32 wow_tomb_envelope(struct wow_tomb_range *r, u32 n,
+		      struct wow_tomb_range *out, u32 *heap);
+/* The piece of envelope @env (@n pieces) covering block @b, or NULL. */
+const struct wow_tomb_range *wow_tomb_find(const struct wow_tomb_range *env,
+					   u32 n, u64 b);
+
+#endif

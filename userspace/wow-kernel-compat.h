@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel names dm-wow's portable core uses (dm-wow/dm-wow-types.h),
+ * for its userspace build: the same names with the kernel's meaning.
+ * Only what the core's files need; add a name here when one needs it.
+ */
+#ifndef WOW_KERNEL_COMPAT_H
+#define WOW_KERNEL_COMPAT_H
+
+#ifdef __KERNEL__
+#error "wow-kernel-compat.h is for userspace builds"
+#endif
+
+#include <assert.h>
+#include <endian.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/types.h>	/* __u64, __le32, ... */
+
+#include "crc32c.h"
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int8_t s8;
+typedef int16_t s16;
+typedef int32_t s32;
+typedef int64_t s64;
+
+#ifndef __packed
+#define __packed	__attribute__((packed))
+#endif
+
+#define U8_MAX		((u8)~0U)
+#define U16_MAX		((u16)~0U)
+#define U32_MAX		((u32)~0U)
+#define U64_MAX		((u64)~0ULL)
+#define S64_MAX		((s64)(U64_MAX >> 1))
+
+#define cpu_to_le16(x)	((__le16)htole16(x))
+#define cpu_to_le32(x)	((__le32)htole32(x))
+#define cpu_to_le64(x)	((__le64)htole64(x))
+#define le16_to_cpu(x)	le16toh((__u16)(x))
+#define le32_to_cpu(x)	le32toh((__u32)(x))
+#define le64_to_cpu(x)	le64toh((__u64)(x))
+
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define BUILD_BUG_ON(c)	_Static_assert(!(c), #c)
+
+/* as the kernel's: each argument evaluated once, of one type */
+#define min(a, b)	({ __typeof__(a) _a = (a); __typeof__(b) _b = (b); \
+			   (void)(&_a == &_b); _a < _b ? _a : _b; })
+#define max(a, b)	({ __typeof__(a) _a = (a); __typeof__(b) _b = (b); \
+			   (void)(&_a == &_b); _a > _b ? _a : _b; })
+#define min_t(t, a, b)	({ t _a = (a); t _b = (b); _a < _b ? _a : _b; })
+#define max_t(t, a, b)	({ t _a = (a); t _b = (b); _a > _b ? _a : _b; })
+#define clamp(v, lo, hi) min(max(v, lo), hi)
+
+static inline u64 div_u64_rem(u64 dividend, u32 divisor, u32 *remainder)
+{
+	*remainder = dividend % divisor;
+	return dividend / divisor;
+}
+
+static inline u64 div_u64(u64 dividend, u32 divisor)
+{
+	return dividend / divisor;
+}
+
+static inline u64 div64_u64(u64 dividend, u64 divisor)
+{
+	return dividend / divisor;
+}
+
+/* The kernel's sort() is not stable either; @swap_func is not used. */
+static inline void sort(void *base, size_t num, size_t size,
+			int (*cmp_func)(const void *, const void *),
+			void (*swap_func)(void *, void *, int))
+{
+	(void)swap_func;
+	qsort(base, num, size, cmp_func);
+}
+
+/* bsearch(): the C library's has the kernel's arguments and meaning */
+
+/* GFP flags mean nothing here */
+typedef unsigned int gfp_t;
+#define GFP_KERNEL	0U
+#define GFP_NOIO	0U
+#define GFP_NOWAIT	0U
+#define __GFP_NOWARN	0U
+#define __GFP_ZERO	1U
+
+static inline void *kmalloc(size_t n, gfp_t gfp)
+{
+	return gfp & __GFP_ZERO ? calloc(1, n ? n : 1) : malloc(n ? n : 1);
+}
+
+static inline void *kzalloc(size_t n, gfp_t gfp)
+{
+	return kmalloc(n, gfp | __GFP_ZERO);
+}
+
+static inline void *kvmalloc(size_t n, gfp_t gfp)
+{
+	return kmalloc(n, gfp);
+}
+
+static inline void *kvzalloc(size_t n, gfp_t gfp)
+{
+	return kzalloc(n, gfp);
+}
+
+static inline void kfree(const void *p)
+{
+	free((void *)p);
+}
+
+static inline void kvfree(const void *p)
+{
+	free((void *)p);
+}
+
+#endif
