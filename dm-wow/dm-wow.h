@@ -292,14 +292,6 @@ struct wow_ckpt_area {
 	bool whole;
 };
 
-struct wow_ckpt_seg_info {
-	u64 seq;
-	u64 max_seq;
-	u32 wp;
-	u32 nr_tombs;
-	bool closed;
-};
-
 /* What a checkpoint holds, from its owner (the log) and back to it. */
 struct wow_ckpt_ops {
 	/* the entries of @n slots from @first, and segments from @first */

@@ -1491,18 +1491,16 @@ static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
 	}
 	p = stream;
 	for (s = 0; s < c->nr_segments; s++, p += sizeof(struct wow_ckpt_seg)) {
-		const struct wow_ckpt_seg *e = (const void *)p;
 		struct wowc_seg *seg = &v->segs[s];
-		uint32_t state = le32toh(e->state);
+		struct wow_ckpt_seg_info si;
+		bool ok = wow_ckpt_seg_decode((const void *)p, c->bps,
+					      k->next_seq, &si);
 
-		seg->seq = le64toh(e->seq);
-		seg->max_seq = le64toh(e->max_seq);
-		seg->wp = le32toh(e->wp);
-		nr_tombs[s] = le32toh(e->nr_tombs);
-		if (seg->wp > c->bps || seg->max_seq < seg->seq ||
-		    seg->max_seq >= k->next_seq ||
-		    (state & ~WOW_CKPT_SEG_CLOSED) ||
-		    (!seg->seq && (state || seg->wp || nr_tombs[s])))
+		seg->seq = si.seq;
+		seg->max_seq = si.max_seq;
+		seg->wp = si.wp;
+		nr_tombs[s] = si.nr_tombs;
+		if (!ok)
 			BAD("segment %" PRIu64 "'s entry makes no sense", s);
 		total += nr_tombs[s];
 	}
@@ -1516,14 +1514,12 @@ static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
 		for (s = 0; s < c->nr_segments; s++)
 			for (i = 0; i < nr_tombs[s]; i++) {
 				struct wow_tomb_range tr;
-				const struct wow_tomb *t = (const void *)p;
+				bool ok = wow_ckpt_tomb_decode((const void *)p,
+							       k->next_seq,
+							       &tr);
 
-				tr.start = le64toh(t->start);
-				tr.t = le64toh(t->t);
-				tr.nr = le32toh(t->nr);
-				tr.flags = le32toh(t->flags);
-				p += sizeof(*t);
-				if (tr.flags || tr.t >= k->next_seq)
+				p += sizeof(struct wow_tomb);
+				if (!ok)
 					BAD("a tombstone of segment %" PRIu64 " makes no sense", s);
 				if (seg_add_tomb(&v->segs[s], &tr,
 						 v->segs[s].nr_tombs++)) {

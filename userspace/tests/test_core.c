@@ -227,6 +227,114 @@ static const char *ckpt_header(void)
 	return NULL;
 }
 
+/* Decode @si, encoded, for 64-block segments and next_seq 100. */
+static bool seg_trip(const struct wow_ckpt_seg_info *si,
+		     struct wow_ckpt_seg_info *got)
+{
+	struct wow_ckpt_seg e;
+
+	memset(&e, 0xa5, sizeof(e));
+	wow_ckpt_seg_encode(&e, si);
+	return wow_ckpt_seg_decode(&e, 64, 100, got);
+}
+
+static const char *ckpt_seg_entries(void)
+{
+	struct wow_ckpt_seg_info si = {
+		.seq = 10, .max_seq = 99, .wp = 64, .nr_tombs = 3,
+		.closed = true,
+	}, got, bad;
+	struct wow_ckpt_seg e;
+	const u8 *b = (const void *)&e;
+
+	/* round trip, and the bytes: little endian, reserved zero */
+	EXPECT(seg_trip(&si, &got));
+	EXPECT_EQ(got.seq, 10);
+	EXPECT_EQ(got.max_seq, 99);
+	EXPECT_EQ(got.wp, 64);
+	EXPECT_EQ(got.nr_tombs, 3);
+	EXPECT(got.closed);
+	memset(&e, 0xa5, sizeof(e));
+	wow_ckpt_seg_encode(&e, &si);
+	EXPECT_EQ(b[0], 10);
+	EXPECT_EQ(b[8], 99);
+	EXPECT_EQ(b[16], 64);
+	EXPECT_EQ(b[20], 3);
+	EXPECT_EQ(le32_to_cpu(e.state), WOW_CKPT_SEG_CLOSED);
+	EXPECT_EQ(le32_to_cpu(e.reserved), 0);
+	si.closed = false;
+	EXPECT(seg_trip(&si, &got) && !got.closed);
+	/* a free segment: all zero */
+	memset(&bad, 0, sizeof(bad));
+	EXPECT(seg_trip(&bad, &got));
+	EXPECT(!got.seq && !got.closed);
+	/* one fault at a time; @got still holds what the entry says */
+	bad = si;
+	bad.wp = 65;
+	EXPECT(!seg_trip(&bad, &got));
+	EXPECT_EQ(got.wp, 65);
+	bad = si;
+	bad.max_seq = 9;
+	EXPECT(!seg_trip(&bad, &got));
+	bad.max_seq = 10;
+	EXPECT(seg_trip(&bad, &got));
+	bad = si;
+	bad.max_seq = 100;
+	EXPECT(!seg_trip(&bad, &got));
+	wow_ckpt_seg_encode(&e, &si);
+	e.state = cpu_to_le32(2);
+	EXPECT(!wow_ckpt_seg_decode(&e, 64, 100, &got));
+	e.state = cpu_to_le32(WOW_CKPT_SEG_CLOSED | 0x80000000U);
+	EXPECT(!wow_ckpt_seg_decode(&e, 64, 100, &got));
+	EXPECT(!got.closed);
+	memset(&bad, 0, sizeof(bad));
+	bad.closed = true;
+	EXPECT(!seg_trip(&bad, &got));
+	memset(&bad, 0, sizeof(bad));
+	bad.wp = 1;
+	EXPECT(!seg_trip(&bad, &got));
+	memset(&bad, 0, sizeof(bad));
+	bad.nr_tombs = 1;
+	EXPECT(!seg_trip(&bad, &got));
+	/* a free segment's max_seq is not looked at (as the reader never did) */
+	memset(&bad, 0, sizeof(bad));
+	bad.max_seq = 5;
+	EXPECT(seg_trip(&bad, &got));
+	return NULL;
+}
+
+static const char *ckpt_tomb_entries(void)
+{
+	struct wow_tomb_range tr = {
+		.start = WOW_MAX_OBLOCK, .t = 99, .nr = 0xfffffffeU,
+	}, got;
+	struct wow_tomb e;
+	const u8 *b = (const void *)&e;
+
+	memset(&e, 0xa5, sizeof(e));
+	wow_ckpt_tomb_encode(&e, &tr);
+	EXPECT(wow_ckpt_tomb_decode(&e, 100, &got));
+	EXPECT_EQ(got.start, WOW_MAX_OBLOCK);
+	EXPECT_EQ(got.t, 99);
+	EXPECT_EQ(got.nr, 0xfffffffeU);
+	EXPECT_EQ(got.flags, 0);
+	EXPECT_EQ(b[8], 99);
+	EXPECT_EQ(b[16], 0xfe);
+	EXPECT_EQ(le32_to_cpu(e.flags), 0);
+	/* t not below next_seq */
+	EXPECT(!wow_ckpt_tomb_decode(&e, 99, &got));
+	EXPECT_EQ(got.t, 99);
+	/* a clean mark (or any flag): a checkpoint holds kills only */
+	tr.flags = WOW_TOMB_CLEAN;
+	wow_ckpt_tomb_encode(&e, &tr);
+	EXPECT(!wow_ckpt_tomb_decode(&e, 100, &got));
+	EXPECT_EQ(got.flags, WOW_TOMB_CLEAN);
+	tr.flags = 0x100;
+	wow_ckpt_tomb_encode(&e, &tr);
+	EXPECT(!wow_ckpt_tomb_decode(&e, 100, &got));
+	return NULL;
+}
+
 /* A record header of cache @uuid: 2 tombstones, 3 data blocks with crcs. */
 static void make_record(u8 *hdr, const u8 *uuid, u64 tomb_t)
 {
@@ -416,6 +524,8 @@ static const struct {
 	{ "core_ckpt_block_seal_and_check", ckpt_block_seal },
 	{ "core_ckpt_stream_copy", ckpt_stream_copy },
 	{ "core_ckpt_header_round_trip_and_refusals", ckpt_header },
+	{ "core_ckpt_seg_entry_round_trip_and_refusals", ckpt_seg_entries },
+	{ "core_ckpt_tomb_entry_round_trip_and_refusals", ckpt_tomb_entries },
 	{ "core_record_seal_and_check", record_seal_check },
 	{ "core_tomb_envelope_and_find", tomb_envelope },
 	{ "core_tomb_life_pass", tomb_life_pass },

@@ -211,7 +211,7 @@ struct ck_seg {
 	uint64_t seq, max_seq;
 	uint32_t wp, state;
 	uint32_t nr_tombs;
-	struct { uint64_t start, t; uint32_t nr; } tomb[4];
+	struct { uint64_t start, t; uint32_t nr, flags; } tomb[4];
 };
 
 static void stream_put(uint8_t *stream, uint64_t *pos, const void *d,
@@ -281,6 +281,7 @@ static void put_ckpt(struct img *m, uint64_t gen, uint64_t next_seq,
 			put_le(t, segs[i].tomb[j].start, 8);
 			put_le(t + 8, segs[i].tomb[j].t, 8);
 			put_le(t + 16, segs[i].tomb[j].nr, 4);
+			put_le(t + 20, segs[i].tomb[j].flags, 4);
 			stream_put(stream, &pos, t, 24);
 		}
 	for (i = 0; i < gblocks; i++) {
@@ -983,6 +984,82 @@ static const char *checkpoint(void)
 	return NULL;
 }
 
+/*
+ * The standard log and its checkpoint, segment 0 holding a tombstone;
+ * @fault breaks one segment or tombstone entry (0: none).  check's
+ * report must hold @want.
+ */
+static const char *ckpt_entry_case(int fault, int want_rc, const char *want)
+{
+	uint64_t slots[8 * BPS] = { 0 };
+	struct ck_seg segs[8] = { { 0 } };
+	struct img m;
+	struct rec r[4];
+	char *t;
+	int rc;
+	bool ok;
+
+	img_new(&m, 2, 8);
+	std_log(&m, r);
+	put_all(&m, r, 4);
+	slots[slot_of(0, 1)] = ent(1, false);
+	slots[slot_of(0, 2)] = ent(2, true);
+	slots[slot_of(0, 5)] = ent(3, true);
+	slots[slot_of(0, 6)] = ent(4, true);
+	slots[slot_of(0, 8)] = ent(5, true);
+	slots[slot_of(1, 1)] = ent(6, true);
+	segs[0] = (struct ck_seg){ E1 + 1, E1 + 3, 9, WOW_CKPT_SEG_CLOSED, 1,
+				   { { 500, E1 + 2, 3, 0 } } };
+	segs[1] = (struct ck_seg){ E1 + 4, E1 + 4, 2, WOW_CKPT_SEG_CLOSED, 0,
+				   { { 0 } } };
+	switch (fault) {
+	case 1:			/* written past the segment */
+		segs[0].wp = BPS + 1;
+		break;
+	case 2:			/* a state bit the format lacks */
+		segs[1].state = 2;
+		break;
+	case 3:			/* a free segment written */
+		segs[2].wp = 1;
+		break;
+	case 4:			/* a clean mark in a checkpoint */
+		segs[0].tomb[0].flags = WOW_TOMB_CLEAN;
+		break;
+	case 5:			/* a tombstone not below next_seq */
+		segs[0].tomb[0].t = E1 + 5;
+		break;
+	}
+	put_ckpt(&m, 7, E1 + 5, E1 + 4, slots, segs, true);
+	t = check_text(&m, &rc);
+	ok = rc == want_rc && strstr(t, want);
+	free(t);
+	img_free(&m);
+	if (ok)
+		return NULL;
+	snprintf(why, sizeof(why), "fault %d: rc %d (want %d) or no \"%s\"",
+		 fault, rc, want_rc, want);
+	return why;
+}
+
+/* The checkpoint's segment and tombstone entries, and their refusals. */
+static const char *checkpoint_entries(void)
+{
+	const char *e;
+
+	e = ckpt_entry_case(0, 0, "checkpoint: valid, generation 7, next_seq 4294967301, 1 tombstones");
+	if (!e)
+		e = ckpt_entry_case(1, WOWC_EXIT_ERROR, "segment 0's entry makes no sense");
+	if (!e)
+		e = ckpt_entry_case(2, WOWC_EXIT_ERROR, "segment 1's entry makes no sense");
+	if (!e)
+		e = ckpt_entry_case(3, WOWC_EXIT_ERROR, "segment 2's entry makes no sense");
+	if (!e)
+		e = ckpt_entry_case(4, WOWC_EXIT_ERROR, "a tombstone of segment 0 makes no sense");
+	if (!e)
+		e = ckpt_entry_case(5, WOWC_EXIT_ERROR, "a tombstone of segment 0 makes no sense");
+	return e;
+}
+
 /* A valid checkpoint that the log contradicts. */
 static const char *checkpoint_vs_log(void)
 {
@@ -1633,6 +1710,7 @@ static const struct {
 	{ "wowcache_checkpoint_v3_closing_copy", checkpoint_v3 },
 	{ "wowcache_checkpoint_v4_two_areas", checkpoint_v4 },
 	{ "wowcache_checkpoint_vs_log", checkpoint_vs_log },
+	{ "wowcache_checkpoint_entries_refused", checkpoint_entries },
 	{ "wowcache_superblock_and_health", superblock_and_health },
 	{ "wowcache_version1", version1 },
 	{ "wowcache_writeback_dirty_newest", writeback },
