@@ -1110,6 +1110,86 @@ static const char *checkpoint_vs_log(void)
 	return NULL;
 }
 
+/* Rewrite superblock field bytes [@off, @off + @len) with @v, resealed. */
+static void sb_set(struct img *m, uint32_t off, const void *v, size_t len)
+{
+	uint8_t blk[BS];
+
+	rd(m, blk, BS, 0);
+	memcpy(blk + off, v, len);
+	seal512(blk);
+	wr(m, blk, BS, 0);
+}
+
+/* A health block whose what is all @len bytes of @what, flags @flags. */
+static void health_what(struct img *m, uint32_t flags, const char *what,
+			size_t len)
+{
+	uint8_t blk[BS] = { 0 };
+	struct wow_health *h = (void *)blk;
+
+	write_health(m, flags);
+	rd(m, blk, BS, BS);
+	memcpy(h->what, what, len);
+	seal512(blk);
+	wr(m, blk, BS, BS);
+}
+
+/*
+ * What wowctl shows of the superblock and the health block: the kind and
+ * reason of a superblock it cannot use, whether the health block is the
+ * cache's, fields that fill their whole width.
+ */
+static const char *superblock_and_health_fields(void)
+{
+	char full[WOW_HEALTH_WHAT_LEN + 1];
+	uint8_t v[4];
+	struct wowc *c;
+	struct img m;
+	char err[WOWC_ERR_LEN], *t;
+	int rc;
+
+	img_new(&m, 2, 8);
+	memset(full, 'o', sizeof(full) - 1);
+	full[sizeof(full) - 1] = 0;
+	sb_set(&m, offsetof(struct wow_superblock, origin_id), full,
+	       WOW_ORIGIN_ID_LEN);
+	health_what(&m, WOW_SB_F_NEEDS_CHECK, full, WOW_HEALTH_WHAT_LEN);
+	EXPECT(!wowc_open(m.path, &c, err));
+	EXPECT_EQ(c->sb_kind, WOWC_SB_VALID);
+	EXPECT(!strcmp(c->sb.origin_id, full));
+	EXPECT(c->health.ours && c->health.needs_check);
+	EXPECT(!strcmp(c->health.what, full));
+	wowc_close(c);
+	t = dump_text(&m, 0, &rc);
+	EXPECT(strstr(t, "\"written\": true"));
+	free(t);
+	/* another cache's health block: says nothing */
+	m.uuid[0] ^= 1;
+	write_health(&m, WOW_SB_F_NEEDS_CHECK);
+	m.uuid[0] ^= 1;
+	EXPECT(!wowc_open(m.path, &c, err));
+	EXPECT(!c->health.ours && !c->health.needs_check);
+	wowc_close(c);
+	t = dump_text(&m, 0, &rc);
+	EXPECT(strstr(t, "\"written\": false"));
+	free(t);
+	/* a version after ours */
+	put_le(v, WOW_SB_VERSION + 1, 4);
+	sb_set(&m, offsetof(struct wow_superblock, version), v, 4);
+	EXPECT(!wowc_open(m.path, &c, err));
+	EXPECT_EQ(c->sb_kind, WOWC_SB_NEWER);
+	EXPECT(!strcmp(c->sb_why,
+		       "superblock version is newer than this tool"));
+	wowc_close(c);
+	t = check_text(&m, &rc);
+	EXPECT_EQ(rc, WOWC_EXIT_ERROR);
+	EXPECT(strstr(t, "superblock version is newer than this tool"));
+	free(t);
+	img_free(&m);
+	return NULL;
+}
+
 static const char *superblock_and_health(void)
 {
 	struct img m;
@@ -1712,6 +1792,8 @@ static const struct {
 	{ "wowcache_checkpoint_vs_log", checkpoint_vs_log },
 	{ "wowcache_checkpoint_entries_refused", checkpoint_entries },
 	{ "wowcache_superblock_and_health", superblock_and_health },
+	{ "wowcache_superblock_and_health_fields",
+	  superblock_and_health_fields },
 	{ "wowcache_version1", version1 },
 	{ "wowcache_writeback_dirty_newest", writeback },
 	{ "wowcache_writeback_corrupt_durable", writeback_corrupt },
