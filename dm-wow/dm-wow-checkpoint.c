@@ -357,15 +357,9 @@ static int write_tail(struct ckpt_io *io, const struct wow_ckpt_area *a,
 
 	memset(io->buf, 0, io->win * a->block_size);
 	for (s = 0; s < a->nr_segments && !r; s++) {
-		const struct wow_ckpt_seg_info *si = &sn->segs[s];
-		struct wow_ckpt_seg e = {
-			.seq = cpu_to_le64(si->seq),
-			.max_seq = cpu_to_le64(si->max_seq),
-			.wp = cpu_to_le32(si->wp),
-			.nr_tombs = cpu_to_le32(si->nr_tombs),
-			.state = cpu_to_le32(si->closed ? WOW_CKPT_SEG_CLOSED : 0),
-		};
+		struct wow_ckpt_seg e;
 
+		wow_ckpt_seg_encode(&e, &sn->segs[s]);
 		r = stream_put(io, &e, sizeof(e));
 		if (s % WOW_CKPT_YIELD_SEGS == WOW_CKPT_YIELD_SEGS - 1)
 			cond_resched();
@@ -373,14 +367,9 @@ static int write_tail(struct ckpt_io *io, const struct wow_ckpt_area *a,
 	if (!r)
 		r = stream_put(io, a->csums, ci->slot_blocks * sizeof(__le32));
 	for (t = 0; t < ci->nr_tombs && !r; t++) {
-		const struct wow_tomb_range *tr = &sn->tombs[t];
-		struct wow_tomb e = {
-			.start = cpu_to_le64(tr->start),
-			.t = cpu_to_le64(tr->t),
-			.nr = cpu_to_le32(tr->nr),
-			.flags = cpu_to_le32(tr->flags),
-		};
+		struct wow_tomb e;
 
+		wow_ckpt_tomb_encode(&e, &sn->tombs[t]);
 		r = stream_put(io, &e, sizeof(e));
 	}
 	if (!r)
@@ -645,15 +634,8 @@ int wow_ckpt_read(const struct wow_ckpt_area *a,
 		r = stream_get(&io, &e, sizeof(e));
 		if (r)
 			break;
-		si.seq = le64_to_cpu(e.seq);
-		si.max_seq = le64_to_cpu(e.max_seq);
-		si.wp = le32_to_cpu(e.wp);
-		si.nr_tombs = le32_to_cpu(e.nr_tombs);
-		si.closed = le32_to_cpu(e.state) == WOW_CKPT_SEG_CLOSED;
-		if (si.wp > a->blocks_per_seg || si.max_seq < si.seq ||
-		    si.max_seq >= ci->next_seq ||
-		    (le32_to_cpu(e.state) & ~WOW_CKPT_SEG_CLOSED) ||
-		    (!si.seq && (si.closed || si.wp || si.nr_tombs))) {
+		if (!wow_ckpt_seg_decode(&e, a->blocks_per_seg, ci->next_seq,
+					 &si)) {
 			r = -EUCLEAN;
 			break;
 		}
@@ -673,11 +655,7 @@ int wow_ckpt_read(const struct wow_ckpt_area *a,
 			r = stream_get(&io, &t, sizeof(t));
 			if (r)
 				break;
-			tr.start = le64_to_cpu(t.start);
-			tr.t = le64_to_cpu(t.t);
-			tr.nr = le32_to_cpu(t.nr);
-			tr.flags = le32_to_cpu(t.flags);
-			if (tr.flags || tr.t >= ci->next_seq) {
+			if (!wow_ckpt_tomb_decode(&t, ci->next_seq, &tr)) {
 				r = -EUCLEAN;
 				break;
 			}

@@ -42,6 +42,53 @@ bool wow_ckpt_slot_decode(u64 e, u64 *oblock, bool *valid, bool *dirty)
 	return *valid || !e;
 }
 
+void wow_ckpt_seg_encode(struct wow_ckpt_seg *e,
+			 const struct wow_ckpt_seg_info *si)
+{
+	*e = (struct wow_ckpt_seg) {
+		.seq = cpu_to_le64(si->seq),
+		.max_seq = cpu_to_le64(si->max_seq),
+		.wp = cpu_to_le32(si->wp),
+		.nr_tombs = cpu_to_le32(si->nr_tombs),
+		.state = cpu_to_le32(si->closed ? WOW_CKPT_SEG_CLOSED : 0),
+	};
+}
+
+bool wow_ckpt_seg_decode(const struct wow_ckpt_seg *e, u32 blocks_per_seg,
+			 u64 next_seq, struct wow_ckpt_seg_info *si)
+{
+	u32 state = le32_to_cpu(e->state);
+
+	si->seq = le64_to_cpu(e->seq);
+	si->max_seq = le64_to_cpu(e->max_seq);
+	si->wp = le32_to_cpu(e->wp);
+	si->nr_tombs = le32_to_cpu(e->nr_tombs);
+	si->closed = state == WOW_CKPT_SEG_CLOSED;
+	return si->wp <= blocks_per_seg && si->max_seq >= si->seq &&
+	       si->max_seq < next_seq && !(state & ~WOW_CKPT_SEG_CLOSED) &&
+	       (si->seq || !(si->closed || si->wp || si->nr_tombs));
+}
+
+void wow_ckpt_tomb_encode(struct wow_tomb *e, const struct wow_tomb_range *tr)
+{
+	*e = (struct wow_tomb) {
+		.start = cpu_to_le64(tr->start),
+		.t = cpu_to_le64(tr->t),
+		.nr = cpu_to_le32(tr->nr),
+		.flags = cpu_to_le32(tr->flags),
+	};
+}
+
+bool wow_ckpt_tomb_decode(const struct wow_tomb *e, u64 next_seq,
+			  struct wow_tomb_range *tr)
+{
+	tr->start = le64_to_cpu(e->start);
+	tr->t = le64_to_cpu(e->t);
+	tr->nr = le32_to_cpu(e->nr);
+	tr->flags = le32_to_cpu(e->flags);
+	return !tr->flags && tr->t < next_seq;
+}
+
 /*
  * Entry @entry of a slot table block of @bytes-byte entries
  * (wow_ckpt_slot_bytes): the 48 bits, then from version 5 the crc32c,

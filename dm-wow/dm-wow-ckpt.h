@@ -13,6 +13,7 @@
 
 #include "dm-wow-types.h"
 #include "dm-wow-format.h"
+#include "dm-wow-tombs.h"
 
 /* A checkpoint header, decoded. */
 struct wow_ckpt_info {
@@ -38,6 +39,20 @@ struct wow_ckpt_info {
 struct wow_ckpt_entry {
 	u64 e;
 	u32 crc;
+};
+
+/*
+ * A segment stream entry (struct wow_ckpt_seg), decoded: the segment's
+ * life opened by record @seq (0: the segment is free), its newest record
+ * @max_seq, @wp blocks written, @nr_tombs tombstones held; @closed: no
+ * longer written.
+ */
+struct wow_ckpt_seg_info {
+	u64 seq;
+	u64 max_seq;
+	u32 wp;
+	u32 nr_tombs;
+	bool closed;
 };
 
 /* A slot's 48-bit entry for @oblock: 0 when not @valid. */
@@ -70,6 +85,29 @@ bool wow_ckpt_block_ok(const void *blk, u32 block_size, u64 gen, u32 index);
  */
 u32 wow_ckpt_stream_copy(void *blocks, u32 block_size, u64 first, u32 n,
 			 u64 pos, void *data, u32 len, bool to_blocks);
+/* Encode @si as segment stream entry @e (every byte of it). */
+void wow_ckpt_seg_encode(struct wow_ckpt_seg *e,
+			 const struct wow_ckpt_seg_info *si);
+/*
+ * Decode segment stream entry @e into @si (filled whatever the verdict):
+ * false when it is malformed for a checkpoint whose header says
+ * @next_seq, of segments of @blocks_per_seg blocks: @wp past the segment,
+ * @max_seq below @seq or not below @next_seq, state bits other than
+ * WOW_CKPT_SEG_CLOSED, or a free segment (@seq 0) closed, written or
+ * holding tombstones.
+ */
+bool wow_ckpt_seg_decode(const struct wow_ckpt_seg *e, u32 blocks_per_seg,
+			 u64 next_seq, struct wow_ckpt_seg_info *si);
+/* Encode @tr as tombstone entry @e of the segment stream. */
+void wow_ckpt_tomb_encode(struct wow_tomb *e, const struct wow_tomb_range *tr);
+/*
+ * Decode tombstone entry @e of the segment stream into @tr (filled
+ * whatever the verdict): false when it is malformed for a checkpoint
+ * whose header says @next_seq: any flag set (a checkpoint holds no clean
+ * marks), or @t not below @next_seq.
+ */
+bool wow_ckpt_tomb_decode(const struct wow_tomb *e, u64 next_seq,
+			  struct wow_tomb_range *tr);
 /* Encode @ci as the header block (all @block_size bytes) of cache @uuid. */
 void wow_ckpt_header_encode(void *block, u32 block_size, const u8 *uuid,
 			    const struct wow_ckpt_info *ci);

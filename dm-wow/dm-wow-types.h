@@ -2,7 +2,7 @@
 /*
  * dm-wow portable core: the types and helpers its pure files use.
  *
- * The pure files (dm-wow-ckpt.c, dm-wow-tombs.c) include this header, not
+ * The pure files (dm-wow-ckpt.c, dm-wow-sb.c, dm-wow-tombs.c, ...) include this header, not
  * dm-wow.h, so the module and the userspace tools build them unchanged.
  * In the kernel it is the kernel's own headers; in userspace,
  * userspace/wow-kernel-compat.h gives the same names the same meaning
@@ -18,6 +18,7 @@
 #include <linux/crc32c.h>
 #include <linux/errno.h>
 #include <linux/limits.h>
+#include <linux/log2.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/sort.h>

@@ -23,6 +23,7 @@
 #include "dm-wow-chain.h"
 #include "dm-wow-ckpt.h"
 #include "dm-wow-record.h"
+#include "dm-wow-sb.h"
 #include "dm-wow-tombs.h"
 #include "dm-wow-policy.h"
 
@@ -218,53 +219,10 @@ static inline bool wow_index_changed(const struct wow_index *ix,
 
 /* ---- dm-wow-super.c: the superblock ---- */
 
-/* Geometry of one cache device, as the superblock records it. */
-struct wow_geometry {
-	u32 block_size;			/* bytes */
-	u32 erase_block_size;		/* bytes */
-	u32 write_group_size;		/* bytes */
-	u64 origin_sectors;
-	u64 cache_sectors;
-	u64 first_segment_sector;
-	u64 nr_segments;
-};
-
-struct wow_sb_info {
-	struct wow_geometry geo;
-	u32 version;		/* 1: no checkpoint; 2: in erase block 0 */
-	u32 flags;
-	u64 format_seq;
-	u8 uuid[16];
-	char origin_id[WOW_ORIGIN_ID_LEN];	/* NUL terminated; "" none */
-};
-
-/* What the first block of a cache device holds. */
-enum wow_sb_kind {
-	WOW_SB_ZERO,		/* all zeros: format on first use */
-	WOW_SB_VALID,		/* a dm-wow superblock this code reads */
-	WOW_SB_CORRUPT,		/* dm-wow magic, but checksum or fields bad */
-	WOW_SB_NEWER,		/* dm-wow superblock of a later version */
-	WOW_SB_FOREIGN,		/* anything else */
-};
-
 void wow_geometry_init(struct wow_geometry *g, const struct wow_args *a,
 		       u64 origin_sectors, u64 cache_sectors);
-void wow_sb_encode(struct wow_superblock *sb, const struct wow_sb_info *info);
-enum wow_sb_kind wow_sb_decode(const void *block, unsigned int len,
-			       struct wow_sb_info *info, const char **why);
-/* The health block (dm-wow-format.h): what the last load should know. */
-struct wow_health_info {
-	u32 flags;		/* WOW_SB_F_NEEDS_CHECK */
-	u32 state;		/* enum wow_state when written */
-	u64 time;		/* seconds since 1970 */
-	char what[WOW_HEALTH_WHAT_LEN];	/* NUL terminated */
-};
 
-void wow_health_encode(void *block, unsigned int len, const u8 *uuid,
-		       const struct wow_health_info *h);
-/* Decode the health block of the cache with @uuid; true if it is bad. */
-bool wow_health_decode(const void *block, unsigned int len, const u8 *uuid,
-		       struct wow_health_info *h);
+/* dm-wow-sb.c, the superblock and health block codec (pure): dm-wow-sb.h */
 
 /* dm-wow-ckpt.c, the checkpoint codec (pure): dm-wow-ckpt.h */
 
@@ -290,14 +248,6 @@ struct wow_ckpt_area {
 	 */
 	__le32 *csums;
 	bool whole;
-};
-
-struct wow_ckpt_seg_info {
-	u64 seq;
-	u64 max_seq;
-	u32 wp;
-	u32 nr_tombs;
-	bool closed;
 };
 
 /* What a checkpoint holds, from its owner (the log) and back to it. */
@@ -351,8 +301,6 @@ int wow_ckpt_read(const struct wow_ckpt_area *a,
 /* Bytes read at the start of a cache device to tell blank from in use. */
 #define WOW_PROBE_BYTES		(68U << 10)
 const char *wow_foreign_signature(const void *buf, unsigned int len);
-const char *wow_sb_geometry_mismatch(const struct wow_geometry *sb,
-				     const struct wow_geometry *table);
 u64 wow_next_epoch_seq(u64 seen);
 int wow_first_vouched(const u64 *suspects, u32 n, u64 seq, u64 durable_seq);
 /* I/O of a buffer in flight (wow_aio_start), waited for (wow_aio_wait). */

@@ -80,6 +80,51 @@ static inline u64 div64_u64(u64 dividend, u64 divisor)
 	return dividend / divisor;
 }
 
+static inline bool is_power_of_2(unsigned long n)
+{
+	return n && !(n & (n - 1));
+}
+
+/* The first byte of @n at @s that is not @c, or NULL. */
+static inline void *memchr_inv(const void *s, int c, size_t n)
+{
+	const u8 *p = s;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != (u8)c)
+			return (void *)(p + i);
+	return NULL;
+}
+
+/* Copy @src into @dst of @size bytes, NUL terminated: -E2BIG if cut. */
+static inline long strscpy(char *dst, const char *src, size_t size)
+{
+	size_t len;
+
+	if (!size)
+		return -E2BIG;
+	len = strnlen(src, size);
+	if (len == size) {
+		memcpy(dst, src, size - 1);
+		dst[size - 1] = 0;
+		return -E2BIG;
+	}
+	memcpy(dst, src, len + 1);
+	return len;
+}
+
+/* strscpy, the rest of @dst zeroed */
+static inline long strscpy_pad(char *dst, const char *src, size_t size)
+{
+	long r = strscpy(dst, src, size);
+	size_t len = r < 0 ? (size ? size - 1 : 0) : (size_t)r;
+
+	if (size > len + 1)
+		memset(dst + len + 1, 0, size - len - 1);
+	return r;
+}
+
 /* The kernel's sort() is not stable either; @swap_func is not used. */
 static inline void sort(void *base, size_t num, size_t size,
 			int (*cmp_func)(const void *, const void *),

@@ -24,6 +24,7 @@
 #include "../dm-wow/dm-wow-chain.h"
 #include "../dm-wow/dm-wow-ckpt.h"
 #include "../dm-wow/dm-wow-record.h"
+#include "../dm-wow/dm-wow-sb.h"
 #include "../dm-wow/dm-wow-tombs.h"
 
 #include "wowcache.h"
@@ -246,90 +247,56 @@ static bool pow2(uint64_t x)
 	return x && !(x & (x - 1));
 }
 
-static bool all_zero(const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
 static uint32_t csum512(const void *blk)
 {
 	return crc32c(WOW_CSUM_SEED, (const uint8_t *)blk + 4,
 			   WOW_SB_CSUM_BYTES - 4);
 }
 
-/* wow_sb_decode and wow_check_devices */
+/* wow_sb_decode, then what wow_check_devices refuses */
 static void sb_decode(struct wowc *c, const void *blk, size_t len)
 {
+	static const enum wowc_sb_kind kinds[] = {
+		[WOW_SB_ZERO] = WOWC_SB_ZERO,
+		[WOW_SB_VALID] = WOWC_SB_VALID,
+		[WOW_SB_CORRUPT] = WOWC_SB_CORRUPT,
+		[WOW_SB_NEWER] = WOWC_SB_NEWER,
+		[WOW_SB_FOREIGN] = WOWC_SB_FOREIGN,
+	};
 	const struct wow_superblock *sb = blk;
+	struct wow_sb_info info = { 0 };
+	const struct wow_geometry *g = &info.geo;
 	struct wowc_sb *s = &c->sb;
+	enum wow_sb_kind kind;
 	uint64_t bsec;
 
-	if (all_zero(blk, len)) {
-		c->sb_kind = WOWC_SB_ZERO;
+	/* filled only as far as the decode got: zero before */
+	kind = wow_sb_decode(blk, len, &info, &c->sb_why);
+	c->sb_kind = kinds[kind];
+	if (kind == WOW_SB_ZERO)
 		c->sb_why = "no superblock: the device is blank (the kernel formats it on first use)";
-		return;
-	}
-	if (le64toh(sb->magic) != WOW_SB_MAGIC) {
-		c->sb_kind = WOWC_SB_FOREIGN;
-		c->sb_why = "no dm-wow superblock";
-		return;
-	}
-	if (le32toh(sb->csum) != csum512(sb)) {
-		c->sb_kind = WOWC_SB_CORRUPT;
-		c->sb_why = "superblock checksum mismatch";
-		return;
-	}
-	if (le32toh(sb->version) > WOW_SB_VERSION) {
-		c->sb_kind = WOWC_SB_NEWER;
+	else if (kind == WOW_SB_NEWER)
 		c->sb_why = "superblock version is newer than this tool";
-		return;
-	}
-	if (le32toh(sb->version) < 1) {
-		c->sb_kind = WOWC_SB_CORRUPT;
-		c->sb_why = "superblock version is invalid";
-		return;
-	}
-	s->version = le32toh(sb->version);
-	s->flags = le32toh(sb->flags);
-	s->block_size = le32toh(sb->block_size);
-	s->erase_block_size = le32toh(sb->erase_block_size);
-	s->write_group_size = le32toh(sb->write_group_size);
-	s->origin_sectors = le64toh(sb->origin_sectors);
-	s->cache_sectors = le64toh(sb->cache_sectors);
-	s->first_segment_sector = le64toh(sb->first_segment_sector);
-	s->nr_segments = le64toh(sb->nr_segments);
-	s->format_seq = le64toh(sb->format_seq);
-	memcpy(s->uuid, sb->uuid, sizeof(s->uuid));
-	memcpy(s->origin_id, sb->origin_id, WOW_ORIGIN_ID_LEN);
+	s->version = info.version;
+	s->flags = info.flags;
+	s->block_size = g->block_size;
+	s->erase_block_size = g->erase_block_size;
+	s->write_group_size = g->write_group_size;
+	s->origin_sectors = g->origin_sectors;
+	s->cache_sectors = g->cache_sectors;
+	s->first_segment_sector = g->first_segment_sector;
+	s->nr_segments = g->nr_segments;
+	s->format_seq = info.format_seq;
+	memcpy(s->uuid, info.uuid, sizeof(s->uuid));
+	memcpy(s->origin_id, info.origin_id, WOW_ORIGIN_ID_LEN);
+	/* wowctl shows all of a full field; the kernel keeps one byte less */
+	if (strlen(s->origin_id) == WOW_ORIGIN_ID_LEN - 1)
+		s->origin_id[WOW_ORIGIN_ID_LEN - 1] =
+			sb->origin_id[WOW_ORIGIN_ID_LEN - 1];
 	s->origin_id[WOW_ORIGIN_ID_LEN] = 0;
-
-	c->sb_kind = WOWC_SB_CORRUPT;
-	if (!pow2(s->block_size) || s->block_size < WOW_MIN_BLOCK_SIZE ||
-	    s->block_size > WOW_MAX_BLOCK_SIZE ||
-	    !pow2(s->erase_block_size) ||
-	    s->erase_block_size <
-		    (uint64_t)s->block_size * WOW_MIN_BLOCKS_PER_SEGMENT ||
-	    s->erase_block_size > WOW_MAX_ERASE_BLOCK_SIZE ||
-	    !pow2(s->write_group_size) ||
-	    s->write_group_size < s->block_size ||
-	    s->write_group_size > WOW_MAX_WRITE_GROUP_SIZE ||
-	    s->nr_segments != wow_nr_segments_v(s->version, s->cache_sectors,
-						s->erase_block_size,
-						s->block_size) ||
-	    s->first_segment_sector !=
-		    wow_first_segment_sector_v(s->version, s->nr_segments,
-					       s->erase_block_size,
-					       s->block_size) ||
-	    s->nr_segments < WOW_MIN_SEGMENTS || !s->origin_sectors) {
-		c->sb_why = "superblock geometry is inconsistent";
+	if (kind != WOW_SB_VALID)
 		return;
-	}
+	c->sb_kind = WOWC_SB_CORRUPT;
 	bsec = s->block_size >> 9;
 	c->bs = s->block_size;
 	c->bps = s->erase_block_size / s->block_size;
@@ -353,31 +320,25 @@ static void sb_decode(struct wowc *c, const void *blk, size_t len)
 	c->sb_why = NULL;
 }
 
-/* wow_health_decode */
+/* wow_health_decode, and whether the block is ours at all */
 static void health_decode(struct wowc *c, const void *blk)
 {
 	const struct wow_health *hb = blk;
 	struct wowc_health *h = &c->health;
+	struct wow_health_info hi;
 
 	memset(h, 0, sizeof(*h));
-	if (le64toh(hb->magic) != WOW_HEALTH_MAGIC ||
-	    memcmp(hb->uuid, c->sb.uuid, sizeof(hb->uuid)))
-		return;
-	h->ours = true;
-	if (le32toh(hb->csum) != csum512(hb) ||
-	    le32toh(hb->version) != WOW_HEALTH_VERSION) {
-		h->torn = true;
-		h->needs_check = true;
-		h->flags = WOW_SB_F_NEEDS_CHECK;
-		strcpy(h->what, "(health block unreadable)");
-		return;
-	}
-	h->flags = le32toh(hb->flags);
-	h->state = le32toh(hb->state);
-	h->time = le64toh(hb->time);
-	memcpy(h->what, hb->what, WOW_HEALTH_WHAT_LEN);
+	h->needs_check = wow_health_decode(blk, c->bs, c->sb.uuid, &hi);
+	h->ours = wow_health_ours(blk, c->bs, c->sb.uuid);
+	h->flags = hi.flags;
+	h->state = hi.state;
+	h->time = hi.time;
+	memcpy(h->what, hi.what, sizeof(hi.what));
+	/* wowctl shows all of a full field; the kernel keeps one byte less */
+	if (strlen(h->what) == WOW_HEALTH_WHAT_LEN - 1)
+		h->what[WOW_HEALTH_WHAT_LEN - 1] =
+			hb->what[WOW_HEALTH_WHAT_LEN - 1];
 	h->what[WOW_HEALTH_WHAT_LEN] = 0;
-	h->needs_check = h->flags & WOW_SB_F_NEEDS_CHECK;
 }
 
 static uint64_t ckpt_sector_off(const struct wowc *c, uint64_t block);
@@ -1491,18 +1452,16 @@ static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
 	}
 	p = stream;
 	for (s = 0; s < c->nr_segments; s++, p += sizeof(struct wow_ckpt_seg)) {
-		const struct wow_ckpt_seg *e = (const void *)p;
 		struct wowc_seg *seg = &v->segs[s];
-		uint32_t state = le32toh(e->state);
+		struct wow_ckpt_seg_info si;
+		bool ok = wow_ckpt_seg_decode((const void *)p, c->bps,
+					      k->next_seq, &si);
 
-		seg->seq = le64toh(e->seq);
-		seg->max_seq = le64toh(e->max_seq);
-		seg->wp = le32toh(e->wp);
-		nr_tombs[s] = le32toh(e->nr_tombs);
-		if (seg->wp > c->bps || seg->max_seq < seg->seq ||
-		    seg->max_seq >= k->next_seq ||
-		    (state & ~WOW_CKPT_SEG_CLOSED) ||
-		    (!seg->seq && (state || seg->wp || nr_tombs[s])))
+		seg->seq = si.seq;
+		seg->max_seq = si.max_seq;
+		seg->wp = si.wp;
+		nr_tombs[s] = si.nr_tombs;
+		if (!ok)
 			BAD("segment %" PRIu64 "'s entry makes no sense", s);
 		total += nr_tombs[s];
 	}
@@ -1516,14 +1475,12 @@ static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
 		for (s = 0; s < c->nr_segments; s++)
 			for (i = 0; i < nr_tombs[s]; i++) {
 				struct wow_tomb_range tr;
-				const struct wow_tomb *t = (const void *)p;
+				bool ok = wow_ckpt_tomb_decode((const void *)p,
+							       k->next_seq,
+							       &tr);
 
-				tr.start = le64toh(t->start);
-				tr.t = le64toh(t->t);
-				tr.nr = le32toh(t->nr);
-				tr.flags = le32toh(t->flags);
-				p += sizeof(*t);
-				if (tr.flags || tr.t >= k->next_seq)
+				p += sizeof(struct wow_tomb);
+				if (!ok)
 					BAD("a tombstone of segment %" PRIu64 " makes no sense", s);
 				if (seg_add_tomb(&v->segs[s], &tr,
 						 v->segs[s].nr_tombs++)) {

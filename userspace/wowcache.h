@@ -75,7 +75,6 @@ struct wowc_sb {
 
 struct wowc_health {
 	bool ours;		/* our magic and uuid (else: says nothing) */
-	bool torn;		/* ours, bad checksum or version */
 	uint32_t flags, state;
 	uint64_t time;
 	char what[65];

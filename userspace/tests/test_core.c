@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests of the portable core as userspace builds it: the module's own
- * dm-wow-ckpt.c, dm-wow-record.c and dm-wow-tombs.c over
+ * dm-wow-ckpt.c, dm-wow-record.c, dm-wow-sb.c and dm-wow-tombs.c over
  * wow-kernel-compat.h, and crc32c.c, with plain numbers.  KUnit tests the
  * same files in the kernel (tests/ckpt_kunit.c, tests/format_kunit.c,
  * tests/tombs_kunit.c); these check that the
@@ -15,6 +15,7 @@
 #include "../../dm-wow/dm-wow-types.h"
 #include "../../dm-wow/dm-wow-ckpt.h"
 #include "../../dm-wow/dm-wow-record.h"
+#include "../../dm-wow/dm-wow-sb.h"
 #include "../../dm-wow/dm-wow-tombs.h"
 #include "expect.h"
 
@@ -227,6 +228,114 @@ static const char *ckpt_header(void)
 	return NULL;
 }
 
+/* Decode @si, encoded, for 64-block segments and next_seq 100. */
+static bool seg_trip(const struct wow_ckpt_seg_info *si,
+		     struct wow_ckpt_seg_info *got)
+{
+	struct wow_ckpt_seg e;
+
+	memset(&e, 0xa5, sizeof(e));
+	wow_ckpt_seg_encode(&e, si);
+	return wow_ckpt_seg_decode(&e, 64, 100, got);
+}
+
+static const char *ckpt_seg_entries(void)
+{
+	struct wow_ckpt_seg_info si = {
+		.seq = 10, .max_seq = 99, .wp = 64, .nr_tombs = 3,
+		.closed = true,
+	}, got, bad;
+	struct wow_ckpt_seg e;
+	const u8 *b = (const void *)&e;
+
+	/* round trip, and the bytes: little endian, reserved zero */
+	EXPECT(seg_trip(&si, &got));
+	EXPECT_EQ(got.seq, 10);
+	EXPECT_EQ(got.max_seq, 99);
+	EXPECT_EQ(got.wp, 64);
+	EXPECT_EQ(got.nr_tombs, 3);
+	EXPECT(got.closed);
+	memset(&e, 0xa5, sizeof(e));
+	wow_ckpt_seg_encode(&e, &si);
+	EXPECT_EQ(b[0], 10);
+	EXPECT_EQ(b[8], 99);
+	EXPECT_EQ(b[16], 64);
+	EXPECT_EQ(b[20], 3);
+	EXPECT_EQ(le32_to_cpu(e.state), WOW_CKPT_SEG_CLOSED);
+	EXPECT_EQ(le32_to_cpu(e.reserved), 0);
+	si.closed = false;
+	EXPECT(seg_trip(&si, &got) && !got.closed);
+	/* a free segment: all zero */
+	memset(&bad, 0, sizeof(bad));
+	EXPECT(seg_trip(&bad, &got));
+	EXPECT(!got.seq && !got.closed);
+	/* one fault at a time; @got still holds what the entry says */
+	bad = si;
+	bad.wp = 65;
+	EXPECT(!seg_trip(&bad, &got));
+	EXPECT_EQ(got.wp, 65);
+	bad = si;
+	bad.max_seq = 9;
+	EXPECT(!seg_trip(&bad, &got));
+	bad.max_seq = 10;
+	EXPECT(seg_trip(&bad, &got));
+	bad = si;
+	bad.max_seq = 100;
+	EXPECT(!seg_trip(&bad, &got));
+	wow_ckpt_seg_encode(&e, &si);
+	e.state = cpu_to_le32(2);
+	EXPECT(!wow_ckpt_seg_decode(&e, 64, 100, &got));
+	e.state = cpu_to_le32(WOW_CKPT_SEG_CLOSED | 0x80000000U);
+	EXPECT(!wow_ckpt_seg_decode(&e, 64, 100, &got));
+	EXPECT(!got.closed);
+	memset(&bad, 0, sizeof(bad));
+	bad.closed = true;
+	EXPECT(!seg_trip(&bad, &got));
+	memset(&bad, 0, sizeof(bad));
+	bad.wp = 1;
+	EXPECT(!seg_trip(&bad, &got));
+	memset(&bad, 0, sizeof(bad));
+	bad.nr_tombs = 1;
+	EXPECT(!seg_trip(&bad, &got));
+	/* a free segment's max_seq is not looked at (as the reader never did) */
+	memset(&bad, 0, sizeof(bad));
+	bad.max_seq = 5;
+	EXPECT(seg_trip(&bad, &got));
+	return NULL;
+}
+
+static const char *ckpt_tomb_entries(void)
+{
+	struct wow_tomb_range tr = {
+		.start = WOW_MAX_OBLOCK, .t = 99, .nr = 0xfffffffeU,
+	}, got;
+	struct wow_tomb e;
+	const u8 *b = (const void *)&e;
+
+	memset(&e, 0xa5, sizeof(e));
+	wow_ckpt_tomb_encode(&e, &tr);
+	EXPECT(wow_ckpt_tomb_decode(&e, 100, &got));
+	EXPECT_EQ(got.start, WOW_MAX_OBLOCK);
+	EXPECT_EQ(got.t, 99);
+	EXPECT_EQ(got.nr, 0xfffffffeU);
+	EXPECT_EQ(got.flags, 0);
+	EXPECT_EQ(b[8], 99);
+	EXPECT_EQ(b[16], 0xfe);
+	EXPECT_EQ(le32_to_cpu(e.flags), 0);
+	/* t not below next_seq */
+	EXPECT(!wow_ckpt_tomb_decode(&e, 99, &got));
+	EXPECT_EQ(got.t, 99);
+	/* a clean mark (or any flag): a checkpoint holds kills only */
+	tr.flags = WOW_TOMB_CLEAN;
+	wow_ckpt_tomb_encode(&e, &tr);
+	EXPECT(!wow_ckpt_tomb_decode(&e, 100, &got));
+	EXPECT_EQ(got.flags, WOW_TOMB_CLEAN);
+	tr.flags = 0x100;
+	wow_ckpt_tomb_encode(&e, &tr);
+	EXPECT(!wow_ckpt_tomb_decode(&e, 100, &got));
+	return NULL;
+}
+
 /* A record header of cache @uuid: 2 tombstones, 3 data blocks with crcs. */
 static void make_record(u8 *hdr, const u8 *uuid, u64 tomb_t)
 {
@@ -407,6 +516,268 @@ static const char *tomb_life_pass(void)
 	return NULL;
 }
 
+/* A superblock's fields: @nsegs segments, the rest following from them. */
+static void sb_geo(struct wow_sb_info *in, u32 version, u32 bs, u32 ebs,
+		   u32 wgs, u64 nsegs)
+{
+	struct wow_geometry *g = &in->geo;
+
+	memset(in, 0, sizeof(*in));
+	in->version = version;
+	in->flags = 4;
+	in->format_seq = 0x123456789aULL;
+	memset(in->uuid, 0x5a, sizeof(in->uuid));
+	strcpy(in->origin_id, "wwn-0x5000c500a1b2c3d4");
+	g->block_size = bs;
+	g->erase_block_size = ebs;
+	g->write_group_size = wgs;
+	g->origin_sectors = 1ULL << 30;
+	g->first_segment_sector = wow_first_segment_sector_v(version, nsegs,
+							     ebs, bs);
+	g->cache_sectors = g->first_segment_sector + nsegs * (ebs >> 9) + 3;
+	g->nr_segments = wow_nr_segments_v(version, g->cache_sectors, ebs,
+					   bs);
+}
+
+/* Encode @in, decode it: the kind, and @reason. */
+static enum wow_sb_kind sb_trip(const struct wow_sb_info *in,
+				struct wow_sb_info *out, const char **reason)
+{
+	static u8 blk[BS];
+
+	memset(blk, 0xee, sizeof(blk));
+	wow_sb_encode((void *)blk, in);
+	return wow_sb_decode(blk, sizeof(blk), out, reason);
+}
+
+/* CORRUPT for an inconsistent geometry, with that reason. */
+static bool sb_bad_geo(const struct wow_sb_info *in)
+{
+	struct wow_sb_info out;
+	const char *reason;
+
+	return sb_trip(in, &out, &reason) == WOW_SB_CORRUPT &&
+	       !strcmp(reason, "superblock geometry is inconsistent");
+}
+
+static bool sb_ok(const struct wow_sb_info *in)
+{
+	struct wow_sb_info out;
+	const char *reason = "unset";
+
+	return sb_trip(in, &out, &reason) == WOW_SB_VALID && !reason;
+}
+
+static const char *sb_round_trip_and_kinds(void)
+{
+	static u8 blk[BS];
+	struct wow_superblock *sb = (void *)blk;
+	struct wow_sb_info in, out;
+	const char *reason;
+
+	sb_geo(&in, WOW_SB_VERSION, 512, 8192, 4096, 8);
+	EXPECT_EQ(sb_trip(&in, &out, &reason), WOW_SB_VALID);
+	EXPECT(!reason);
+	EXPECT(!memcmp(&in.geo, &out.geo, sizeof(in.geo)));
+	EXPECT_EQ(out.version, WOW_SB_VERSION);
+	EXPECT_EQ(out.flags, 4);
+	EXPECT_EQ(out.format_seq, 0x123456789aULL);
+	EXPECT(!memcmp(out.uuid, in.uuid, sizeof(in.uuid)));
+	EXPECT(!strcmp(out.origin_id, in.origin_id));
+	/* the bytes: little endian, the checksum the kernel's, zero after */
+	wow_sb_encode(sb, &in);
+	EXPECT_EQ(le64_to_cpu(sb->magic), WOW_SB_MAGIC);
+	EXPECT_EQ(blk[offsetof(struct wow_superblock, format_seq)], 0x9a);
+	EXPECT_EQ(le32_to_cpu(sb->csum),
+		  crc_bitwise(WOW_CSUM_SEED, blk + 4, WOW_SB_CSUM_BYTES - 4));
+	/* all zero: blank, no reason */
+	memset(blk, 0, sizeof(blk));
+	reason = "unset";
+	EXPECT_EQ(wow_sb_decode(blk, BS, &out, &reason), WOW_SB_ZERO);
+	EXPECT(!reason);
+	/* another magic */
+	wow_sb_encode(sb, &in);
+	blk[offsetof(struct wow_superblock, magic)] ^= 1;
+	EXPECT_EQ(wow_sb_decode(blk, BS, &out, &reason), WOW_SB_FOREIGN);
+	EXPECT(!strcmp(reason, "no dm-wow superblock"));
+	/* a byte under the checksum */
+	wow_sb_encode(sb, &in);
+	blk[WOW_SB_CSUM_BYTES - 1] ^= 1;
+	EXPECT_EQ(wow_sb_decode(blk, BS, &out, &reason), WOW_SB_CORRUPT);
+	EXPECT(!strcmp(reason, "superblock checksum mismatch"));
+	/* a version after ours; version 0 */
+	in.version = WOW_SB_VERSION + 1;
+	EXPECT_EQ(sb_trip(&in, &out, &reason), WOW_SB_NEWER);
+	EXPECT(!strcmp(reason, "superblock version is newer than this module"));
+	in.version = 0;
+	EXPECT_EQ(sb_trip(&in, &out, &reason), WOW_SB_CORRUPT);
+	EXPECT(!strcmp(reason, "superblock version is invalid"));
+	/* a full origin_id field: the kernel keeps 63 bytes of it */
+	sb_geo(&in, 1, 512, 8192, 4096, 8);
+	wow_sb_encode(sb, &in);
+	memset(sb->origin_id, 'x', WOW_ORIGIN_ID_LEN);
+	sb->csum = cpu_to_le32(crc_bitwise(WOW_CSUM_SEED, blk + 4,
+					   WOW_SB_CSUM_BYTES - 4));
+	EXPECT_EQ(wow_sb_decode(blk, BS, &out, &reason), WOW_SB_VALID);
+	EXPECT_EQ(strlen(out.origin_id), WOW_ORIGIN_ID_LEN - 1);
+	return NULL;
+}
+
+/*
+ * Each geometry check alone: version 1's first segment and count do not
+ * depend on the block size, so one field is wrong at a time.
+ */
+static const char *sb_geometry_refusals(void)
+{
+	struct wow_sb_info in;
+
+	sb_geo(&in, 1, 512, 8192, 4096, 8);
+	EXPECT(sb_ok(&in));
+	sb_geo(&in, 1, 768, 8192, 4096, 8);		/* not a power of 2 */
+	EXPECT(sb_bad_geo(&in));
+	sb_geo(&in, 1, 256, 8192, 4096, 8);		/* below 512 */
+	EXPECT(sb_bad_geo(&in));
+	sb_geo(&in, 1, 65536, 1 << 20, 65536, 8);	/* the largest */
+	EXPECT(sb_ok(&in));
+	sb_geo(&in, 1, 131072, 1 << 20, 131072, 8);
+	EXPECT(sb_bad_geo(&in));
+	sb_geo(&in, 1, 512, 12288, 4096, 8);		/* erase block */
+	EXPECT(sb_bad_geo(&in));
+	sb_geo(&in, 1, 4096, 16384, 4096, 8);		/* 4 blocks */
+	EXPECT(sb_ok(&in));
+	sb_geo(&in, 1, 4096, 8192, 4096, 8);		/* 2 blocks */
+	EXPECT(sb_bad_geo(&in));
+	sb_geo(&in, 1, 512, WOW_MAX_ERASE_BLOCK_SIZE, 4096, 8);
+	EXPECT(sb_ok(&in));
+	sb_geo(&in, 1, 512, 2 * WOW_MAX_ERASE_BLOCK_SIZE, 4096, 8);
+	EXPECT(sb_bad_geo(&in));
+	sb_geo(&in, 1, 512, 8192, 6144, 8);		/* write group */
+	EXPECT(sb_bad_geo(&in));
+	sb_geo(&in, 1, 4096, 16384, 2048, 8);		/* below a block */
+	EXPECT(sb_bad_geo(&in));
+	sb_geo(&in, 1, 512, 8192, WOW_MAX_WRITE_GROUP_SIZE, 8);
+	EXPECT(sb_ok(&in));
+	sb_geo(&in, 1, 512, 8192, 2 * WOW_MAX_WRITE_GROUP_SIZE, 8);
+	EXPECT(sb_bad_geo(&in));
+	sb_geo(&in, WOW_SB_VERSION, 512, 8192, 4096, 8);
+	in.geo.nr_segments++;				/* does not follow */
+	EXPECT(sb_bad_geo(&in));
+	sb_geo(&in, WOW_SB_VERSION, 512, 8192, 4096, 8);
+	in.geo.first_segment_sector += 16;
+	EXPECT(sb_bad_geo(&in));
+	sb_geo(&in, 1, 512, 8192, 4096, WOW_MIN_SEGMENTS);
+	EXPECT(sb_ok(&in));
+	sb_geo(&in, 1, 512, 8192, 4096, WOW_MIN_SEGMENTS - 1);
+	EXPECT(sb_bad_geo(&in));
+	sb_geo(&in, 1, 512, 8192, 4096, 8);
+	in.geo.origin_sectors = 0;
+	EXPECT(sb_bad_geo(&in));
+	return NULL;
+}
+
+/* @msg says @sub (NULL says nothing) */
+static bool says(const char *msg, const char *sub)
+{
+	return msg && strstr(msg, sub);
+}
+
+static const char *sb_geometry_mismatch(void)
+{
+	struct wow_sb_info in;
+	struct wow_geometry t;
+
+	sb_geo(&in, WOW_SB_VERSION, 512, 8192, 4096, 8);
+	t = in.geo;
+	EXPECT(!wow_sb_geometry_mismatch(&in.geo, &t));
+	t.cache_sectors += 1 << 20;		/* grown: fine */
+	EXPECT(!wow_sb_geometry_mismatch(&in.geo, &t));
+	t.cache_sectors = in.geo.cache_sectors - 1;
+	EXPECT(says(wow_sb_geometry_mismatch(&in.geo, &t),
+		    "Cache device is smaller than when it was formatted"));
+	t = in.geo;
+	t.block_size = 4096;
+	EXPECT(says(wow_sb_geometry_mismatch(&in.geo, &t),
+		    "another block_size"));
+	t = in.geo;
+	t.erase_block_size = 16384;
+	EXPECT(says(wow_sb_geometry_mismatch(&in.geo, &t),
+		    "another erase_block_size"));
+	t = in.geo;
+	t.write_group_size = 8192;
+	EXPECT(says(wow_sb_geometry_mismatch(&in.geo, &t),
+		    "another write_group_size"));
+	t = in.geo;
+	t.origin_sectors++;
+	EXPECT(says(wow_sb_geometry_mismatch(&in.geo, &t),
+		    "an origin of another length"));
+	return NULL;
+}
+
+static const char *health_round_trip_and_torn(void)
+{
+	static const u8 uuid[16] = { 1, 2, 3 };
+	static const u8 other[16] = { 1, 2, 4 };
+	static u8 blk[BS];
+	struct wow_health *hb = (void *)blk;
+	struct wow_health_info h = {
+		.flags = WOW_SB_F_NEEDS_CHECK, .state = 3, .time = 1700000000,
+	}, got;
+	u32 i;
+
+	strcpy(h.what, "metadata write failed");
+	memset(blk, 0xee, sizeof(blk));
+	wow_health_encode(blk, BS, uuid, &h);
+	EXPECT(wow_health_ours(blk, BS, uuid));
+	EXPECT(wow_health_decode(blk, BS, uuid, &got));
+	EXPECT_EQ(got.flags, WOW_SB_F_NEEDS_CHECK);
+	EXPECT_EQ(got.state, 3);
+	EXPECT_EQ(got.time, 1700000000);
+	EXPECT(!strcmp(got.what, "metadata write failed"));
+	EXPECT_EQ(le32_to_cpu(hb->csum),
+		  crc_bitwise(WOW_CSUM_SEED, blk + 4, WOW_SB_CSUM_BYTES - 4));
+	for (i = offsetof(struct wow_health, what) + 21; i < BS; i++)
+		EXPECT_EQ(blk[i], 0);
+	/* all clear */
+	h.flags = 0;
+	wow_health_encode(blk, BS, uuid, &h);
+	EXPECT(!wow_health_decode(blk, BS, uuid, &got));
+	EXPECT_EQ(got.state, 3);
+	/* not ours: says nothing */
+	h.flags = WOW_SB_F_NEEDS_CHECK;
+	wow_health_encode(blk, BS, uuid, &h);
+	EXPECT(!wow_health_ours(blk, BS, other));
+	EXPECT(!wow_health_decode(blk, BS, other, &got));
+	EXPECT(!got.flags && !got.state && !got.time && !got.what[0]);
+	EXPECT(!wow_health_ours(blk, sizeof(*hb) - 1, uuid));
+	EXPECT(!wow_health_decode(blk, sizeof(*hb) - 1, uuid, &got));
+	blk[offsetof(struct wow_health, magic)] ^= 1;
+	EXPECT(!wow_health_ours(blk, BS, uuid));
+	EXPECT(!wow_health_decode(blk, BS, uuid, &got));
+	/* ours, torn (a bad checksum, all clear or not): needs_check */
+	h.flags = 0;
+	wow_health_encode(blk, BS, uuid, &h);
+	blk[WOW_SB_CSUM_BYTES - 1] ^= 1;
+	EXPECT(wow_health_ours(blk, BS, uuid));
+	EXPECT(wow_health_decode(blk, BS, uuid, &got));
+	EXPECT_EQ(got.flags, WOW_SB_F_NEEDS_CHECK);
+	EXPECT(!got.state && !got.time);
+	EXPECT(!strcmp(got.what, "(health block unreadable)"));
+	/* ours, sealed, but a version we do not know */
+	wow_health_encode(blk, BS, uuid, &h);
+	hb->version = cpu_to_le32(WOW_HEALTH_VERSION + 1);
+	hb->csum = cpu_to_le32(crc_bitwise(WOW_CSUM_SEED, blk + 4,
+					   WOW_SB_CSUM_BYTES - 4));
+	EXPECT(wow_health_decode(blk, BS, uuid, &got));
+	EXPECT(!strcmp(got.what, "(health block unreadable)"));
+	/* what: cut to fit, NUL terminated */
+	memset(h.what, 'w', sizeof(h.what) - 1);
+	h.what[sizeof(h.what) - 1] = 0;
+	wow_health_encode(blk, BS, uuid, &h);
+	EXPECT(!wow_health_decode(blk, BS, uuid, &got));
+	EXPECT_EQ(strlen(got.what), WOW_HEALTH_WHAT_LEN - 1);
+	return NULL;
+}
+
 static const struct {
 	const char *name;
 	const char *(*fn)(void);
@@ -416,7 +787,13 @@ static const struct {
 	{ "core_ckpt_block_seal_and_check", ckpt_block_seal },
 	{ "core_ckpt_stream_copy", ckpt_stream_copy },
 	{ "core_ckpt_header_round_trip_and_refusals", ckpt_header },
+	{ "core_ckpt_seg_entry_round_trip_and_refusals", ckpt_seg_entries },
+	{ "core_ckpt_tomb_entry_round_trip_and_refusals", ckpt_tomb_entries },
 	{ "core_record_seal_and_check", record_seal_check },
+	{ "core_sb_round_trip_and_kinds", sb_round_trip_and_kinds },
+	{ "core_sb_geometry_refusals", sb_geometry_refusals },
+	{ "core_sb_geometry_mismatch", sb_geometry_mismatch },
+	{ "core_health_round_trip_and_torn", health_round_trip_and_torn },
 	{ "core_tomb_envelope_and_find", tomb_envelope },
 	{ "core_tomb_life_pass", tomb_life_pass },
 };

@@ -211,7 +211,7 @@ struct ck_seg {
 	uint64_t seq, max_seq;
 	uint32_t wp, state;
 	uint32_t nr_tombs;
-	struct { uint64_t start, t; uint32_t nr; } tomb[4];
+	struct { uint64_t start, t; uint32_t nr, flags; } tomb[4];
 };
 
 static void stream_put(uint8_t *stream, uint64_t *pos, const void *d,
@@ -281,6 +281,7 @@ static void put_ckpt(struct img *m, uint64_t gen, uint64_t next_seq,
 			put_le(t, segs[i].tomb[j].start, 8);
 			put_le(t + 8, segs[i].tomb[j].t, 8);
 			put_le(t + 16, segs[i].tomb[j].nr, 4);
+			put_le(t + 20, segs[i].tomb[j].flags, 4);
 			stream_put(stream, &pos, t, 24);
 		}
 	for (i = 0; i < gblocks; i++) {
@@ -983,6 +984,82 @@ static const char *checkpoint(void)
 	return NULL;
 }
 
+/*
+ * The standard log and its checkpoint, segment 0 holding a tombstone;
+ * @fault breaks one segment or tombstone entry (0: none).  check's
+ * report must hold @want.
+ */
+static const char *ckpt_entry_case(int fault, int want_rc, const char *want)
+{
+	uint64_t slots[8 * BPS] = { 0 };
+	struct ck_seg segs[8] = { { 0 } };
+	struct img m;
+	struct rec r[4];
+	char *t;
+	int rc;
+	bool ok;
+
+	img_new(&m, 2, 8);
+	std_log(&m, r);
+	put_all(&m, r, 4);
+	slots[slot_of(0, 1)] = ent(1, false);
+	slots[slot_of(0, 2)] = ent(2, true);
+	slots[slot_of(0, 5)] = ent(3, true);
+	slots[slot_of(0, 6)] = ent(4, true);
+	slots[slot_of(0, 8)] = ent(5, true);
+	slots[slot_of(1, 1)] = ent(6, true);
+	segs[0] = (struct ck_seg){ E1 + 1, E1 + 3, 9, WOW_CKPT_SEG_CLOSED, 1,
+				   { { 500, E1 + 2, 3, 0 } } };
+	segs[1] = (struct ck_seg){ E1 + 4, E1 + 4, 2, WOW_CKPT_SEG_CLOSED, 0,
+				   { { 0 } } };
+	switch (fault) {
+	case 1:			/* written past the segment */
+		segs[0].wp = BPS + 1;
+		break;
+	case 2:			/* a state bit the format lacks */
+		segs[1].state = 2;
+		break;
+	case 3:			/* a free segment written */
+		segs[2].wp = 1;
+		break;
+	case 4:			/* a clean mark in a checkpoint */
+		segs[0].tomb[0].flags = WOW_TOMB_CLEAN;
+		break;
+	case 5:			/* a tombstone not below next_seq */
+		segs[0].tomb[0].t = E1 + 5;
+		break;
+	}
+	put_ckpt(&m, 7, E1 + 5, E1 + 4, slots, segs, true);
+	t = check_text(&m, &rc);
+	ok = rc == want_rc && strstr(t, want);
+	free(t);
+	img_free(&m);
+	if (ok)
+		return NULL;
+	snprintf(why, sizeof(why), "fault %d: rc %d (want %d) or no \"%s\"",
+		 fault, rc, want_rc, want);
+	return why;
+}
+
+/* The checkpoint's segment and tombstone entries, and their refusals. */
+static const char *checkpoint_entries(void)
+{
+	const char *e;
+
+	e = ckpt_entry_case(0, 0, "checkpoint: valid, generation 7, next_seq 4294967301, 1 tombstones");
+	if (!e)
+		e = ckpt_entry_case(1, WOWC_EXIT_ERROR, "segment 0's entry makes no sense");
+	if (!e)
+		e = ckpt_entry_case(2, WOWC_EXIT_ERROR, "segment 1's entry makes no sense");
+	if (!e)
+		e = ckpt_entry_case(3, WOWC_EXIT_ERROR, "segment 2's entry makes no sense");
+	if (!e)
+		e = ckpt_entry_case(4, WOWC_EXIT_ERROR, "a tombstone of segment 0 makes no sense");
+	if (!e)
+		e = ckpt_entry_case(5, WOWC_EXIT_ERROR, "a tombstone of segment 0 makes no sense");
+	return e;
+}
+
 /* A valid checkpoint that the log contradicts. */
 static const char *checkpoint_vs_log(void)
 {
@@ -1028,6 +1105,86 @@ static const char *checkpoint_vs_log(void)
 	t = check_text(&m, &rc);
 	EXPECT_EQ(rc, WOWC_EXIT_WARN);
 	EXPECT(strstr(t, "disagree on 1 slots"));
+	free(t);
+	img_free(&m);
+	return NULL;
+}
+
+/* Rewrite superblock field bytes [@off, @off + @len) with @v, resealed. */
+static void sb_set(struct img *m, uint32_t off, const void *v, size_t len)
+{
+	uint8_t blk[BS];
+
+	rd(m, blk, BS, 0);
+	memcpy(blk + off, v, len);
+	seal512(blk);
+	wr(m, blk, BS, 0);
+}
+
+/* A health block whose what is all @len bytes of @what, flags @flags. */
+static void health_what(struct img *m, uint32_t flags, const char *what,
+			size_t len)
+{
+	uint8_t blk[BS] = { 0 };
+	struct wow_health *h = (void *)blk;
+
+	write_health(m, flags);
+	rd(m, blk, BS, BS);
+	memcpy(h->what, what, len);
+	seal512(blk);
+	wr(m, blk, BS, BS);
+}
+
+/*
+ * What wowctl shows of the superblock and the health block: the kind and
+ * reason of a superblock it cannot use, whether the health block is the
+ * cache's, fields that fill their whole width.
+ */
+static const char *superblock_and_health_fields(void)
+{
+	char full[WOW_HEALTH_WHAT_LEN + 1];
+	uint8_t v[4];
+	struct wowc *c;
+	struct img m;
+	char err[WOWC_ERR_LEN], *t;
+	int rc;
+
+	img_new(&m, 2, 8);
+	memset(full, 'o', sizeof(full) - 1);
+	full[sizeof(full) - 1] = 0;
+	sb_set(&m, offsetof(struct wow_superblock, origin_id), full,
+	       WOW_ORIGIN_ID_LEN);
+	health_what(&m, WOW_SB_F_NEEDS_CHECK, full, WOW_HEALTH_WHAT_LEN);
+	EXPECT(!wowc_open(m.path, &c, err));
+	EXPECT_EQ(c->sb_kind, WOWC_SB_VALID);
+	EXPECT(!strcmp(c->sb.origin_id, full));
+	EXPECT(c->health.ours && c->health.needs_check);
+	EXPECT(!strcmp(c->health.what, full));
+	wowc_close(c);
+	t = dump_text(&m, 0, &rc);
+	EXPECT(strstr(t, "\"written\": true"));
+	free(t);
+	/* another cache's health block: says nothing */
+	m.uuid[0] ^= 1;
+	write_health(&m, WOW_SB_F_NEEDS_CHECK);
+	m.uuid[0] ^= 1;
+	EXPECT(!wowc_open(m.path, &c, err));
+	EXPECT(!c->health.ours && !c->health.needs_check);
+	wowc_close(c);
+	t = dump_text(&m, 0, &rc);
+	EXPECT(strstr(t, "\"written\": false"));
+	free(t);
+	/* a version after ours */
+	put_le(v, WOW_SB_VERSION + 1, 4);
+	sb_set(&m, offsetof(struct wow_superblock, version), v, 4);
+	EXPECT(!wowc_open(m.path, &c, err));
+	EXPECT_EQ(c->sb_kind, WOWC_SB_NEWER);
+	EXPECT(!strcmp(c->sb_why,
+		       "superblock version is newer than this tool"));
+	wowc_close(c);
+	t = check_text(&m, &rc);
+	EXPECT_EQ(rc, WOWC_EXIT_ERROR);
+	EXPECT(strstr(t, "superblock version is newer than this tool"));
 	free(t);
 	img_free(&m);
 	return NULL;
@@ -1633,7 +1790,10 @@ static const struct {
 	{ "wowcache_checkpoint_v3_closing_copy", checkpoint_v3 },
 	{ "wowcache_checkpoint_v4_two_areas", checkpoint_v4 },
 	{ "wowcache_checkpoint_vs_log", checkpoint_vs_log },
+	{ "wowcache_checkpoint_entries_refused", checkpoint_entries },
 	{ "wowcache_superblock_and_health", superblock_and_health },
+	{ "wowcache_superblock_and_health_fields",
+	  superblock_and_health_fields },
 	{ "wowcache_version1", version1 },
 	{ "wowcache_writeback_dirty_newest", writeback },
 	{ "wowcache_writeback_corrupt_durable", writeback_corrupt },
