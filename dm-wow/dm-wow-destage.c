@@ -157,8 +157,12 @@ static void free_run(struct wow_run *run)
 		wow_bg_struct_free(&wc->run_pool, run, run->pooled);
 }
 
-/* A kept full-size run, its head cleared; NULL if none is kept. */
-static struct wow_run *kept_run(struct wow_cache *wc)
+/*
+ * A kept run with room for @cap blocks, its head cleared; NULL if none is
+ * kept.  One kept before max_destage_size changed (set_option) has room
+ * for the old size only: it is freed, never handed out for the new one.
+ */
+static struct wow_run *kept_run(struct wow_cache *wc, u32 cap)
 {
 	struct wow_run *run;
 	unsigned long flags;
@@ -170,6 +174,10 @@ static struct wow_run *kept_run(struct wow_cache *wc)
 		wc->nr_kept_runs--;
 	}
 	spin_unlock_irqrestore(&wc->kept_runs_lock, flags);
+	if (run && run->cap != cap) {
+		kfree(run);
+		run = NULL;
+	}
 	if (run)
 		memset(run, 0, sizeof(*run));
 	return run;
@@ -186,7 +194,7 @@ static struct wow_run *alloc_run(struct wow_cache *wc, u32 *max_blocks)
 	bool pooled = false;
 
 	if (cap == full_run_blocks(wc))
-		run = kept_run(wc);
+		run = kept_run(wc, cap);
 	if (!run)
 		run = wow_bg_struct_alloc(&wc->run_pool, run_bytes(cap, bs),
 					  &pooled);
