@@ -267,6 +267,13 @@ static u64 next_changed_block(const struct wow_ckpt_area *a,
 struct wow_ckpt_snap {
 	struct wow_ckpt_ops ops;	/* take_block, raw_entries: the writer's */
 	struct wow_ckpt_seg_info *segs;	/* every segment */
+	/*
+	 * @segs holds every segment as the last snapshot took it, and
+	 * @nr_tombs their tombstones: the next one copies only the segments
+	 * ops->next_seg_changed names
+	 */
+	bool segs_known;
+	u64 nr_tombs;
 	struct wow_tomb_range *tombs;	/* ci->nr_tombs, in segment order */
 };
 
@@ -300,12 +307,41 @@ struct wow_ckpt_snap *wow_ckpt_snap_alloc(u64 nr_segments)
 }
 
 /*
+ * Bring @sn's segments up to date: all of them, or when @sn holds them
+ * already and @ops names what changed (next_seg_changed), only those.
+ */
+static void take_seg_infos(const struct wow_ckpt_area *a,
+			   const struct wow_ckpt_ops *ops,
+			   struct wow_ckpt_snap *sn, bool changed_only)
+{
+	u64 s;
+
+	if (!changed_only || !ops->next_seg_changed || !sn->segs_known) {
+		ops->seg_infos(ops->ctx, 0, a->nr_segments, sn->segs);
+		sn->nr_tombs = 0;
+		for (s = 0; s < a->nr_segments; s++)
+			sn->nr_tombs += sn->segs[s].nr_tombs;
+		sn->segs_known = changed_only && ops->next_seg_changed;
+		return;
+	}
+	s = 0;
+	while ((s = ops->next_seg_changed(ops->ctx, s)) < a->nr_segments) {
+		sn->nr_tombs -= sn->segs[s].nr_tombs;
+		ops->seg_infos(ops->ctx, s, 1, &sn->segs[s]);
+		sn->nr_tombs += sn->segs[s].nr_tombs;
+		s++;
+	}
+}
+
+/*
  * Fill ci's table sizes and take the segments and their tombstones into
- * @sn (its segs with room for every segment): -ENOSPC when there are more
- * tombstones than the area has room for.
+ * @sn (its segs with room for every segment; @changed_only: @sn is kept
+ * from one snapshot to the next, take_seg_infos): -ENOSPC when there are
+ * more tombstones than the area has room for.
  */
 static int take_segs(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
-		     const struct wow_ckpt_ops *ops, struct wow_ckpt_snap *sn)
+		     const struct wow_ckpt_ops *ops, struct wow_ckpt_snap *sn,
+		     bool changed_only)
 {
 	u64 s, t = 0;
 	u32 i;
@@ -315,10 +351,8 @@ static int take_segs(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 	ci->nr_segments = a->nr_segments;
 	ci->slot_blocks = wow_ckpt_slot_blocks(a->version, a->nr_slots,
 					       a->block_size);
-	ops->seg_infos(ops->ctx, 0, a->nr_segments, sn->segs);
-	ci->nr_tombs = 0;
-	for (s = 0; s < a->nr_segments; s++)
-		ci->nr_tombs += sn->segs[s].nr_tombs;
+	take_seg_infos(a, ops, sn, changed_only);
+	ci->nr_tombs = sn->nr_tombs;
 	if (ci->nr_tombs > a->max_tombs)
 		return -ENOSPC;
 	ci->seg_blocks = wow_ckpt_seg_blocks(a->version, a->nr_slots,
@@ -420,7 +454,7 @@ int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 	ci->written = 1 + (a->closing ? 1 : 0);
 	e = kmalloc_array(wow_ckpt_slots_per_block(a->version, bs), sizeof(*e),
 			  GFP_KERNEL);
-	r = e && sn ? take_segs(a, ci, ops, sn) : -ENOMEM;
+	r = e && sn ? take_segs(a, ci, ops, sn, false) : -ENOMEM;
 	if (!r)
 		r = io_init(&io, a, ci);
 	if (r) {
@@ -475,7 +509,22 @@ int wow_ckpt_snap_take(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 	if (a->whole)
 		return -E2BIG;
 	sn->ops = *ops;
-	return take_segs(a, ci, ops, sn);
+	return take_segs(a, ci, ops, sn, true);
+}
+
+/*
+ * Snapshot @sn's entry of segment @s, and the tombstones it counts in
+ * all: what its next checkpoint writes (for checks).
+ */
+const struct wow_ckpt_seg_info *wow_ckpt_snap_seg(const struct wow_ckpt_snap *sn,
+						  u64 s)
+{
+	return &sn->segs[s];
+}
+
+u64 wow_ckpt_snap_nr_tombs(const struct wow_ckpt_snap *sn)
+{
+	return sn->nr_tombs;
 }
 
 /*

@@ -203,6 +203,11 @@ static void ckpt_seg_infos(void *ctx, u64 first, u64 n,
 	}
 }
 
+static u64 ckpt_next_seg_changed(void *ctx, u64 s)
+{
+	return wow_seg_next_changed(ctx, s);
+}
+
 static const struct wow_tomb_range *ckpt_seg_tombs(void *ctx, u64 s)
 {
 	struct wow_cache *wc = ctx;
@@ -259,6 +264,7 @@ void wow_ckptlog_ops_init(struct wow_cache *wc, struct wow_ckpt_ops *ops)
 	ops->slot_raw_bytes = sizeof(struct wow_slot);
 	ops->next_changed = ckpt_next_changed;
 	ops->seg_infos = ckpt_seg_infos;
+	ops->next_seg_changed = ckpt_next_seg_changed;
 	ops->seg_tombs = ckpt_seg_tombs;
 	ops->load_seg = ckpt_load_seg;
 	ops->load_tomb = ckpt_load_tomb;
@@ -341,8 +347,51 @@ static void verify_untracked(struct wow_cache *wc, int k, const char *when)
 	kfree(blk);
 	kfree(e);
 }
+
+#define MSG_TEST_STALE_SEG "%s: test: checkpoint %llu: the snapshot's segment %llu is not the segment now, and not marked changed"
+#define MSG_TEST_STALE_TOMBS "%s: test: checkpoint %llu: the snapshot counts %llu tombstones, its segments %llu"
+
+/*
+ * Test builds only: right after a background checkpoint's snapshot, each
+ * of its segments must be the segment now unless marked changed since
+ * (the snapshot copies only those marked: a change site that does not
+ * mark shows here).  Under the lock, where every change site runs, so a
+ * change is seen with its mark.
+ */
+static void verify_snap_segs(struct wow_cache *wc,
+			     const struct wow_ckpt_area *a)
+{
+	const struct wow_ckpt_seg_info *si;
+	struct wow_ckpt_seg_info now;
+	u64 s, tombs = 0, bad = 0;
+
+	if (!READ_ONCE(test_verify_checkpoints))
+		return;
+	spin_lock_irq(&wc->lock);
+	for (s = 0; s < a->nr_segments; s++) {
+		si = wow_ckpt_snap_seg(wc->ckpt_snap, s);
+		tombs += si->nr_tombs;
+		if (wow_seg_is_changed(wc, s))
+			continue;
+		ckpt_seg_infos(wc, s, 1, &now);
+		if ((now.seq != si->seq || now.max_seq != si->max_seq ||
+		     now.wp != si->wp || now.nr_tombs != si->nr_tombs ||
+		     now.closed != si->closed) && !bad++)
+			DMERR(MSG_TEST_STALE_SEG, wow_name(wc), wc->ckpt_gen, s);
+	}
+	spin_unlock_irq(&wc->lock);
+	if (tombs != wow_ckpt_snap_nr_tombs(wc->ckpt_snap) && !bad++)
+		DMERR(MSG_TEST_STALE_TOMBS, wow_name(wc), wc->ckpt_gen,
+		      wow_ckpt_snap_nr_tombs(wc->ckpt_snap), tombs);
+	WARN_ON_ONCE(bad);
+}
 #else
 static void verify_untracked(struct wow_cache *wc, int k, const char *when)
+{
+}
+
+static void verify_snap_segs(struct wow_cache *wc,
+			     const struct wow_ckpt_area *a)
 {
 }
 #endif
@@ -579,6 +628,8 @@ static int start_background_checkpoint(struct wow_cache *wc)
 		wow_ckptlog_ops_init(wc, &ops);
 		cr->ci.generation = ++wc->ckpt_gen;
 		r = wow_ckpt_snap_take(&a, &cr->ci, &ops, wc->ckpt_snap);
+		if (!r)
+			verify_snap_segs(wc, &a);
 		spin_lock_irq(&wc->lock);
 		wc->ckpt_reading = false;
 		if (r) {

@@ -86,8 +86,10 @@ int wow_log_alloc(struct wow_cache *wc)
 	wc->max_record_blocks = rounddown_pow_of_two(cap);
 
 	wc->segs = vzalloc(array_size(wc->nr_segments, sizeof(*wc->segs)));
-	if (!wc->segs)
+	wc->segs_changed = bitmap_alloc(wc->nr_segments, GFP_KERNEL);
+	if (!wc->segs || !wc->segs_changed)
 		return -ENOMEM;
+	wow_seg_all_changed(wc);
 	INIT_LIST_HEAD(&wc->free_segs);
 	INIT_LIST_HEAD(&wc->drained);
 	INIT_LIST_HEAD(&wc->seg_order);
@@ -200,6 +202,8 @@ void wow_log_free(struct wow_cache *wc)
 		vfree(wc->segs);
 		wc->segs = NULL;
 	}
+	bitmap_free(wc->segs_changed);
+	wc->segs_changed = NULL;
 	if (wc->policy.ops)
 		wow_policy_exit(&wc->policy);
 	wow_index_exit(&wc->index);
@@ -619,6 +623,7 @@ static struct wow_meta *build_meta(struct wow_cache *wc, u32 v)
 	if (!n) {
 		seg->nr_tombs = 0;
 		seg->state = WOW_SEG_DRAINING;
+		wow_seg_changed(wc, v);
 		spin_unlock_irq(&wc->lock);
 		kvfree(m->tombs);
 		kvfree(m->own_last);
@@ -963,6 +968,7 @@ static void hold_tombs(struct wow_cache *wc)
 		r->flags = 0;
 		seg->nr_tombs++;
 	}
+	wow_seg_changed(wc, b->seg);
 }
 
 /* Insert one written bio's blocks, starting at @slot (lock held). */
@@ -1093,6 +1099,7 @@ static int finish_batch(struct wow_cache *wc)
 	else if (b->preflush)
 		wc->durable_seq = max(wc->durable_seq, b->seq - 1);
 	wc->segs[b->seg].max_seq = b->seq;
+	wow_seg_changed(wc, b->seg);
 	hold_tombs(wc);
 
 	/* the copies first: a write of the same block in the record is newer */
@@ -1131,6 +1138,7 @@ static int finish_batch(struct wow_cache *wc)
 		}
 		v->nr_tombs = 0;
 		v->state = WOW_SEG_DRAINING;
+		wow_seg_changed(wc, m->victim);
 		wc->meta_inflight = false;
 	}
 	b->done = false;
@@ -1485,6 +1493,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	bio_list_merge(&b->flushes, flushes);
 	bio_list_init(flushes);
 	wc->segs[b->seg].wp += 1 + b->nr_data;
+	wow_seg_changed(wc, b->seg);
 	b->busy = true;
 	return true;
 }

@@ -199,6 +199,8 @@ int wow_seg_order_rebuild(struct wow_cache *wc)
 	for (s = 0; s < n; s++)
 		list_add_tail(&wc->segs[ids[s]].order, &wc->seg_order);
 	kvfree(ids);
+	/* the load set the segments by hand: a checkpoint copies them all */
+	wow_seg_all_changed(wc);
 	return 0;
 }
 
@@ -208,6 +210,23 @@ void wow_seg_free_add(struct wow_cache *wc, u32 s)
 	wc->segs[s].state = WOW_SEG_FREE;
 	list_add_tail(&wc->segs[s].list, &wc->free_segs);
 	wc->nr_free_segs++;
+	wow_seg_changed(wc, s);
+}
+
+void wow_seg_all_changed(struct wow_cache *wc)
+{
+	bitmap_fill(wc->segs_changed, wc->nr_segments);
+}
+
+u64 wow_seg_next_changed(struct wow_cache *wc, u64 s)
+{
+	for (;;) {
+		s = find_next_bit(wc->segs_changed, wc->nr_segments, s);
+		if (s >= wc->nr_segments)
+			return U64_MAX;
+		if (test_and_clear_bit(s, wc->segs_changed))
+			return s;
+	}
 }
 
 /*
@@ -309,7 +328,10 @@ void wow_seg_visit(struct wow_cache *wc, u32 s)
 		for (i = 0, n = 0; i < seg->nr_tombs; i++)
 			if (seg->tombs[i].t >= wc->life_pass.bound)
 				seg->tombs[n++] = seg->tombs[i];
-		seg->nr_tombs = n;
+		if (n != seg->nr_tombs) {
+			seg->nr_tombs = n;
+			wow_seg_changed(wc, s);
+		}
 	}
 	wow_life_pass_visit(&wc->life_pass, wc->nr_segments, wc->next_seq,
 			    seg_disk_seq(wc, seg), seg->nr_tombs);
@@ -345,6 +367,7 @@ void wow_seg_close_if_short(struct wow_cache *wc, u32 need)
 	if (wc->blocks_per_seg - seg->wp >= need)
 		return;
 	seg->state = WOW_SEG_CLOSED;
+	wow_seg_changed(wc, wc->open_seg);
 	wc->open_seg = WOW_NO_SEG;
 }
 
@@ -409,5 +432,6 @@ bool wow_seg_open(struct wow_cache *wc, bool reserve, u64 seq)
 	seg->open_time = jiffies;
 	seg->wp = 0;
 	seg->nr_tombs = 0;
+	wow_seg_changed(wc, wc->open_seg);
 	return true;
 }

@@ -37,8 +37,9 @@ int wow_seg_policy_init(struct wow_cache *wc, const struct wow_policy_ops *ops);
 unsigned long wow_seg_oldest_dirty(struct wow_cache *wc);
 
 /*
- * After a load: the write order, every segment with a life in seq order.
- * Recovering; allocates (GFP_KERNEL), -ENOMEM.
+ * After a load: the write order, every segment with a life in seq order;
+ * every segment counts as changed (wow_seg_changed).  Recovering;
+ * allocates (GFP_KERNEL), -ENOMEM.
  */
 int wow_seg_order_rebuild(struct wow_cache *wc);
 
@@ -77,6 +78,34 @@ int wow_seg_reserve_tombs(struct wow_cache *wc, u32 s, u32 more);
 void wow_seg_visit(struct wow_cache *wc, u32 s);
 u64 wow_seg_min_disk_seq_bound(struct wow_cache *wc);
 u64 wow_seg_held_tombs(struct wow_cache *wc);
+
+/*
+ * Segment @s's checkpoint entry (its seq, max_seq, wp, nr_tombs, or
+ * whether it is free) has just changed: a background checkpoint copies
+ * it again (wow_seg_next_changed).  Called after the change, so that a
+ * snapshot that takes the bit reads the new entry or sees the bit again
+ * next time.  Any context (an atomic bit); every segment starts changed.
+ */
+static inline void wow_seg_changed(struct wow_cache *wc, u32 s)
+{
+	set_bit(s, wc->segs_changed);
+}
+
+/* Is segment @s marked changed (not taken since)?  Any context. */
+static inline bool wow_seg_is_changed(struct wow_cache *wc, u32 s)
+{
+	return test_bit(s, wc->segs_changed);
+}
+
+/* Every segment counts as changed (a load rebuilt the table).  Or recovering. */
+void wow_seg_all_changed(struct wow_cache *wc);
+
+/*
+ * The first segment from @s changed since it was last taken, its bit
+ * cleared (taken), or U64_MAX.  The commit worker, between records (as
+ * the checkpoint's snapshot reads the segments); no lock needed.
+ */
+u64 wow_seg_next_changed(struct wow_cache *wc, u64 s);
 
 /* The open segment is closed if @need more blocks do not fit in it. */
 void wow_seg_close_if_short(struct wow_cache *wc, u32 need);

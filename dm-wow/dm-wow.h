@@ -268,6 +268,12 @@ struct wow_ckpt_ops {
 	u64 (*next_changed)(void *ctx, u64 slot);
 	void (*seg_infos)(void *ctx, u64 first, u64 n,
 			  struct wow_ckpt_seg_info *si);
+	/*
+	 * optional: the first segment from @s whose seg_infos entry changed
+	 * since this call last named it (taken), or U64_MAX; every segment
+	 * counts as changed at first.  A snapshot then copies only those.
+	 */
+	u64 (*next_seg_changed)(void *ctx, u64 s);
 	const struct wow_tomb_range *(*seg_tombs)(void *ctx, u64 s);
 	int (*load_seg)(void *ctx, u64 s, const struct wow_ckpt_seg_info *si);
 	int (*load_tomb)(void *ctx, u64 s, const struct wow_tomb_range *tr);
@@ -292,6 +298,9 @@ int wow_ckpt_snap_write(const struct wow_ckpt_area *a,
 			struct wow_ckpt_info *ci,
 			const struct wow_ckpt_snap *sn);
 void wow_ckpt_snap_free(struct wow_ckpt_snap *sn);
+const struct wow_ckpt_seg_info *wow_ckpt_snap_seg(const struct wow_ckpt_snap *sn,
+						  u64 s);
+u64 wow_ckpt_snap_nr_tombs(const struct wow_ckpt_snap *sn);
 int wow_ckpt_read_header(const struct wow_ckpt_area *a,
 			 struct wow_ckpt_info *ci);
 int wow_ckpt_read(const struct wow_ckpt_area *a,
@@ -650,6 +659,13 @@ struct wow_cache {
 	u32 nr_slots;
 	u32 max_record_blocks;		/* data blocks per record */
 	struct wow_segment *segs;
+	/*
+	 * A bit per segment whose checkpoint entry (seq, max_seq, wp,
+	 * nr_tombs, free or not) changed since a background checkpoint last
+	 * copied it (wow_seg_changed, wow_seg_next_changed): set after the
+	 * change, atomically
+	 */
+	unsigned long *segs_changed;
 	struct list_head free_segs;
 	u32 nr_free_segs;
 	/* retired (DRAINING) segments a read or a destage run still pins */

@@ -3,7 +3,8 @@
  * KUnit tests for dm-wow's segments (dm-wow-seg.c) on a cache struct of a
  * few segments and nothing else: the free list's order, the log head's
  * opening (the reserve, the chain rule, a segment on the replay's chain),
- * closing, the oldest life on the device, and the walk's pruning.
+ * closing, the oldest life on the device, the walk's pruning, and the
+ * marks a background checkpoint's snapshot copies by.
  */
 #include <kunit/test.h>
 #include <linux/slab.h>
@@ -21,6 +22,9 @@ static struct wow_cache *seg_cache(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, wc);
 	wc->segs = kunit_kcalloc(test, NSEG, sizeof(*wc->segs), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, wc->segs);
+	wc->segs_changed = kunit_kcalloc(test, BITS_TO_LONGS(NSEG),
+					 sizeof(unsigned long), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, wc->segs_changed);
 	spin_lock_init(&wc->lock);
 	wc->nr_segments = NSEG;
 	wc->blocks_per_seg = 8;
@@ -234,6 +238,68 @@ static void wow_seg_visit_prunes(struct kunit *test)
 	spin_unlock_irq(&wc->lock);
 }
 
+/* Take every mark; the segments taken, as a bit mask. */
+static u32 take_marks(struct wow_cache *wc)
+{
+	u64 s = 0;
+	u32 got = 0;
+
+	while ((s = wow_seg_next_changed(wc, s)) != U64_MAX)
+		got |= 1U << s++;
+	return got;
+}
+
+/*
+ * Every change to what a checkpoint holds of a segment marks it, and a
+ * mark is taken once: freeing, opening, closing, a walk that drops
+ * tombstones (not one that drops none); a load marks them all.
+ */
+static void wow_seg_marks_changes(struct kunit *test)
+{
+	static const u32 order[] = { 4, 1, 2, 3 };
+	struct wow_tomb_range *t;
+	struct wow_cache *wc = seg_cache(test);
+
+	wow_seg_all_changed(wc);
+	KUNIT_EXPECT_EQ(test, take_marks(wc), 0x3fU);
+	KUNIT_EXPECT_EQ(test, take_marks(wc), 0U);
+	free_in(wc, order, 4);
+	KUNIT_EXPECT_EQ(test, take_marks(wc), 0x1eU);
+	KUNIT_ASSERT_TRUE(test, seg_open(wc, false, 7));
+	KUNIT_EXPECT_EQ(test, take_marks(wc), 1U << 4);
+	seg_close_all(wc);
+	KUNIT_EXPECT_EQ(test, take_marks(wc), 1U << 4);
+	spin_lock_irq(&wc->lock);
+	KUNIT_EXPECT_FALSE(test, wow_seg_is_changed(wc, 1));
+	wow_seg_changed(wc, 1);
+	KUNIT_EXPECT_TRUE(test, wow_seg_is_changed(wc, 1));
+	spin_unlock_irq(&wc->lock);
+	KUNIT_EXPECT_EQ(test, take_marks(wc), 1U << 1);
+
+	t = kunit_kcalloc(test, 2, sizeof(*t), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	t[0].t = 5;
+	t[1].t = 50;
+	wc->segs[0].tombs = t;
+	wc->segs[0].nr_tombs = 2;
+	wc->segs[0].max_tombs = 2;
+	wc->segs[0].state = WOW_SEG_CLOSED;
+	wow_life_pass_init(&wc->life_pass, 3);
+	wc->next_seq = 100;
+	spin_lock_irq(&wc->lock);
+	wow_seg_visit(wc, 0);		/* bound 3: drops none */
+	spin_unlock_irq(&wc->lock);
+	KUNIT_EXPECT_EQ(test, take_marks(wc), 0U);
+	wow_life_pass_init(&wc->life_pass, 10);
+	spin_lock_irq(&wc->lock);
+	wow_seg_visit(wc, 0);		/* bound 10: drops the first */
+	spin_unlock_irq(&wc->lock);
+	KUNIT_EXPECT_EQ(test, wc->segs[0].nr_tombs, 1U);
+	KUNIT_EXPECT_EQ(test, take_marks(wc), 1U);
+	KUNIT_ASSERT_EQ(test, wow_seg_order_rebuild(wc), 0);
+	KUNIT_EXPECT_EQ(test, take_marks(wc), 0x3fU);
+}
+
 static struct kunit_case wow_seg_cases[] = {
 	KUNIT_CASE(wow_seg_fifo),
 	KUNIT_CASE(wow_seg_close_short),
@@ -241,6 +307,7 @@ static struct kunit_case wow_seg_cases[] = {
 	KUNIT_CASE(wow_seg_chain_rule),
 	KUNIT_CASE(wow_seg_min_disk),
 	KUNIT_CASE(wow_seg_visit_prunes),
+	KUNIT_CASE(wow_seg_marks_changes),
 	{}
 };
 
