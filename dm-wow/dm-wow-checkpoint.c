@@ -268,11 +268,11 @@ struct wow_ckpt_snap {
 	struct wow_ckpt_ops ops;	/* take_block, raw_entries: the writer's */
 	struct wow_ckpt_seg_info *segs;	/* every segment */
 	/*
-	 * @segs holds every segment as the last snapshot took it, and
-	 * @nr_tombs their tombstones: the next one copies only the segments
-	 * ops->next_seg_changed names
+	 * @segs holds every segment as the last snapshot took it (zeros at
+	 * first), and @nr_tombs their tombstones: a snapshot kept from one
+	 * checkpoint to the next copies only the segments
+	 * ops->next_seg_changed names (all of them the first time)
 	 */
-	bool segs_known;
 	u64 nr_tombs;
 	struct wow_tomb_range *tombs;	/* ci->nr_tombs, in segment order */
 };
@@ -297,8 +297,8 @@ struct wow_ckpt_snap *wow_ckpt_snap_alloc(u64 nr_segments)
 
 	if (!sn)
 		return NULL;
-	sn->segs = kvmalloc_array(max_t(u64, nr_segments, 1),
-				  sizeof(*sn->segs), GFP_KERNEL);
+	sn->segs = kvcalloc(max_t(u64, nr_segments, 1), sizeof(*sn->segs),
+			    GFP_KERNEL);
 	if (!sn->segs) {
 		kfree(sn);
 		return NULL;
@@ -307,8 +307,9 @@ struct wow_ckpt_snap *wow_ckpt_snap_alloc(u64 nr_segments)
 }
 
 /*
- * Bring @sn's segments up to date: all of them, or when @sn holds them
- * already and @ops names what changed (next_seg_changed), only those.
+ * Bring @sn's segments up to date: all of them, or for a snapshot kept
+ * from one checkpoint to the next (@changed_only) whose @ops name what
+ * changed (next_seg_changed), only those.
  */
 static void take_seg_infos(const struct wow_ckpt_area *a,
 			   const struct wow_ckpt_ops *ops,
@@ -316,12 +317,11 @@ static void take_seg_infos(const struct wow_ckpt_area *a,
 {
 	u64 s;
 
-	if (!changed_only || !ops->next_seg_changed || !sn->segs_known) {
+	if (!changed_only || !ops->next_seg_changed) {
 		ops->seg_infos(ops->ctx, 0, a->nr_segments, sn->segs);
 		sn->nr_tombs = 0;
 		for (s = 0; s < a->nr_segments; s++)
 			sn->nr_tombs += sn->segs[s].nr_tombs;
-		sn->segs_known = changed_only && ops->next_seg_changed;
 		return;
 	}
 	s = 0;
@@ -438,12 +438,15 @@ static int write_head(const struct wow_ckpt_area *a,
  * header, the segment stream, the closing copy) is written every time.
  * A checkpoint's cost is then what changed, plus a segment stream of 32
  * bytes a segment: not the whole slot table (6 bytes a cache block).
+ * @kept: the snapshot background checkpoints keep (no other writer uses
+ * it meanwhile), brought up to date by the segments marked changed; NULL:
+ * a snapshot of every segment is allocated for this write.
  */
 int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
-		   const struct wow_ckpt_ops *ops)
+		   const struct wow_ckpt_ops *ops, struct wow_ckpt_snap *kept)
 {
 	u32 bs = a->block_size;
-	struct wow_ckpt_snap *sn = wow_ckpt_snap_alloc(a->nr_segments);
+	struct wow_ckpt_snap *sn = kept ?: wow_ckpt_snap_alloc(a->nr_segments);
 	struct ckpt_io io = { };
 	struct wow_ckpt_entry *e;
 	u64 b, nr;
@@ -454,12 +457,13 @@ int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 	ci->written = 1 + (a->closing ? 1 : 0);
 	e = kmalloc_array(wow_ckpt_slots_per_block(a->version, bs), sizeof(*e),
 			  GFP_KERNEL);
-	r = e && sn ? take_segs(a, ci, ops, sn, false) : -ENOMEM;
+	r = e && sn ? take_segs(a, ci, ops, sn, !!kept) : -ENOMEM;
 	if (!r)
 		r = io_init(&io, a, ci);
 	if (r) {
 		kfree(e);
-		wow_ckpt_snap_free(sn);
+		if (!kept)
+			wow_ckpt_snap_free(sn);
 		return r;
 	}
 	r = write_head(a, ci);
@@ -492,7 +496,8 @@ int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 		r = write_tail(&io, a, ci, sn);
 	kfree(e);
 	kvfree(io.buf);
-	wow_ckpt_snap_free(sn);
+	if (!kept)
+		wow_ckpt_snap_free(sn);
 	return r;
 }
 

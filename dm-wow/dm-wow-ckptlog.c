@@ -521,6 +521,7 @@ static int ckpt_finish(struct wow_cache *wc, struct ckpt_run *cr, int r,
  */
 int wow_ckptlog_write(struct wow_cache *wc, bool say, bool epoch)
 {
+	struct wow_ckpt_snap *kept;
 	struct ckpt_run cr;
 	struct wow_ckpt_area a;
 	struct wow_ckpt_ops ops;
@@ -539,13 +540,15 @@ int wow_ckptlog_write(struct wow_cache *wc, bool say, bool epoch)
 	mutex_lock(&wc->ckpt_mutex);
 	spin_lock_irq(&wc->lock);
 	ok = ckpt_start(wc, &cr, epoch);
+	/* the background's snapshot, unless one is being written from it */
+	kept = wc->ckpt_busy ? NULL : wc->ckpt_snap;
 	spin_unlock_irq(&wc->lock);
 	r = 0;
 	if (ok) {
 		wow_ckptlog_area(wc, &a, cr.k);
 		wow_ckptlog_ops_init(wc, &ops);
 		cr.ci.generation = ++wc->ckpt_gen;
-		r = wow_ckpt_write(&a, &cr.ci, &ops);
+		r = wow_ckpt_write(&a, &cr.ci, &ops, kept);
 		r = ckpt_finish(wc, &cr, r, say);
 	}
 	mutex_unlock(&wc->ckpt_mutex);

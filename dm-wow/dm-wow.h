@@ -288,9 +288,9 @@ __le32 wow_ckpt_block_encode(const struct wow_ckpt_area *a,
 			     struct wow_ckpt_entry *e);
 int wow_ckpt_write_header(const struct wow_ckpt_area *a,
 			  const struct wow_ckpt_info *ci);
-int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
-		   const struct wow_ckpt_ops *ops);
 struct wow_ckpt_snap;
+int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
+		   const struct wow_ckpt_ops *ops, struct wow_ckpt_snap *kept);
 struct wow_ckpt_snap *wow_ckpt_snap_alloc(u64 nr_segments);
 int wow_ckpt_snap_take(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 		       const struct wow_ckpt_ops *ops, struct wow_ckpt_snap *sn);
