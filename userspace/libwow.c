@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 #include <libdevmapper.h>
 
+#include "json.h"
 #include "libwow.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -1025,38 +1026,6 @@ char *wow_table_format(const struct wow_table *t)
 
 /* ---- output ---- */
 
-void wow_json_string(FILE *f, const char *s)
-{
-	unsigned char c;
-
-	fputc('"', f);
-	for (; (c = *s); s++) {
-		switch (c) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		default:
-			if (c < 0x20 || c == 0x7f)
-				fprintf(f, "\\u%04x", c);
-			else
-				fputc(c, f);
-		}
-	}
-	fputc('"', f);
-}
-
 static void row(FILE *f, const char *heading, const char *value,
 		const char *unit)
 {
@@ -1153,30 +1122,15 @@ void wow_print_report_text(FILE *f, const struct wow_report *r)
 	}
 }
 
-static void json_value(FILE *f, const char *word)
+/* A status word: a number if it is one, else a string */
+static void json_word(struct json *j, const char *word)
 {
 	uint64_t v;
 
 	if (!parse_u64(word, &v))
-		fprintf(f, "%" PRIu64, v);
+		json_u64(j, v);
 	else
-		wow_json_string(f, word);
-}
-
-static void json_key(FILE *f, const char *sep, const char *key)
-{
-	fputs(sep, f);
-	wow_json_string(f, key);
-	fputc(':', f);
-}
-
-/* A finite double as JSON (JSON has no NaN or infinity). */
-static void json_double(FILE *f, double v)
-{
-	if (v != v || v > 1e300 || v < -1e300)
-		fputs("null", f);
-	else
-		fprintf(f, "%.3f", v);
+		json_str(j, word);
 }
 
 void wow_print_report_json(FILE *f, const struct wow_report *r)
@@ -1185,95 +1139,95 @@ void wow_print_report_json(FILE *f, const struct wow_report *r)
 	struct wow_tunable tun[WOW_NR_OPTS];
 	char buf[32], why[WOW_ERR_LEN];
 	enum wow_health_level h = wow_health_of(st, why);
-	const char *sep = "";
+	struct json j;
 	size_t i;
 	double v;
 
-	fputc('{', f);
-	json_key(f, "", "name");
-	wow_json_string(f, r->name);
+	json_init(&j, f, false);
+	json_open(&j, '{', -1);
+	json_key(&j, "name");
+	json_str(&j, r->name);
 	for (i = 0; i < WOW_NR_FIELDS; i++) {
 		if (!wow_status_has(st, i))
 			continue;
-		json_key(f, ",", wow_fields[i].id);
+		json_key(&j, wow_fields[i].id);
 		if (wow_fields[i].type == WOW_FT_U64)
-			fprintf(f, "%" PRIu64, wow_status_u64(st, i));
+			json_u64(&j, wow_status_u64(st, i));
 		else
-			wow_json_string(f, wow_status_text(st, i, buf));
+			json_str(&j, wow_status_text(st, i, buf));
 	}
-	json_key(f, ",", "health");
-	wow_json_string(f, wow_health_name(h));
-	json_key(f, ",", "health_reason");
-	wow_json_string(f, why);
-	json_key(f, ",", "derived");
-	fputc('{', f);
+	json_key(&j, "health");
+	json_str(&j, wow_health_name(h));
+	json_key(&j, "health_reason");
+	json_str(&j, why);
+	json_key(&j, "derived");
+	json_open(&j, '{', -1);
 	for (i = 0; i < wow_nr_derived; i++) {
 		if (!wow_derived_get(&wow_derived[i], st, &v))
 			continue;
-		json_key(f, sep, wow_derived[i].id);
-		json_double(f, v);
-		sep = ",";
+		json_key(&j, wow_derived[i].id);
+		json_double(&j, v);
 	}
-	fputc('}', f);
-	json_key(f, ",", "rates");
+	json_close(&j);
+	json_key(&j, "rates");
 	if (r->rates) {
-		json_key(f, "{", "seconds");
-		json_double(f, r->rates->seconds);
+		json_open(&j, '{', -1);
+		json_key(&j, "seconds");
+		json_double(&j, r->rates->seconds);
 		for (i = 0; i < ARRAY_SIZE(rate_rows); i++) {
-			json_key(f, ",", rate_rows[i].id);
-			json_double(f, rate_of(r->rates, i));
+			json_key(&j, rate_rows[i].id);
+			json_double(&j, rate_of(r->rates, i));
 		}
-		fputc('}', f);
+		json_close(&j);
 	} else {
-		fputs("null", f);
+		json_null(&j);
 	}
-	json_key(f, ",", "tunables");
+	json_key(&j, "tunables");
 	wow_tunables(st, r->table, tun);
-	sep = "{";
+	json_open(&j, '{', -1);
 	for (i = 0; i < WOW_NR_OPTS; i++) {
 		if (i == WOW_OPT_FORMAT)
 			continue;
-		json_key(f, sep, wow_opts[i].name);
-		json_key(f, "{", "value");
+		json_key(&j, wow_opts[i].name);
+		json_open(&j, '{', -1);
+		json_key(&j, "value");
 		if (wow_opts[i].type == WOW_OT_POLICY)
-			wow_json_string(f, wow_policy_name(tun[i].value));
+			json_str(&j, wow_policy_name(tun[i].value));
 		else if (wow_opts[i].type == WOW_OT_FLAG)
-			fputs(tun[i].value ? "true" : "false", f);
+			json_bool(&j, tun[i].value);
 		else
-			fprintf(f, "%" PRIu64, tun[i].value);
-		json_key(f, ",", "unit");
-		wow_json_string(f, wow_opts[i].unit);
-		json_key(f, ",", "source");
-		wow_json_string(f, wow_source_name(tun[i].source));
-		fputc('}', f);
-		sep = ",";
+			json_u64(&j, tun[i].value);
+		json_key(&j, "unit");
+		json_str(&j, wow_opts[i].unit);
+		json_key(&j, "source");
+		json_str(&j, wow_source_name(tun[i].source));
+		json_close(&j);
 	}
-	fputc('}', f);
-	json_key(f, ",", "table");
+	json_close(&j);
+	json_key(&j, "table");
 	if (r->table) {
 		char *line = wow_table_format(r->table);
 
-		json_key(f, "{", "origin");
-		wow_json_string(f, r->table->origin);
-		json_key(f, ",", "cache");
-		wow_json_string(f, r->table->cache);
-		json_key(f, ",", "params");
-		if (line)
-			wow_json_string(f, line);
-		else
-			fputs("null", f);
+		json_open(&j, '{', -1);
+		json_key(&j, "origin");
+		json_str(&j, r->table->origin);
+		json_key(&j, "cache");
+		json_str(&j, r->table->cache);
+		json_key(&j, "params");
+		json_str(&j, line);	/* null when out of memory */
 		free(line);
-		fputc('}', f);
+		json_close(&j);
 	} else {
-		fputs("null", f);
+		json_null(&j);
 	}
-	json_key(f, ",", "other");
-	fputc('{', f);
+	json_key(&j, "other");
+	json_open(&j, '{', -1);
 	for (i = 0; i < st->nr_other; i++) {
-		json_key(f, i ? "," : "", st->other[i].key);
-		json_value(f, st->other[i].value);
+		json_key(&j, st->other[i].key);
+		json_word(&j, st->other[i].value);
 	}
-	fputs("}}", f);
+	json_close(&j);
+	json_close(&j);
 }
 
 void wow_print_status_text(FILE *f, const char *name,
@@ -1736,26 +1690,30 @@ void wow_print_fields_text(FILE *f)
 
 void wow_print_fields_json(FILE *f)
 {
+	struct json j;
 	int i;
 
-	fputc('[', f);
+	json_init(&j, f, false);
+	json_open(&j, '[', 0);
 	for (i = 0; i < WOW_NR_FIELDS; i++) {
-		json_key(f, i ? ",\n{" : "{", "id");
-		wow_json_string(f, wow_fields[i].id);
-		json_key(f, ",", "position");
+		json_open(&j, '{', -1);
+		json_key(&j, "id");
+		json_str(&j, wow_fields[i].id);
+		json_key(&j, "position");
 		if (i < WOW_NR_PREFIX)
-			fprintf(f, "%d", i + 1);
+			json_int(&j, i + 1);
 		else
-			fputs("null", f);
-		json_key(f, ",", "heading");
-		wow_json_string(f, wow_fields[i].heading);
-		json_key(f, ",", "unit");
-		wow_json_string(f, wow_fields[i].unit);
-		json_key(f, ",", "description");
-		wow_json_string(f, wow_fields[i].description);
-		fputc('}', f);
+			json_null(&j);
+		json_key(&j, "heading");
+		json_str(&j, wow_fields[i].heading);
+		json_key(&j, "unit");
+		json_str(&j, wow_fields[i].unit);
+		json_key(&j, "description");
+		json_str(&j, wow_fields[i].description);
+		json_close(&j);
 	}
-	fputs("]\n", f);
+	json_close(&j);
+	fputc('\n', f);
 }
 
 static void rst_cell(FILE *f, const char *lead, const char *text)

@@ -325,7 +325,6 @@ struct wow_report {
 void wow_print_report_text(FILE *f, const struct wow_report *r);
 void wow_print_report_json(FILE *f, const struct wow_report *r);
 
-void wow_json_string(FILE *f, const char *s);
 void wow_print_status_text(FILE *f, const char *name,
 			   const struct wow_status *st);
 void wow_print_status_json(FILE *f, const char *name,
