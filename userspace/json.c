@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1
 /* json: the one JSON writer of the userspace tools; json.h says how. */
 #include <inttypes.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 */
 /*
  * json: the one JSON writer of the userspace tools (libwow's status and
  * fields, wowcache's dump and metadata-size).  Strings are escaped per

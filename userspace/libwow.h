@@ -19,8 +19,13 @@
  *   wow_show       the status of a list of devices (wowctl status)
  *   wow_kmsg_*     the kernel's reason for a refusal (/dev/kmsg)
  *   wow_dm_*       device-mapper access through libdevmapper
- *   wow_dev_*, wow_plan_*  (wowdev.c) block devices, stable paths, and the
- *                  checks and table of a new device (wowctl create)
+ *   wow_dev_*, wow_plan_*  (wowdev.c) block devices and the checks and
+ *                  table of a new device (wowctl create)
+ *   wow_dev_stable_path, wow_dev_describe  (devname.c, devname.h) a
+ *                  device's name: its by-id link, its dm or kernel name
+ *
+ * The calls go one way: wowdev.c calls libwow.c and wowcache.c; libwow.c
+ * calls devname.c and json.c, which call nothing of the others.
  *
  * Functions that can fail return 0 or a negative errno and, when given an
  * err buffer of WOW_ERR_LEN bytes, leave a one-line reason in it.
@@ -32,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "devname.h"
 
 #define WOW_TARGET_NAME	"wow"
 #define WOW_ERR_LEN	256
@@ -463,15 +470,6 @@ struct wow_dev {
 int wow_dev_probe(const char *path, const char *by_id_dir,
 		  struct wow_dev *d, char *err);
 void wow_dev_free(struct wow_dev *d);
-/* The best link to @rdev in @dir, or NULL (caller frees). */
-char *wow_dev_stable_path(const char *dir, uint64_t rdev);
-/*
- * "MAJ:MIN" as the kernel names a table's device, as a path: its
- * /dev/disk/by-id link, else /dev/mapper/NAME or /dev/NAME (from sysfs),
- * with the numbers: "/dev/vdb (254:16)".  Anything else comes back as
- * it is.  Caller frees.
- */
-char *wow_dev_describe(const char *majmin);
 
 #define WOW_PLAN_FORCE	(1U << 0)	/* format over dirty data */
 #define WOW_PLAN_FILES	(1U << 1)	/* accept regular files (tests) */
