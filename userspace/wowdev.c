@@ -141,7 +141,7 @@ static int adopt_geometry(struct wow_plan *p, const struct wowc *c,
 
 		if (!(p->t.set & (1U << id))) {
 			p->t.val[id] = sb[i];
-			if (sb[i] != wow_opts[id].def) {
+			if (sb[i] != wow_opt_default(id)) {
 				p->t.set |= 1U << id;
 				p->adopted |= 1U << id;
 			}

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "../json.h"
+#include "../kargs.h"
 #include "../libwow.h"
 #include "expect.h"
 
@@ -250,6 +251,24 @@ static const char *table_rejects(const struct bad_line *b)
 		return why;
 	}
 	EXPECT(!t.origin && !t.cache);
+	return NULL;
+}
+
+/* libwow's option ids and names are the kernel's (dm-wow-args.c) */
+static const char *opts_are_the_kernels(void)
+{
+	int i;
+
+	for (i = 0; i < WOW_NR_OPTS; i++) {
+		EXPECT_STR(wow_kargs_name(i), wow_opts[i].name);
+		EXPECT(wow_opt_lookup(wow_opts[i].name) == i);
+	}
+	EXPECT(wow_opt_default(WOW_OPT_BLOCK_SIZE) == 4096 &&
+	       wow_opt_default(WOW_OPT_HIGH_WATERMARK) == 30 &&
+	       wow_opt_default(WOW_OPT_POLICY) == WOW_POLICY_WOW);
+	EXPECT(wow_kargs_runtime(WOW_OPT_SEQUENTIAL_CUTOFF) &&
+	       !wow_kargs_runtime(WOW_OPT_POLICY));
+	EXPECT_STR(wow_policy_name(WOW_POLICY_LRW), "lrw");
 	return NULL;
 }
 
@@ -1453,6 +1472,7 @@ static const struct {
 	T(status_unknown_keys_kept),
 	T(table_round_trip),
 	T(table_canonical_order),
+	T(opts_are_the_kernels),
 	T(json_escaping),
 	T(json_escaping_controls),
 	T(json_writer),
