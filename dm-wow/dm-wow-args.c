@@ -3,15 +3,12 @@
  * dm-wow table line options: one small parser per option into struct
  * wow_args, cross-checks once all are read, and the TABLE status emitter
  * that round-trips them.  Nothing here touches a device, so KUnit drives it
- * with plain strings (tests/args_kunit.c).  Locking: none (pure; the
- * caller serialises changes to a live table's tunables under wc->lock).
+ * with plain strings (tests/args_kunit.c), and it builds unchanged in
+ * userspace, where libwow checks wowctl's options with it.  Locking: none
+ * (pure; the caller serialises changes to a live table's tunables under
+ * wc->lock).
  */
-#include <linux/ctype.h>
-#include <linux/kernel.h>
-#include <linux/log2.h>
-#include <linux/string.h>
-
-#include "dm-wow.h"
+#include "dm-wow-args.h"
 
 static const char * const policy_names[WOW_NR_POLICIES] = {
 	[WOW_POLICY_WOW] = "wow",
@@ -217,7 +214,7 @@ static const struct wow_opt_desc opt_descs[WOW_NR_OPTS] = {
 	[WOW_OPT_FORMAT] = { "format", false, false, NULL },
 };
 
-static int find_opt(const char *name)
+int wow_find_opt(const char *name)
 {
 	int i;
 
@@ -225,6 +222,31 @@ static int find_opt(const char *name)
 		if (!strcmp(name, opt_descs[i].name))
 			return i;
 	return -1;
+}
+
+const char *wow_opt_name(enum wow_opt id)
+{
+	return opt_descs[id].name;
+}
+
+bool wow_opt_has_value(enum wow_opt id)
+{
+	return opt_descs[id].has_value;
+}
+
+bool wow_opt_runtime(enum wow_opt id)
+{
+	return opt_descs[id].runtime;
+}
+
+int wow_parse_opt(struct wow_args *a, enum wow_opt id, const char *v,
+		  char **error)
+{
+	if (!opt_descs[id].has_value) {
+		*error = "Optional argument takes no value";
+		return -EINVAL;
+	}
+	return opt_descs[id].parse(a, v, error);
 }
 
 /* Checks that involve more than one option. */
@@ -278,7 +300,7 @@ int wow_parse_opt_args(struct wow_args *a, struct dm_arg_set *as,
 	while (as->argc) {
 		const char *name = dm_shift_arg(as);
 		const char *value = NULL;
-		int id = find_opt(name);
+		int id = wow_find_opt(name);
 
 		if (id < 0) {
 			*error = "Unrecognised optional argument";
@@ -326,7 +348,7 @@ int wow_parse_tunable(struct wow_args *a, const char *name,
 		      const char *value, char **error)
 {
 	struct wow_args tmp = *a;
-	int id = find_opt(name);
+	int id = wow_find_opt(name);
 	int r;
 
 	if (id < 0 || !opt_descs[id].runtime) {
@@ -379,42 +401,35 @@ void wow_args_set_group(struct wow_args *a, u32 group_size)
 					    WOW_MAX_DESTAGE_SIZE_LIMIT);
 }
 
-static void emit_value(const struct wow_args *a, int id, char *buf,
-		       size_t len)
+u64 wow_args_value(const struct wow_args *a, enum wow_opt id)
 {
 	switch (id) {
 	case WOW_OPT_BLOCK_SIZE:
-		snprintf(buf, len, "%u", a->block_size);
-		break;
+		return a->block_size;
 	case WOW_OPT_ERASE_BLOCK_SIZE:
-		snprintf(buf, len, "%u", a->erase_block_size);
-		break;
+		return a->erase_block_size;
 	case WOW_OPT_WRITE_GROUP_SIZE:
-		snprintf(buf, len, "%u", a->write_group_size);
-		break;
+		return a->write_group_size;
 	case WOW_OPT_POLICY:
-		snprintf(buf, len, "%s", wow_policy_name(a->policy));
-		break;
+		return a->policy;
 	case WOW_OPT_LOW_WATERMARK:
-		snprintf(buf, len, "%u", a->low_watermark_pct);
-		break;
+		return a->low_watermark_pct;
 	case WOW_OPT_HIGH_WATERMARK:
-		snprintf(buf, len, "%u", a->high_watermark_pct);
-		break;
+		return a->high_watermark_pct;
 	case WOW_OPT_MAX_DESTAGE_IOS:
-		snprintf(buf, len, "%u", a->max_destage_ios);
-		break;
+		return a->max_destage_ios;
 	case WOW_OPT_MAX_DESTAGE_SIZE:
-		snprintf(buf, len, "%u", a->max_destage_size);
-		break;
+		return a->max_destage_size;
 	case WOW_OPT_MAX_AGE:
-		snprintf(buf, len, "%u", a->max_age_s);
-		break;
+		return a->max_age_s;
 	case WOW_OPT_SEQUENTIAL_CUTOFF:
-		snprintf(buf, len, "%llu", a->sequential_cutoff);
-		break;
+		return a->sequential_cutoff;
+	case WOW_OPT_CLEANER:
+		return a->cleaner;
+	case WOW_OPT_FORMAT:
+		return a->format;
 	default:
-		buf[0] = '\0';
+		return 0;
 	}
 }
 
@@ -427,7 +442,6 @@ unsigned int wow_emit_opt_args(const struct wow_args *a, char *result,
 			       unsigned int maxlen)
 {
 	unsigned int sz = 0, words = 0;
-	char val[24];
 	int i;
 
 	for (i = 0; i < WOW_NR_OPTS; i++)
@@ -439,10 +453,11 @@ unsigned int wow_emit_opt_args(const struct wow_args *a, char *result,
 		if (!(a->set & BIT(i)))
 			continue;
 		DMEMIT(" %s", opt_descs[i].name);
-		if (opt_descs[i].has_value) {
-			emit_value(a, i, val, sizeof(val));
-			DMEMIT(" %s", val);
-		}
+		if (i == WOW_OPT_POLICY)
+			DMEMIT(" %s", wow_policy_name(a->policy));
+		else if (opt_descs[i].has_value)
+			DMEMIT(" %llu",
+			       (unsigned long long)wow_args_value(a, i));
 	}
 	return sz;
 }

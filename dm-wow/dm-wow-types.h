@@ -15,6 +15,7 @@
 #include <linux/types.h>
 #include <linux/kernel.h>
 #include <linux/build_bug.h>
+#include <linux/ctype.h>
 #include <linux/crc32c.h>
 #include <linux/errno.h>
 #include <linux/limits.h>

@@ -16,6 +16,8 @@
 #include <sys/sysmacros.h>
 #include <libdevmapper.h>
 
+#include "json.h"
+#include "kargs.h"
 #include "libwow.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -41,11 +43,6 @@ const char *wow_state_name(enum wow_state s)
 	return (unsigned int)s < ARRAY_SIZE(state_names) ? state_names[s] : "?";
 }
 
-const char *wow_policy_name(enum wow_policy p)
-{
-	return (unsigned int)p < ARRAY_SIZE(policy_names) ? policy_names[p] : "?";
-}
-
 static int lookup(const char *const *names, size_t nr, const char *word)
 {
 	size_t i;
@@ -58,11 +55,12 @@ static int lookup(const char *const *names, size_t nr, const char *word)
 
 int wow_policy_parse(const char *word, enum wow_policy *p)
 {
-	int i = lookup(policy_names, ARRAY_SIZE(policy_names), word);
+	const char *msg;
+	uint64_t v;
 
-	if (i < 0)
+	if (wow_kargs_parse(WOW_OPT_POLICY, word, &v, &msg))
 		return -EINVAL;
-	*p = i;
+	*p = v;
 	return 0;
 }
 
@@ -555,7 +553,7 @@ void wow_tunables(const struct wow_status *st, const struct wow_table *t,
 	int i;
 
 	for (i = 0; i < WOW_NR_OPTS; i++) {
-		out[i].value = wow_opts[i].def;
+		out[i].value = wow_opt_default(i);
 		out[i].source = WOW_SRC_DEFAULT;
 		if (t && (t->set & (1U << i))) {
 			out[i].value = t->val[i];
@@ -690,58 +688,34 @@ bool wow_rates_get(const struct wow_status *prev, const struct wow_status *cur,
 
 /* ---- table line ---- */
 
-/* O(ENUM, name, unit, type, runtime, pow2, bytes, default, min, max, msg) */
-#define O(e, n, u, ty, rt, p2, by, d, lo, hi, msg) \
-	[WOW_OPT_##e] = { n, u, WOW_OT_##ty, rt, p2, by, d, lo, hi, msg }
+/* O(ENUM, name, unit, type, bytes) */
+#define O(e, n, u, ty, by) [WOW_OPT_##e] = { n, u, WOW_OT_##ty, by }
 
 const struct wow_opt wow_opts[WOW_NR_OPTS] = {
-	O(BLOCK_SIZE, "block_size", "bytes", U64, false, true, true,
-	  4096, 512, 65536,
-	  "Invalid block_size: must be a power of two from 512 to 65536"),
-	O(ERASE_BLOCK_SIZE, "erase_block_size", "bytes", U64, false, true,
-	  true, 1048576, 2048, 268435456,
-	  "Invalid erase_block_size: must be a power of two from 2048 to 256 MiB"),
-	O(WRITE_GROUP_SIZE, "write_group_size", "bytes", U64, false, true,
-	  true, 131072, 512, 67108864,
-	  "Invalid write_group_size: must be a power of two from 512 to 64 MiB"),
-	O(POLICY, "policy", "", POLICY, false, false, false, WOW_POLICY_WOW,
-	  0, 0, "Invalid policy: must be wow, cscan or lrw"),
-	O(LOW_WATERMARK, "low_watermark", "%", U64, true, false, false,
-	  20, 0, 99,
-	  "Invalid low_watermark: must be a percentage from 0 to 99"),
-	O(HIGH_WATERMARK, "high_watermark", "%", U64, true, false, false,
-	  30, 1, 100,
-	  "Invalid high_watermark: must be a percentage from 1 to 100"),
-	O(MAX_DESTAGE_IOS, "max_destage_ios", "writes", U64, true, false,
-	  false, 32, 1, 4096,
-	  "Invalid max_destage_ios: must be from 1 to 4096"),
-	O(MAX_DESTAGE_SIZE, "max_destage_size", "bytes", U64, true, false,
-	  true, 1048576, 512, 8388608,
-	  "Invalid max_destage_size: must be from block_size to 8 MiB"),
-	O(MAX_AGE, "max_age", "s", U64, true, false, false, 0, 0, 604800,
-	  "Invalid max_age: must be from 0 to 604800 seconds"),
-	O(SEQUENTIAL_CUTOFF, "sequential_cutoff", "bytes", U64, true, false,
-	  true, 0, 0, 1073741824,
-	  "Invalid sequential_cutoff: must be from 0 to 1 GiB"),
-	O(CLEANER, "cleaner", "", FLAG, false, false, false, 0, 0, 1, ""),
-	O(FORMAT, "format", "", FLAG, false, false, false, 0, 0, 1, ""),
+	O(BLOCK_SIZE, "block_size", "bytes", U64, true),
+	O(ERASE_BLOCK_SIZE, "erase_block_size", "bytes", U64, true),
+	O(WRITE_GROUP_SIZE, "write_group_size", "bytes", U64, true),
+	O(POLICY, "policy", "", POLICY, false),
+	O(LOW_WATERMARK, "low_watermark", "%", U64, false),
+	O(HIGH_WATERMARK, "high_watermark", "%", U64, false),
+	O(MAX_DESTAGE_IOS, "max_destage_ios", "writes", U64, false),
+	O(MAX_DESTAGE_SIZE, "max_destage_size", "bytes", U64, true),
+	O(MAX_AGE, "max_age", "s", U64, false),
+	O(SEQUENTIAL_CUTOFF, "sequential_cutoff", "bytes", U64, true),
+	O(CLEANER, "cleaner", "", FLAG, false),
+	O(FORMAT, "format", "", FLAG, false),
 };
 
 #undef O
 
 int wow_opt_lookup(const char *name)
 {
-	int i;
-
-	for (i = 0; i < WOW_NR_OPTS; i++)
-		if (!strcmp(wow_opts[i].name, name))
-			return i;
-	return -1;
+	return wow_kargs_find(name);
 }
 
-static int opt_lookup(const char *name)
+uint64_t wow_opt_default(int id)
 {
-	return wow_opt_lookup(name);
+	return wow_kargs_default(id);
 }
 
 int wow_parse_size(const char *s, uint64_t *v)
@@ -778,23 +752,17 @@ int wow_parse_size(const char *s, uint64_t *v)
 	return -EINVAL;
 }
 
-static bool is_pow2(uint64_t x)
-{
-	return x && !(x & (x - 1));
-}
-
-/* A value of option @id: the kernel's range check (dm-wow-args.c). */
+/* A value of option @id: the kernel's check of it (dm-wow-args.c). */
 static int opt_value(int id, const char *val, uint64_t *v, char *err)
 {
 	const struct wow_opt *o = &wow_opts[id];
-	enum wow_policy p;
+	const char *msg;
+	char num[24];
 	int r;
 
 	if (o->type == WOW_OT_POLICY) {
-		if (wow_policy_parse(val, &p))
-			return fail(err, -EINVAL, "%s (not '%s')", o->limits,
-				    val);
-		*v = p;
+		if (wow_kargs_parse(id, val, v, &msg))
+			return fail(err, -EINVAL, "%s (not '%s')", msg, val);
 		return 0;
 	}
 	r = o->bytes ? wow_parse_size(val, v) : parse_u64(val, v);
@@ -802,8 +770,9 @@ static int opt_value(int id, const char *val, uint64_t *v, char *err)
 		return fail(err, -EINVAL, "%s: '%s' is not a %s", o->name, val,
 			    o->bytes ? "size (bytes, or with a K, M, G suffix)" :
 			    "decimal number");
-	if (*v < o->min || *v > o->max || (o->pow2 && !is_pow2(*v)))
-		return fail(err, -EINVAL, "%s (not %s)", o->limits, val);
+	snprintf(num, sizeof(num), "%" PRIu64, *v);
+	if (wow_kargs_parse(id, num, v, &msg))
+		return fail(err, -EINVAL, "%s (not %s)", msg, val);
 	return 0;
 }
 
@@ -817,7 +786,7 @@ int wow_table_add_option(struct wow_table *t, const char *kv, char *err)
 	if (n < sizeof(name)) {
 		memcpy(name, kv, n);
 		name[n] = '\0';
-		id = opt_lookup(name);
+		id = wow_opt_lookup(name);
 	}
 	if (id < 0)
 		return fail(err, -EINVAL, "unknown option '%.*s' (options: "
@@ -845,62 +814,21 @@ int wow_table_add_option(struct wow_table *t, const char *kv, char *err)
 int wow_table_check(const struct wow_table *t, uint64_t eff[WOW_NR_OPTS],
 		    char *err)
 {
-	uint64_t v[WOW_NR_OPTS];
-	char buf[24];
-	int i;
+	const char *msg;
 
-	for (i = 0; i < WOW_NR_OPTS; i++) {
-		v[i] = wow_opts[i].def;
-		if (!(t->set & (1U << i)))
-			continue;
-		v[i] = t->val[i];
-		if (wow_opts[i].type != WOW_OT_U64)
-			continue;
-		snprintf(buf, sizeof(buf), "%" PRIu64, v[i]);
-		if (opt_value(i, buf, &v[i], err))
-			return -EINVAL;
-	}
-	/* one watermark alone: the other 10 points away */
-	if ((t->set & (1U << WOW_OPT_HIGH_WATERMARK)) &&
-	    !(t->set & (1U << WOW_OPT_LOW_WATERMARK)))
-		v[WOW_OPT_LOW_WATERMARK] = v[WOW_OPT_HIGH_WATERMARK] > 10 ?
-					   v[WOW_OPT_HIGH_WATERMARK] - 10 : 0;
-	if ((t->set & (1U << WOW_OPT_LOW_WATERMARK)) &&
-	    !(t->set & (1U << WOW_OPT_HIGH_WATERMARK)))
-		v[WOW_OPT_HIGH_WATERMARK] = v[WOW_OPT_LOW_WATERMARK] + 10 > 100 ?
-					    100 : v[WOW_OPT_LOW_WATERMARK] + 10;
-	if (v[WOW_OPT_ERASE_BLOCK_SIZE] < 4 * v[WOW_OPT_BLOCK_SIZE])
-		return fail(err, -EINVAL, "Invalid erase_block_size: must be "
-			    "at least 4 blocks (%" PRIu64 " < 4 x %" PRIu64 ")",
-			    v[WOW_OPT_ERASE_BLOCK_SIZE], v[WOW_OPT_BLOCK_SIZE]);
-	if (v[WOW_OPT_WRITE_GROUP_SIZE] < v[WOW_OPT_BLOCK_SIZE])
-		return fail(err, -EINVAL, "Invalid write_group_size: must be "
-			    "at least block_size (%" PRIu64 " < %" PRIu64 ")",
-			    v[WOW_OPT_WRITE_GROUP_SIZE], v[WOW_OPT_BLOCK_SIZE]);
-	if (v[WOW_OPT_MAX_DESTAGE_SIZE] < v[WOW_OPT_BLOCK_SIZE] ||
-	    v[WOW_OPT_MAX_DESTAGE_SIZE] % v[WOW_OPT_BLOCK_SIZE])
-		return fail(err, -EINVAL, "Invalid max_destage_size: must be "
-			    "a multiple of block_size (%" PRIu64 ", %" PRIu64
-			    ")", v[WOW_OPT_MAX_DESTAGE_SIZE],
-			    v[WOW_OPT_BLOCK_SIZE]);
-	if (v[WOW_OPT_LOW_WATERMARK] >= v[WOW_OPT_HIGH_WATERMARK])
-		return fail(err, -EINVAL, "Invalid watermarks: low_watermark "
-			    "must be below high_watermark (%" PRIu64 ", %"
-			    PRIu64 ")", v[WOW_OPT_LOW_WATERMARK],
-			    v[WOW_OPT_HIGH_WATERMARK]);
-	if (eff)
-		memcpy(eff, v, sizeof(v));
+	if (wow_kargs_check(t->set, t->val, eff, &msg))
+		return fail(err, -EINVAL, "%s", msg);
 	return 0;
 }
 
 int wow_tunable_value(const char *name, const char *value, char *out,
 		      char *err)
 {
-	int id = opt_lookup(name);
+	int id = wow_opt_lookup(name);
 	uint64_t v;
 	int r;
 
-	if (id < 0 || !wow_opts[id].runtime)
+	if (id < 0 || !wow_kargs_runtime(id))
 		return fail(err, -EINVAL, "'%s' is not a runtime tunable "
 			    "(low_watermark, high_watermark, max_destage_ios, "
 			    "max_destage_size, max_age, sequential_cutoff)",
@@ -921,7 +849,7 @@ static int table_opt(struct wow_table *t, struct words *ws, size_t *i,
 {
 	const char *name = ws->w[*i], *val;
 	enum wow_policy p;
-	int id = opt_lookup(name);
+	int id = wow_opt_lookup(name);
 
 	if (id < 0)
 		return fail(err, -EINVAL, "unknown option '%s'", name);
@@ -1025,38 +953,6 @@ char *wow_table_format(const struct wow_table *t)
 
 /* ---- output ---- */
 
-void wow_json_string(FILE *f, const char *s)
-{
-	unsigned char c;
-
-	fputc('"', f);
-	for (; (c = *s); s++) {
-		switch (c) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		default:
-			if (c < 0x20 || c == 0x7f)
-				fprintf(f, "\\u%04x", c);
-			else
-				fputc(c, f);
-		}
-	}
-	fputc('"', f);
-}
-
 static void row(FILE *f, const char *heading, const char *value,
 		const char *unit)
 {
@@ -1153,30 +1049,15 @@ void wow_print_report_text(FILE *f, const struct wow_report *r)
 	}
 }
 
-static void json_value(FILE *f, const char *word)
+/* A status word: a number if it is one, else a string */
+static void json_word(struct json *j, const char *word)
 {
 	uint64_t v;
 
 	if (!parse_u64(word, &v))
-		fprintf(f, "%" PRIu64, v);
+		json_u64(j, v);
 	else
-		wow_json_string(f, word);
-}
-
-static void json_key(FILE *f, const char *sep, const char *key)
-{
-	fputs(sep, f);
-	wow_json_string(f, key);
-	fputc(':', f);
-}
-
-/* A finite double as JSON (JSON has no NaN or infinity). */
-static void json_double(FILE *f, double v)
-{
-	if (v != v || v > 1e300 || v < -1e300)
-		fputs("null", f);
-	else
-		fprintf(f, "%.3f", v);
+		json_str(j, word);
 }
 
 void wow_print_report_json(FILE *f, const struct wow_report *r)
@@ -1185,95 +1066,95 @@ void wow_print_report_json(FILE *f, const struct wow_report *r)
 	struct wow_tunable tun[WOW_NR_OPTS];
 	char buf[32], why[WOW_ERR_LEN];
 	enum wow_health_level h = wow_health_of(st, why);
-	const char *sep = "";
+	struct json j;
 	size_t i;
 	double v;
 
-	fputc('{', f);
-	json_key(f, "", "name");
-	wow_json_string(f, r->name);
+	json_init(&j, f, false);
+	json_open(&j, '{', -1);
+	json_key(&j, "name");
+	json_str(&j, r->name);
 	for (i = 0; i < WOW_NR_FIELDS; i++) {
 		if (!wow_status_has(st, i))
 			continue;
-		json_key(f, ",", wow_fields[i].id);
+		json_key(&j, wow_fields[i].id);
 		if (wow_fields[i].type == WOW_FT_U64)
-			fprintf(f, "%" PRIu64, wow_status_u64(st, i));
+			json_u64(&j, wow_status_u64(st, i));
 		else
-			wow_json_string(f, wow_status_text(st, i, buf));
+			json_str(&j, wow_status_text(st, i, buf));
 	}
-	json_key(f, ",", "health");
-	wow_json_string(f, wow_health_name(h));
-	json_key(f, ",", "health_reason");
-	wow_json_string(f, why);
-	json_key(f, ",", "derived");
-	fputc('{', f);
+	json_key(&j, "health");
+	json_str(&j, wow_health_name(h));
+	json_key(&j, "health_reason");
+	json_str(&j, why);
+	json_key(&j, "derived");
+	json_open(&j, '{', -1);
 	for (i = 0; i < wow_nr_derived; i++) {
 		if (!wow_derived_get(&wow_derived[i], st, &v))
 			continue;
-		json_key(f, sep, wow_derived[i].id);
-		json_double(f, v);
-		sep = ",";
+		json_key(&j, wow_derived[i].id);
+		json_double(&j, v);
 	}
-	fputc('}', f);
-	json_key(f, ",", "rates");
+	json_close(&j);
+	json_key(&j, "rates");
 	if (r->rates) {
-		json_key(f, "{", "seconds");
-		json_double(f, r->rates->seconds);
+		json_open(&j, '{', -1);
+		json_key(&j, "seconds");
+		json_double(&j, r->rates->seconds);
 		for (i = 0; i < ARRAY_SIZE(rate_rows); i++) {
-			json_key(f, ",", rate_rows[i].id);
-			json_double(f, rate_of(r->rates, i));
+			json_key(&j, rate_rows[i].id);
+			json_double(&j, rate_of(r->rates, i));
 		}
-		fputc('}', f);
+		json_close(&j);
 	} else {
-		fputs("null", f);
+		json_null(&j);
 	}
-	json_key(f, ",", "tunables");
+	json_key(&j, "tunables");
 	wow_tunables(st, r->table, tun);
-	sep = "{";
+	json_open(&j, '{', -1);
 	for (i = 0; i < WOW_NR_OPTS; i++) {
 		if (i == WOW_OPT_FORMAT)
 			continue;
-		json_key(f, sep, wow_opts[i].name);
-		json_key(f, "{", "value");
+		json_key(&j, wow_opts[i].name);
+		json_open(&j, '{', -1);
+		json_key(&j, "value");
 		if (wow_opts[i].type == WOW_OT_POLICY)
-			wow_json_string(f, wow_policy_name(tun[i].value));
+			json_str(&j, wow_policy_name(tun[i].value));
 		else if (wow_opts[i].type == WOW_OT_FLAG)
-			fputs(tun[i].value ? "true" : "false", f);
+			json_bool(&j, tun[i].value);
 		else
-			fprintf(f, "%" PRIu64, tun[i].value);
-		json_key(f, ",", "unit");
-		wow_json_string(f, wow_opts[i].unit);
-		json_key(f, ",", "source");
-		wow_json_string(f, wow_source_name(tun[i].source));
-		fputc('}', f);
-		sep = ",";
+			json_u64(&j, tun[i].value);
+		json_key(&j, "unit");
+		json_str(&j, wow_opts[i].unit);
+		json_key(&j, "source");
+		json_str(&j, wow_source_name(tun[i].source));
+		json_close(&j);
 	}
-	fputc('}', f);
-	json_key(f, ",", "table");
+	json_close(&j);
+	json_key(&j, "table");
 	if (r->table) {
 		char *line = wow_table_format(r->table);
 
-		json_key(f, "{", "origin");
-		wow_json_string(f, r->table->origin);
-		json_key(f, ",", "cache");
-		wow_json_string(f, r->table->cache);
-		json_key(f, ",", "params");
-		if (line)
-			wow_json_string(f, line);
-		else
-			fputs("null", f);
+		json_open(&j, '{', -1);
+		json_key(&j, "origin");
+		json_str(&j, r->table->origin);
+		json_key(&j, "cache");
+		json_str(&j, r->table->cache);
+		json_key(&j, "params");
+		json_str(&j, line);	/* null when out of memory */
 		free(line);
-		fputc('}', f);
+		json_close(&j);
 	} else {
-		fputs("null", f);
+		json_null(&j);
 	}
-	json_key(f, ",", "other");
-	fputc('{', f);
+	json_key(&j, "other");
+	json_open(&j, '{', -1);
 	for (i = 0; i < st->nr_other; i++) {
-		json_key(f, i ? "," : "", st->other[i].key);
-		json_value(f, st->other[i].value);
+		json_key(&j, st->other[i].key);
+		json_word(&j, st->other[i].value);
 	}
-	fputs("}}", f);
+	json_close(&j);
+	json_close(&j);
 }
 
 void wow_print_status_text(FILE *f, const char *name,
@@ -1736,26 +1617,30 @@ void wow_print_fields_text(FILE *f)
 
 void wow_print_fields_json(FILE *f)
 {
+	struct json j;
 	int i;
 
-	fputc('[', f);
+	json_init(&j, f, false);
+	json_open(&j, '[', 0);
 	for (i = 0; i < WOW_NR_FIELDS; i++) {
-		json_key(f, i ? ",\n{" : "{", "id");
-		wow_json_string(f, wow_fields[i].id);
-		json_key(f, ",", "position");
+		json_open(&j, '{', -1);
+		json_key(&j, "id");
+		json_str(&j, wow_fields[i].id);
+		json_key(&j, "position");
 		if (i < WOW_NR_PREFIX)
-			fprintf(f, "%d", i + 1);
+			json_int(&j, i + 1);
 		else
-			fputs("null", f);
-		json_key(f, ",", "heading");
-		wow_json_string(f, wow_fields[i].heading);
-		json_key(f, ",", "unit");
-		wow_json_string(f, wow_fields[i].unit);
-		json_key(f, ",", "description");
-		wow_json_string(f, wow_fields[i].description);
-		fputc('}', f);
+			json_null(&j);
+		json_key(&j, "heading");
+		json_str(&j, wow_fields[i].heading);
+		json_key(&j, "unit");
+		json_str(&j, wow_fields[i].unit);
+		json_key(&j, "description");
+		json_str(&j, wow_fields[i].description);
+		json_close(&j);
 	}
-	fputs("]\n", f);
+	json_close(&j);
+	fputc('\n', f);
 }
 
 static void rst_cell(FILE *f, const char *lead, const char *text)

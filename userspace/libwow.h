@@ -6,9 +6,10 @@
  *   wow_fields[]   the one table of status fields: id, heading, unit,
  *                  description; drives text, JSON and documentation output
  *   wow_table_*    parse and format the table line (after "<start> <len> wow")
- *   wow_opts[]     the table options with defaults and the kernel's limits;
- *                  wow_table_add_option, wow_table_check mirror
- *                  dm-wow-args.c so that a bad option is caught before the
+ *   wow_opts[]     the table options as wowctl shows them;
+ *                  wow_table_add_option, wow_table_check check them with
+ *                  the kernel's own dm-wow-args.c (kargs.c) so that a bad
+ *                  option is caught, in the kernel's words, before the
  *                  kernel sees it
  *   wow_tunables   the effective value of every option, and where it came
  *                  from (status, table, default)
@@ -19,8 +20,14 @@
  *   wow_show       the status of a list of devices (wowctl status)
  *   wow_kmsg_*     the kernel's reason for a refusal (/dev/kmsg)
  *   wow_dm_*       device-mapper access through libdevmapper
- *   wow_dev_*, wow_plan_*  (wowdev.c) block devices, stable paths, and the
- *                  checks and table of a new device (wowctl create)
+ *   wow_dev_*, wow_plan_*  (wowdev.c) block devices and the checks and
+ *                  table of a new device (wowctl create)
+ *   wow_dev_stable_path, wow_dev_describe  (devname.c, devname.h) a
+ *                  device's name: its by-id link, its dm or kernel name
+ *
+ * The calls go one way: wowdev.c calls libwow.c and wowcache.c; libwow.c
+ * calls devname.c, json.c and kargs.c (over dm-wow-args.c), which call
+ * nothing of the others.
  *
  * Functions that can fail return 0 or a negative errno and, when given an
  * err buffer of WOW_ERR_LEN bytes, leave a one-line reason in it.
@@ -32,6 +39,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "devname.h"
 
 #define WOW_TARGET_NAME	"wow"
 #define WOW_ERR_LEN	256
@@ -50,6 +59,7 @@ enum wow_policy {
 };
 
 const char *wow_state_name(enum wow_state s);
+/* dm-wow-args.c's names */
 const char *wow_policy_name(enum wow_policy p);
 int wow_policy_parse(const char *word, enum wow_policy *p);
 
@@ -210,16 +220,17 @@ enum wow_opt_id {
 
 enum wow_opt_type { WOW_OT_U64, WOW_OT_POLICY, WOW_OT_FLAG };
 
-/* Defaults and limits are dm-wow-args.c's (and dm-wow.h's defaults). */
+/*
+ * How wowctl shows and takes an option.  The names (the kernel's, in this
+ * order), defaults, limits, messages and which options are runtime
+ * tunables are dm-wow-args.c's alone: libwow checks options with it
+ * (kargs.c).
+ */
 struct wow_opt {
 	const char *name;
 	const char *unit;
 	enum wow_opt_type type;
-	bool runtime;		/* may change with a message (wowctl set) */
-	bool pow2;		/* a power of two */
 	bool bytes;		/* a size: K, M, G, T suffixes accepted */
-	uint64_t def, min, max;
-	const char *limits;	/* the kernel's message for a bad value */
 };
 
 extern const struct wow_opt wow_opts[WOW_NR_OPTS];
@@ -237,6 +248,8 @@ void wow_table_free(struct wow_table *t);
 char *wow_table_format(const struct wow_table *t);
 
 int wow_opt_lookup(const char *name);
+/* Option @id when the table line does not name it (dm-wow-args.c's) */
+uint64_t wow_opt_default(int id);
 /* Decimal, with an optional K, M, G or T suffix (KiB...; "KB", "KiB" too). */
 int wow_parse_size(const char *s, uint64_t *v);
 /*
@@ -325,7 +338,6 @@ struct wow_report {
 void wow_print_report_text(FILE *f, const struct wow_report *r);
 void wow_print_report_json(FILE *f, const struct wow_report *r);
 
-void wow_json_string(FILE *f, const char *s);
 void wow_print_status_text(FILE *f, const char *name,
 			   const struct wow_status *st);
 void wow_print_status_json(FILE *f, const char *name,
@@ -464,15 +476,6 @@ struct wow_dev {
 int wow_dev_probe(const char *path, const char *by_id_dir,
 		  struct wow_dev *d, char *err);
 void wow_dev_free(struct wow_dev *d);
-/* The best link to @rdev in @dir, or NULL (caller frees). */
-char *wow_dev_stable_path(const char *dir, uint64_t rdev);
-/*
- * "MAJ:MIN" as the kernel names a table's device, as a path: its
- * /dev/disk/by-id link, else /dev/mapper/NAME or /dev/NAME (from sysfs),
- * with the numbers: "/dev/vdb (254:16)".  Anything else comes back as
- * it is.  Caller frees.
- */
-char *wow_dev_describe(const char *majmin);
 
 #define WOW_PLAN_FORCE	(1U << 0)	/* format over dirty data */
 #define WOW_PLAN_FILES	(1U << 1)	/* accept regular files (tests) */

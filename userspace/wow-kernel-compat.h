@@ -12,11 +12,14 @@
 #endif
 
 #include <assert.h>
+#include <ctype.h>
 #include <endian.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/types.h>	/* __u64, __le32, ... */
@@ -54,6 +57,7 @@ typedef int64_t s64;
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define BUILD_BUG_ON(c)	_Static_assert(!(c), #c)
+#define BIT(n)		(1UL << (n))
 
 /* as the kernel's: each argument evaluated once, of one type */
 #define min(a, b)	({ __typeof__(a) _a = (a); __typeof__(b) _b = (b); \
@@ -173,5 +177,79 @@ static inline void kvfree(const void *p)
 {
 	free((void *)p);
 }
+
+/*
+ * kstrtoull() and friends, as the kernel's: the whole of @s a number in
+ * @base (a trailing newline allowed), -ERANGE when it does not fit.
+ */
+static inline int kstrtoull(const char *s, unsigned int base,
+			    unsigned long long *res)
+{
+	char *end;
+
+	if (*s == '-' || isspace((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	*res = strtoull(s, &end, base);
+	if (end == s || (*end && !(end[0] == '\n' && !end[1])))
+		return -EINVAL;
+	return errno == ERANGE ? -ERANGE : 0;
+}
+
+static inline int kstrtou64(const char *s, unsigned int base, u64 *res)
+{
+	unsigned long long v;
+	int r = kstrtoull(s, base, &v);
+
+	if (!r)
+		*res = v;
+	return r;
+}
+
+static inline int kstrtou32(const char *s, unsigned int base, u32 *res)
+{
+	unsigned long long v;
+	int r = kstrtoull(s, base, &v);
+
+	if (r)
+		return r;
+	if (v > U32_MAX)
+		return -ERANGE;
+	*res = v;
+	return 0;
+}
+
+/* snprintf that returns what it wrote (@size - 1 at most), as the kernel's */
+static inline int scnprintf(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static inline int scnprintf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!size)
+		return 0;
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n < 0 ? 0 : (size_t)n >= size ? (int)size - 1 : n;
+}
+
+/* device-mapper's table line words (linux/device-mapper.h) */
+struct dm_arg_set {
+	unsigned int argc;
+	char **argv;
+};
+
+static inline const char *dm_shift_arg(struct dm_arg_set *as)
+{
+	if (!as->argc)
+		return NULL;
+	as->argc--;
+	return *as->argv++;
+}
+
+#define DMEMIT(x...) (sz += ((sz >= maxlen) ? 0 : \
+			     scnprintf(result + sz, maxlen - sz, x)))
 
 #endif

@@ -28,7 +28,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,15 +155,32 @@ static int probe(const char *path)
 	return 0;
 }
 
+static int usage(void)
+{
+	fprintf(stderr, "usage: wow-probe DEVICE | --version\n");
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc == 2 && !strcmp(argv[1], "--version")) {
+	static const struct option lo[] = {
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
+	bool version = false;
+	int ch;
+
+	opterr = 0;	/* one usage line, not getopt's messages */
+	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (ch != 'V')
+			return usage();
+		version = true;
+	}
+	if (version && argc == 2) {
 		printf("wow-probe %s\n", WOW_VERSION);
 		return 0;
 	}
-	if (argc != 2 || argv[1][0] == '-') {
-		fprintf(stderr, "usage: wow-probe DEVICE | --version\n");
-		return 2;
-	}
-	return probe(argv[1]);
+	if (version || optind != argc - 1)
+		return usage();
+	return probe(argv[optind]);
 }

@@ -27,6 +27,7 @@
 #include "../dm-wow/dm-wow-sb.h"
 #include "../dm-wow/dm-wow-tombs.h"
 
+#include "json.h"
 #include "wowcache.h"
 
 #define IO_ALIGN	4096U
@@ -2057,22 +2058,6 @@ void wowc_view_free(struct wowc_view *v)
 
 /* ---- output helpers ---- */
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = *s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 static void uuid_str(const uint8_t *u, char *out)
 {
 	static const int dash[] = { 4, 6, 8, 10 };
@@ -2124,17 +2109,18 @@ static void print_problems(FILE *f, const struct wowc_problems *ps)
 		fprintf(f, "%s: %s\n", sev_name(ps->p[i].sev), ps->p[i].msg);
 }
 
-static void json_problems(FILE *f, const struct wowc_problems *ps,
-			  bool *first)
+/* each problem, an object on a line of its own */
+static void json_problems(struct json *j, const struct wowc_problems *ps)
 {
 	size_t i;
 
 	for (i = 0; i < ps->nr; i++) {
-		fprintf(f, "%s\n    {\"severity\": \"%s\", \"message\": ",
-			*first ? "" : ",", sev_name(ps->p[i].sev));
-		json_str(f, ps->p[i].msg);
-		fputc('}', f);
-		*first = false;
+		json_open(j, '{', -1);
+		json_key(j, "severity");
+		json_str(j, sev_name(ps->p[i].sev));
+		json_key(j, "message");
+		json_str(j, ps->p[i].msg);
+		json_close(j);
 	}
 }
 
@@ -2394,118 +2380,212 @@ out:
 /* ---- dump ---- */
 
 /* a segment number, or null for none (WOWC_NO_SEG) */
-static void json_seg(FILE *f, uint32_t s)
+static void json_seg(struct json *j, uint32_t s)
 {
 	if (s == WOWC_NO_SEG)
-		fputs("null", f);
+		json_null(j);
 	else
-		fprintf(f, "%u", s);
+		json_u64(j, s);
+}
+
+/* "key": unsigned number */
+static void json_kv(struct json *j, const char *key, uint64_t v)
+{
+	json_key(j, key);
+	json_u64(j, v);
+}
+
+static void json_sb(struct json *j, const struct wowc *c)
+{
+	const struct wowc_sb *s = &c->sb;
+	char u[40];
+
+	uuid_str(s->uuid, u);
+	json_open(j, '{', -1);
+	json_kv(j, "version", s->version);
+	json_kv(j, "flags", s->flags);
+	json_kv(j, "block_size", s->block_size);
+	json_kv(j, "erase_block_size", s->erase_block_size);
+	json_kv(j, "write_group_size", s->write_group_size);
+	json_kv(j, "origin_sectors", s->origin_sectors);
+	json_kv(j, "cache_sectors", s->cache_sectors);
+	json_kv(j, "first_segment_sector", s->first_segment_sector);
+	json_kv(j, "nr_segments", s->nr_segments);
+	json_kv(j, "format_seq", s->format_seq);
+	json_key(j, "uuid");
+	json_str(j, u);
+	json_key(j, "origin_id");
+	json_str(j, s->origin_id);
+	json_kv(j, "cache_blocks", c->nr_slots);
+	json_close(j);
+}
+
+static void json_ckpt(struct json *j, const struct wowc_ckpt *k)
+{
+	json_open(j, '{', -1);
+	json_key(j, "state");
+	json_str(j, ckpt_state_name(k->state));
+	if (k->state >= WOWC_CKPT_RETIRED) {
+		json_kv(j, "generation", k->generation);
+		json_key(j, "valid");
+		json_bool(j, k->flags & WOW_CKPT_VALID);
+		json_kv(j, "next_seq", k->next_seq);
+		json_kv(j, "completed_seq", k->completed_seq);
+		json_kv(j, "nr_slots", k->nr_slots);
+		json_kv(j, "nr_segments", k->nr_segments);
+		json_kv(j, "slot_blocks", k->slot_blocks);
+		json_kv(j, "seg_blocks", k->seg_blocks);
+		json_kv(j, "nr_tombs", k->nr_tombs);
+	}
+	if (k->state >= WOWC_CKPT_MISFIT) {
+		json_key(j, "head_seg");
+		json_seg(j, k->head_seg);
+		json_kv(j, "head_wp", k->head_wp);
+		json_key(j, "next_seg");
+		json_seg(j, k->next_seg);
+	}
+	if (k->why[0]) {
+		json_key(j, "why");
+		json_str(j, k->why);
+	}
+	json_close(j);
+}
+
+/* segment @i: its state in @v, its records from the scan @lg */
+static void json_segment(struct json *j, const struct wowc *c, uint64_t i,
+			 const struct wowc_view *v, const struct wowc_view *lg)
+{
+	const struct wowc_seg *sg = &v->segs[i], *ls = &lg->segs[i];
+	uint32_t n;
+
+	json_open(j, '{', -1);
+	json_kv(j, "segment", i);
+	json_kv(j, "offset", seg_offset(c, i));
+	json_kv(j, "seq", sg->seq);
+	json_kv(j, "max_seq", sg->max_seq);
+	json_kv(j, "wp", sg->wp);
+	json_key(j, "state");
+	json_str(j, sg->closed ? "closed" : "free");
+	json_kv(j, "valid", sg->nr_valid);
+	json_kv(j, "dirty", sg->nr_dirty);
+	json_key(j, "tombs");
+	json_open(j, '[', -1);
+	for (n = 0; n < sg->nr_tombs; n++) {
+		json_open(j, '{', -1);
+		json_kv(j, "start", sg->tombs[n].start);
+		json_kv(j, "nr", sg->tombs[n].nr);
+		json_kv(j, "t", sg->tombs[n].t);
+		json_close(j);
+	}
+	json_close(j);
+	json_key(j, "records");
+	json_open(j, '[', 6);
+	for (n = 0; n < ls->nr_recs; n++) {
+		const struct wowc_rec *r = &ls->recs[n];
+
+		json_open(j, '{', -1);
+		json_kv(j, "block", r->block);
+		json_kv(j, "seq", r->seq);
+		json_kv(j, "seg_seq", r->seg_seq);
+		json_kv(j, "durable_seq", r->durable_seq);
+		json_kv(j, "nr_data", r->nr_data);
+		json_kv(j, "nr_tombs", r->nr_tombs);
+		json_key(j, "next_seg");
+		json_seg(j, r->next_seg);
+		json_key(j, "status");
+		json_str(j, rec_status_name(r->status));
+		if (r->why) {
+			json_key(j, "why");
+			json_str(j, r->why);
+		}
+		json_close(j);
+	}
+	json_close(j);
+	json_close(j);
+}
+
+/* the index a load rebuilds: every valid block, by origin block */
+static void json_index(struct json *j, const struct wowc *c,
+		       const struct wowc_view *v)
+{
+	uint64_t *obs = malloc((v->valid_blocks + 1) * sizeof(*obs));
+	uint64_t i, n = 0;
+
+	json_open(j, '{', -1);
+	json_kv(j, "valid_blocks", v->valid_blocks);
+	json_kv(j, "dirty_blocks", v->dirty_blocks);
+	json_key(j, "blocks");
+	json_open(j, '[', 4);
+	for (i = 0; obs && i < c->nr_slots; i++)
+		if (v->slot[i] & WOWC_SLOT_VALID)
+			obs[n++] = v->slot[i] & WOWC_SLOT_OBLOCK;
+	if (obs)
+		qsort(obs, n, sizeof(*obs), cmp_u64);
+	for (i = 0; i < n; i++) {
+		uint32_t sl = wowc_lookup(v, obs[i]);
+
+		json_open(j, '{', -1);
+		json_kv(j, "oblock", obs[i]);
+		json_kv(j, "slot", sl);
+		json_key(j, "dirty");
+		json_bool(j, v->slot[sl] & WOWC_SLOT_DIRTY);
+		json_close(j);
+	}
+	free(obs);
+	json_close(j);
+	json_close(j);
 }
 
 static void dump_json(FILE *f, struct wowc *c, const struct wowc_view *v,
 		      const struct wowc_view *lg)
 {
-	const struct wowc_sb *s = &c->sb;
-	const struct wowc_ckpt *k = &c->ckpt;
-	bool first = true;
-	uint64_t i, n = 0;
-	char u[40];
+	struct json j;
+	uint64_t i;
 
-	uuid_str(s->uuid, u);
-	fputs("{\n  \"device\": ", f);
-	json_str(f, c->path);
-	fprintf(f, ",\n  \"size\": %" PRIu64 ",\n", c->size);
-	fprintf(f, "  \"superblock\": {\"version\": %u, \"flags\": %u, \"block_size\": %u, \"erase_block_size\": %u, \"write_group_size\": %u, \"origin_sectors\": %" PRIu64 ", \"cache_sectors\": %" PRIu64 ", \"first_segment_sector\": %" PRIu64 ", \"nr_segments\": %" PRIu64 ", \"format_seq\": %" PRIu64 ", \"uuid\": \"%s\", \"origin_id\": ",
-		s->version, s->flags, s->block_size, s->erase_block_size,
-		s->write_group_size, s->origin_sectors, s->cache_sectors,
-		s->first_segment_sector, s->nr_segments, s->format_seq, u);
-	json_str(f, s->origin_id);
-	fprintf(f, ", \"cache_blocks\": %" PRIu64 "},\n", c->nr_slots);
-	fprintf(f, "  \"health\": {\"written\": %s, \"needs_check\": %s, \"state\": %u, \"time\": %" PRIu64 ", \"what\": ",
-		c->health.ours ? "true" : "false",
-		c->health.needs_check ? "true" : "false", c->health.state,
-		c->health.time);
-	json_str(f, c->health.what);
-	fputs("},\n", f);
-	fprintf(f, "  \"checkpoint\": {\"state\": \"%s\"", ckpt_state_name(k->state));
-	if (k->state >= WOWC_CKPT_RETIRED)
-		fprintf(f, ", \"generation\": %" PRIu64 ", \"valid\": %s, \"next_seq\": %" PRIu64 ", \"completed_seq\": %" PRIu64 ", \"nr_slots\": %" PRIu64 ", \"nr_segments\": %" PRIu64 ", \"slot_blocks\": %" PRIu64 ", \"seg_blocks\": %" PRIu64 ", \"nr_tombs\": %" PRIu64,
-			k->generation, k->flags & WOW_CKPT_VALID ? "true" : "false",
-			k->next_seq, k->completed_seq, k->nr_slots,
-			k->nr_segments, k->slot_blocks, k->seg_blocks,
-			k->nr_tombs);
-	if (k->state >= WOWC_CKPT_MISFIT) {
-		fputs(", \"head_seg\": ", f);
-		json_seg(f, k->head_seg);
-		fprintf(f, ", \"head_wp\": %u, \"next_seg\": ", k->head_wp);
-		json_seg(f, k->next_seg);
-	}
-	if (k->why[0]) {
-		fputs(", \"why\": ", f);
-		json_str(f, k->why);
-	}
-	fputs("},\n", f);
-	fprintf(f, "  \"source\": \"%s\",\n  \"loads\": %s,\n  \"next_seq\": %" PRIu64 ",\n  \"replayed\": %" PRIu64 ",\n  \"records\": %" PRIu64 ",\n  \"dropped\": %" PRIu64 ",\n",
-		v->source == WOWC_SRC_CKPT ? "checkpoint" : "log",
-		v->refused ? "false" : "true", v->next_seq, v->nr_replayed,
-		lg->nr_records, lg->nr_dropped);
-	fputs("  \"segments\": [", f);
-	for (i = 0; i < c->nr_segments; i++) {
-		const struct wowc_seg *sg = &v->segs[i], *ls = &lg->segs[i];
-		uint32_t j;
-
-		fprintf(f, "%s\n    {\"segment\": %" PRIu64 ", \"offset\": %" PRIu64 ", \"seq\": %" PRIu64 ", \"max_seq\": %" PRIu64 ", \"wp\": %u, \"state\": \"%s\", \"valid\": %" PRIu64 ", \"dirty\": %" PRIu64 ", \"tombs\": [",
-			i ? "," : "", i, seg_offset(c, i), sg->seq, sg->max_seq,
-			sg->wp, sg->closed ? "closed" : "free", sg->nr_valid,
-			sg->nr_dirty);
-		for (j = 0; j < sg->nr_tombs; j++)
-			fprintf(f, "%s{\"start\": %" PRIu64 ", \"nr\": %u, \"t\": %" PRIu64 "}",
-				j ? ", " : "", sg->tombs[j].start,
-				sg->tombs[j].nr, sg->tombs[j].t);
-		fputs("], \"records\": [", f);
-		for (j = 0; j < ls->nr_recs; j++) {
-			const struct wowc_rec *r = &ls->recs[j];
-
-			fprintf(f, "%s\n      {\"block\": %u, \"seq\": %" PRIu64 ", \"seg_seq\": %" PRIu64 ", \"durable_seq\": %" PRIu64 ", \"nr_data\": %u, \"nr_tombs\": %u, \"next_seg\": ",
-				j ? "," : "", r->block, r->seq, r->seg_seq,
-				r->durable_seq, r->nr_data, r->nr_tombs);
-			json_seg(f, r->next_seg);
-			fprintf(f, ", \"status\": \"%s\"",
-				rec_status_name(r->status));
-			if (r->why) {
-				fputs(", \"why\": ", f);
-				json_str(f, r->why);
-			}
-			fputc('}', f);
-		}
-		fputs(ls->nr_recs ? "\n    ]}" : "]}", f);
-	}
-	fprintf(f, "\n  ],\n  \"index\": {\"valid_blocks\": %" PRIu64 ", \"dirty_blocks\": %" PRIu64 ", \"blocks\": [",
-		v->valid_blocks, v->dirty_blocks);
-	{
-		uint64_t *obs = malloc((v->valid_blocks + 1) * sizeof(*obs));
-
-		for (i = 0; obs && i < c->nr_slots; i++)
-			if (v->slot[i] & WOWC_SLOT_VALID)
-				obs[n++] = v->slot[i] & WOWC_SLOT_OBLOCK;
-		if (obs)
-			qsort(obs, n, sizeof(*obs), cmp_u64);
-		for (i = 0; i < n; i++) {
-			uint32_t sl = wowc_lookup(v, obs[i]);
-
-			fprintf(f, "%s\n    {\"oblock\": %" PRIu64 ", \"slot\": %u, \"dirty\": %s}",
-				i ? "," : "", obs[i], sl,
-				v->slot[sl] & WOWC_SLOT_DIRTY ? "true" : "false");
-		}
-		free(obs);
-	}
-	fputs(n ? "\n  ]},\n" : "]},\n", f);
-	fputs("  \"problems\": [", f);
-	json_problems(f, &c->probs, &first);
-	json_problems(f, &v->probs, &first);
+	json_init(&j, f, true);
+	json_open(&j, '{', 2);
+	json_key(&j, "device");
+	json_str(&j, c->path);
+	json_kv(&j, "size", c->size);
+	json_key(&j, "superblock");
+	json_sb(&j, c);
+	json_key(&j, "health");
+	json_open(&j, '{', -1);
+	json_key(&j, "written");
+	json_bool(&j, c->health.ours);
+	json_key(&j, "needs_check");
+	json_bool(&j, c->health.needs_check);
+	json_kv(&j, "state", c->health.state);
+	json_kv(&j, "time", c->health.time);
+	json_key(&j, "what");
+	json_str(&j, c->health.what);
+	json_close(&j);
+	json_key(&j, "checkpoint");
+	json_ckpt(&j, &c->ckpt);
+	json_key(&j, "source");
+	json_str(&j, v->source == WOWC_SRC_CKPT ? "checkpoint" : "log");
+	json_key(&j, "loads");
+	json_bool(&j, !v->refused);
+	json_kv(&j, "next_seq", v->next_seq);
+	json_kv(&j, "replayed", v->nr_replayed);
+	json_kv(&j, "records", lg->nr_records);
+	json_kv(&j, "dropped", lg->nr_dropped);
+	json_key(&j, "segments");
+	json_open(&j, '[', 4);
+	for (i = 0; i < c->nr_segments; i++)
+		json_segment(&j, c, i, v, lg);
+	json_close(&j);
+	json_key(&j, "index");
+	json_index(&j, c, v);
+	json_key(&j, "problems");
+	json_open(&j, '[', 4);
+	json_problems(&j, &c->probs);
+	json_problems(&j, &v->probs);
 	if (lg != v)
-		json_problems(f, &lg->probs, &first);
-	fputs(first ? "]\n}\n" : "\n  ]\n}\n", f);
+		json_problems(&j, &lg->probs);
+	json_close(&j);
+	json_close(&j);
+	fputc('\n', f);
 }
 
 int wowc_dump(const char *path, unsigned int flags, FILE *out, FILE *errf)
@@ -2520,13 +2600,20 @@ int wowc_dump(const char *path, unsigned int flags, FILE *out, FILE *errf)
 		return WOWC_EXIT_OPERR;
 	}
 	if (c->sb_kind != WOWC_SB_VALID) {
-		bool first = true;
+		struct json j;
 
-		fputs("{\n  \"device\": ", out);
-		json_str(out, path);
-		fputs(",\n  \"superblock\": null,\n  \"problems\": [", out);
-		json_problems(out, &c->probs, &first);
-		fputs("\n  ]\n}\n", out);
+		json_init(&j, out, true);
+		json_open(&j, '{', 2);
+		json_key(&j, "device");
+		json_str(&j, path);
+		json_key(&j, "superblock");
+		json_null(&j);
+		json_key(&j, "problems");
+		json_open(&j, '[', 4);
+		json_problems(&j, &c->probs);
+		json_close(&j);
+		json_close(&j);
+		fputc('\n', out);
 		rc = wowc_exit_code(c, NULL);
 		wowc_close(c);
 		return rc;
@@ -2845,13 +2932,26 @@ int wowc_msize(uint64_t cache_bytes, uint32_t bs, uint32_t ebs,
 void wowc_msize_print(FILE *f, const struct wowc_msize *m, bool json)
 {
 	if (json) {
-		fprintf(f, "{\"cache_bytes\": %" PRIu64 ", \"block_size\": %u, \"erase_block_size\": %u, \"segments\": %" PRIu64 ", \"cache_blocks\": %" PRIu64 ", \"checkpoint_area_blocks\": %" PRIu64 ", \"checkpoint_area_bytes\": %" PRIu64 ", \"first_segment_sector\": %" PRIu64 ", \"first_segment_offset\": %" PRIu64 ", \"unused_bytes\": %" PRIu64 ", \"index_ram_bytes\": %" PRIu64 ", \"clean_load_bytes\": %" PRIu64 ", \"clean_load_bytes_max\": %" PRIu64 "}\n",
-			m->cache_bytes, m->block_size, m->erase_block_size,
-			m->nr_segments, m->nr_slots, m->ckpt_area_blocks,
-			m->ckpt_area_blocks * m->block_size,
-			m->first_segment_sector, m->metadata_bytes,
-			m->unused_bytes, m->index_bytes, m->load_bytes_min,
-			m->load_bytes_max);
+		struct json j;
+
+		json_init(&j, f, true);
+		json_open(&j, '{', -1);
+		json_kv(&j, "cache_bytes", m->cache_bytes);
+		json_kv(&j, "block_size", m->block_size);
+		json_kv(&j, "erase_block_size", m->erase_block_size);
+		json_kv(&j, "segments", m->nr_segments);
+		json_kv(&j, "cache_blocks", m->nr_slots);
+		json_kv(&j, "checkpoint_area_blocks", m->ckpt_area_blocks);
+		json_kv(&j, "checkpoint_area_bytes",
+			m->ckpt_area_blocks * m->block_size);
+		json_kv(&j, "first_segment_sector", m->first_segment_sector);
+		json_kv(&j, "first_segment_offset", m->metadata_bytes);
+		json_kv(&j, "unused_bytes", m->unused_bytes);
+		json_kv(&j, "index_ram_bytes", m->index_bytes);
+		json_kv(&j, "clean_load_bytes", m->load_bytes_min);
+		json_kv(&j, "clean_load_bytes_max", m->load_bytes_max);
+		json_close(&j);
+		fputc('\n', f);
 		return;
 	}
 	fprintf(f, "cache size:              %" PRIu64 " bytes\n", m->cache_bytes);

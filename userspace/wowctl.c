@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -45,29 +46,34 @@
 #define FLAG_INTERVAL	(1U << 13)
 #define FLAG_PROMETHEUS	(1U << 14)
 
-/* Options: a flag, or one with a value (stored in struct call) */
+/*
+ * Options: a flag, or one with a value (stored in struct call).  Each
+ * command passes getopt_long only the options it accepts (cmd_longopts).
+ */
 static const struct opt {
-	const char *name;
+	const char *name;	/* long, without the dashes */
 	unsigned int flag;
 	bool value;
 } opts[] = {
-	{ "--json", FLAG_JSON, false },
-	{ "--rst", FLAG_RST, false },
-	{ "--scan", FLAG_SCAN, false },
-	{ "--dry-run", FLAG_DRY_RUN, false },
-	{ "--force", FLAG_FORCE, false },
-	{ "--cache-size", FLAG_CACHE_SIZE, true },
-	{ "--block-size", FLAG_BLOCK_SIZE, true },
-	{ "--erase-block-size", FLAG_ERASE_SIZE, true },
-	{ "--option", FLAG_OPTION, true },
-	{ "-o", FLAG_OPTION, true },
-	{ "--watch", FLAG_WATCH, true },
-	{ "--count", FLAG_COUNT, true },
-	{ "--health", FLAG_HEALTH, false },
-	{ "--clean", FLAG_CLEAN, false },
-	{ "--interval", FLAG_INTERVAL, true },
-	{ "--prometheus", FLAG_PROMETHEUS, false },
+	{ "json", FLAG_JSON, false },
+	{ "rst", FLAG_RST, false },
+	{ "scan", FLAG_SCAN, false },
+	{ "dry-run", FLAG_DRY_RUN, false },
+	{ "force", FLAG_FORCE, false },
+	{ "cache-size", FLAG_CACHE_SIZE, true },
+	{ "block-size", FLAG_BLOCK_SIZE, true },
+	{ "erase-block-size", FLAG_ERASE_SIZE, true },
+	{ "option", FLAG_OPTION, true },	/* also -o */
+	{ "watch", FLAG_WATCH, true },
+	{ "count", FLAG_COUNT, true },
+	{ "health", FLAG_HEALTH, false },
+	{ "clean", FLAG_CLEAN, false },
+	{ "interval", FLAG_INTERVAL, true },
+	{ "prometheus", FLAG_PROMETHEUS, false },
 };
+
+/* getopt_long's val of opts[k]: above every short option character */
+#define OPT_VAL(k)	(256 + (int)(k))
 
 struct call;
 
@@ -864,14 +870,91 @@ static const struct cmd cmds[] = {
 	{ "-h", 0, 0, 0, cmd_help, NULL },
 };
 
+static size_t opt_index(unsigned int flag)
+{
+	size_t k = 0;
+
+	while (opts[k].flag != flag)
+		k++;
+	return k;
+}
+
+/*
+ * The getopt_long table of the options @c accepts (ending in a zeroed
+ * entry), and its short options: ":" (a missing value is reported as ':',
+ * not '?') and "o:" when it takes -o.
+ */
+static void cmd_longopts(const struct cmd *c, struct option *lo, char *so)
+{
+	size_t k, n = 0;
+
+	for (k = 0; k < ARRAY_SIZE(opts); k++)
+		if (c->flags & opts[k].flag)
+			lo[n++] = (struct option){
+				opts[k].name,
+				opts[k].value ? required_argument : no_argument,
+				NULL, OPT_VAL(k) };
+	lo[n] = (struct option){ 0 };
+	strcpy(so, (c->flags & FLAG_OPTION) ? ":o:" : ":");
+}
+
+/*
+ * Parse the options of command @c in @argv (argv[0] the command name) into
+ * @a: options may sit anywhere, before, between or after the positional
+ * arguments, until "--".  Returns 0, or EXIT_USAGE with the message shown.
+ */
+static int parse_call(const struct cmd *c, int argc, char **argv,
+		      struct call *a)
+{
+	struct option lo[ARRAY_SIZE(opts) + 1];
+	char so[4];
+	int ch, k;
+
+	cmd_longopts(c, lo, so);
+	opterr = 0;	/* our messages, not getopt's */
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+		/* the option just read: its value, if any, may follow it */
+		const char *word = argv[optind - 1];
+
+		if (ch == 'o')
+			ch = OPT_VAL(opt_index(FLAG_OPTION));
+		k = ch - OPT_VAL(0);
+		if (ch == ':')	/* a value missing: optopt is its val */
+			return usage_error("%s: option '%s%s' needs a value",
+					   c->name, optopt == 'o' ? "-" : "--",
+					   optopt == 'o' ? "o" :
+					   opts[optopt - OPT_VAL(0)].name);
+		if (ch == '?' && optopt >= OPT_VAL(0))	/* --flag=VALUE */
+			return usage_error("%s: option '--%s' takes no value",
+					   c->name,
+					   opts[optopt - OPT_VAL(0)].name);
+		if (ch == '?' && optopt)
+			return usage_error("%s: unknown option '-%c'", c->name,
+					   optopt);
+		if (ch == '?')
+			return usage_error("%s: unknown option '%s'", c->name,
+					   word);
+		a->flags |= opts[k].flag;
+		a->value[k] = optarg;
+		if (opts[k].flag == FLAG_OPTION)
+			a->kv[a->nr_kv++] = optarg;
+	}
+	/* getopt_long moved the positional arguments to the end, in order */
+	a->arg = argv + optind;
+	a->nr = argc - optind;
+	if (a->nr < c->min_args || a->nr > c->max_args)
+		return usage_error("%s: wrong number of arguments", c->name);
+	a->c = c;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	struct call a = { .arg = argv };
+	struct call a = { 0 };
 	const struct cmd *c = NULL;
-	bool in_opts = true;
 	char *kv[argc];
 	size_t k;
-	int i;
 
 	a.kv = kv;
 	wow_dm_quiet();
@@ -882,39 +965,7 @@ int main(int argc, char **argv)
 			c = &cmds[k];
 	if (!c)
 		return usage_error("unknown command '%s'", argv[1]);
-	/* Options may sit anywhere; positional arguments move down. */
-	for (i = 2; i < argc; i++) {
-		const struct opt *o = NULL;
-		const char *eq = strchr(argv[i], '=');
-		size_t len = eq ? (size_t)(eq - argv[i]) : strlen(argv[i]);
-
-		for (k = 0; in_opts && k < ARRAY_SIZE(opts); k++)
-			if (!strncmp(argv[i], opts[k].name, len) &&
-			    !opts[k].name[len] && (c->flags & opts[k].flag))
-				o = &opts[k];
-		if (in_opts && !strcmp(argv[i], "--")) {
-			in_opts = false;
-		} else if (o) {
-			a.flags |= o->flag;
-			if (o->value && eq)
-				a.value[o - opts] = eq + 1;
-			else if (o->value && i + 1 < argc)
-				a.value[o - opts] = argv[++i];
-			else if (o->value || eq)
-				return usage_error("%s: option '%s' %s a value",
-						   c->name, o->name,
-						   o->value ? "needs" : "takes no");
-			if (o->flag == FLAG_OPTION)
-				a.kv[a.nr_kv++] = (char *)a.value[o - opts];
-		} else if (in_opts && argv[i][0] == '-' && argv[i][1]) {
-			return usage_error("%s: unknown option '%s'", c->name,
-					   argv[i]);
-		} else {
-			a.arg[a.nr++] = argv[i];
-		}
-	}
-	if (a.nr < c->min_args || a.nr > c->max_args)
-		return usage_error("%s: wrong number of arguments", c->name);
-	a.c = c;
+	if (parse_call(c, argc - 1, argv + 1, &a))
+		return EXIT_USAGE;
 	return c->fn(&a);
 }

@@ -66,6 +66,25 @@ expect_rc cli_metadata_size_overflow_exits_2 2 metadata-size --cache-size 167772
 expect_rc cli_metadata_size_too_small_exits_2 2 metadata-size --cache-size 1M
 expect_rc cli_metadata_size_exits_0 0 metadata-size --cache-size=64G
 
+# getopt_long: an option between the arguments, a value joined to -o,
+# a flag given a value
+out=$("$WOWCTL" create x /dev/null -oblock_size=3000 /dev/zero 2>&1)
+case $out in
+*'create: Invalid block_size'*) pass cli_option_between_arguments ;;
+*) fail cli_option_between_arguments "$out" ;;
+esac
+out=$("$WOWCTL" status --json=yes 2>&1)
+case $out in
+*"status: option '--json' takes no value"*) pass cli_flag_with_value ;;
+*) fail cli_flag_with_value "$out" ;;
+esac
+expect_rc cli_flag_with_value_exits_2 2 status --json=yes
+out=$("$WOWCTL" metadata-size --json --cache-size 64G --block-size=4K)
+case $out in
+*'"segments": 65115,'*) pass cli_options_any_order ;;
+*) fail cli_options_any_order "$out" ;;
+esac
+
 out=$("$WOWCTL" dump "$IMG" 2> /dev/null)
 case $out in
 *'"superblock": null'*'no superblock'*) pass cli_dump_blank_json ;;

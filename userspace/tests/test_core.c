@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "../../dm-wow/dm-wow-types.h"
+#include "../../dm-wow/dm-wow-args.h"
 #include "../../dm-wow/dm-wow-ckpt.h"
 #include "../../dm-wow/dm-wow-record.h"
 #include "../../dm-wow/dm-wow-sb.h"
@@ -778,6 +779,103 @@ static const char *health_round_trip_and_torn(void)
 	return NULL;
 }
 
+/* ---- dm-wow-args.c: the kernel's table line options ---- */
+
+/* wow_parse_opt_args on @line split at spaces (at most 32 words) */
+static int args_line(struct wow_args *a, const char *line, char **error)
+{
+	char buf[256], *words[32], *save = NULL, *w;
+	struct dm_arg_set as = { 0, words };
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (w = strtok_r(buf, " ", &save); w && as.argc < 32;
+	     w = strtok_r(NULL, " ", &save))
+		words[as.argc++] = w;
+	wow_args_init(a);
+	*error = NULL;
+	return wow_parse_opt_args(a, &as, error);
+}
+
+static const char *args_parse_and_emit(void)
+{
+	struct wow_args a;
+	char *error, out[128];
+	unsigned int n;
+
+	EXPECT(!args_line(&a, "0", &error));
+	EXPECT(a.block_size == 4096 && a.high_watermark_pct == 30 &&
+	       a.max_destage_size == 1048576 && !a.set);
+	EXPECT(!args_line(&a, "7 block_size 8192 policy cscan high_watermark 50 "
+			  "format", &error));
+	EXPECT(a.block_size == 8192 && a.policy == WOW_POLICY_CSCAN &&
+	       a.low_watermark_pct == 40 && a.format && !a.cleaner);
+	EXPECT(wow_args_value(&a, WOW_OPT_LOW_WATERMARK) == 40 &&
+	       wow_args_value(&a, WOW_OPT_FORMAT) == 1);
+	n = wow_emit_opt_args(&a, out, sizeof(out));
+	EXPECT(n == strlen(out));
+	EXPECT(!strcmp(out, "7 block_size 8192 policy cscan high_watermark 50 "
+		       "format"));
+	n = wow_emit_opt_args(&a, out, 10);	/* cut, as DMEMIT cuts */
+	EXPECT(n == 9 && !strcmp(out, "7 block_s"));
+	EXPECT(wow_find_opt("max_age") == WOW_OPT_MAX_AGE &&
+	       wow_find_opt("maxage") == -1);
+	EXPECT(!strcmp(wow_opt_name(WOW_OPT_SEQUENTIAL_CUTOFF),
+		       "sequential_cutoff"));
+	EXPECT(wow_opt_runtime(WOW_OPT_MAX_AGE) &&
+	       !wow_opt_runtime(WOW_OPT_BLOCK_SIZE) &&
+	       !wow_opt_has_value(WOW_OPT_CLEANER));
+	return NULL;
+}
+
+/* the kernel's messages, word for word, from the userspace build */
+static const char *args_refusals(void)
+{
+	static const struct {
+		const char *line, *error;
+	} bad[] = {
+		{ "2 block_size 3000", "Invalid block_size: must be a power "
+		  "of two from 512 to 65536" },
+		/* kstrtou32: out of range, not wrapped */
+		{ "2 block_size 4294971392", "Invalid block_size: must be a "
+		  "power of two from 512 to 65536" },
+		{ "2 max_age +1", "Invalid max_age: must be from 0 to 604800 "
+		  "seconds" },
+		{ "2 max_age 0x10", "Invalid max_age: must be from 0 to 604800 "
+		  "seconds" },
+		{ "2 sequential_cutoff 18446744073709551616", "Invalid "
+		  "sequential_cutoff: must be from 0 to 1 GiB" },
+		{ "2 policy lru", "Invalid policy: must be wow, cscan or lrw" },
+		{ "4 block_size 65536 erase_block_size 131072", "Invalid "
+		  "erase_block_size: must be at least 4 blocks" },
+		{ "4 low_watermark 60 high_watermark 60", "Invalid watermarks: "
+		  "low_watermark must be below high_watermark" },
+		{ "1 blocksize", "Unrecognised optional argument" },
+		{ "2 cleaner cleaner", "Optional argument given twice" },
+		{ "1 max_age", "Optional argument is missing its value" },
+		{ "3 max_age 1", "Not enough optional arguments: #opt_args "
+		  "counts more words than follow" },
+		{ "x", "Invalid #opt_args: must be a number of words" },
+	};
+	struct wow_args a;
+	char *error;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		EXPECT(args_line(&a, bad[i].line, &error) == -EINVAL);
+		if (!error || strcmp(error, bad[i].error)) {
+			snprintf(why, sizeof(why), "'%s': got '%s'",
+				 bad[i].line, error ? error : "(null)");
+			return why;
+		}
+	}
+	/* the message a flag given a value gets, and max_age "12\n" */
+	wow_args_init(&a);
+	EXPECT(wow_parse_opt(&a, WOW_OPT_FORMAT, "1", &error) == -EINVAL);
+	EXPECT(!wow_parse_opt(&a, WOW_OPT_MAX_AGE, "12\n", &error) &&
+	       a.max_age_s == 12);
+	return NULL;
+}
+
 static const struct {
 	const char *name;
 	const char *(*fn)(void);
@@ -796,6 +894,8 @@ static const struct {
 	{ "core_health_round_trip_and_torn", health_round_trip_and_torn },
 	{ "core_tomb_envelope_and_find", tomb_envelope },
 	{ "core_tomb_life_pass", tomb_life_pass },
+	{ "core_args_parse_and_emit", args_parse_and_emit },
+	{ "core_args_kernel_refusals", args_refusals },
 };
 
 int main(void)

@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "../json.h"
+#include "../kargs.h"
 #include "../libwow.h"
 #include "expect.h"
 
@@ -252,19 +254,153 @@ static const char *table_rejects(const struct bad_line *b)
 	return NULL;
 }
 
+/* libwow's option ids and names are the kernel's (dm-wow-args.c) */
+static const char *opts_are_the_kernels(void)
+{
+	int i;
+
+	for (i = 0; i < WOW_NR_OPTS; i++) {
+		EXPECT_STR(wow_kargs_name(i), wow_opts[i].name);
+		EXPECT(wow_opt_lookup(wow_opts[i].name) == i);
+	}
+	EXPECT(wow_opt_default(WOW_OPT_BLOCK_SIZE) == 4096 &&
+	       wow_opt_default(WOW_OPT_HIGH_WATERMARK) == 30 &&
+	       wow_opt_default(WOW_OPT_POLICY) == WOW_POLICY_WOW);
+	EXPECT(wow_kargs_runtime(WOW_OPT_SEQUENTIAL_CUTOFF) &&
+	       !wow_kargs_runtime(WOW_OPT_POLICY));
+	EXPECT_STR(wow_policy_name(WOW_POLICY_LRW), "lrw");
+	return NULL;
+}
+
 /* ---- output ---- */
 
-static void json_str(FILE *f, const void *s)
+static void json_escape_str(FILE *f, const void *s)
 {
-	wow_json_string(f, s);
+	json_string(f, s);
 }
 
 static const char *json_escaping(void)
 {
-	char *out = capture(json_str, "a\"b\\c/\n\r\t\x01\x1f\x7f z\xc3\xa9");
+	char *out = capture(json_escape_str, "a\"b\\c/\n\r\t\x01\x1f\x7f z\xc3\xa9");
 
 	EXPECT_STR(out, "\"a\\\"b\\\\c/\\n\\r\\t\\u0001\\u001f\\u007f "
 		   "z\xc3\xa9\"");
+	free(out);
+	return NULL;
+}
+
+/* Valid JSON: the reason in why */
+static const char *json_valid(const char *s)
+{
+	const char *w;
+	size_t off;
+
+	if (wowjson_check(s, strlen(s), &off, &w))
+		return NULL;
+	snprintf(why, sizeof(why), "not JSON at %zu (expected %s): %.80s", off,
+		 w, s);
+	return why;
+}
+
+/* every control character, DEL, and UTF-8 of 2, 3 and 4 bytes */
+static const char *json_escaping_controls(void)
+{
+	char in[40], want[256], *out, *w = want;
+	int c, n = 0;
+
+	for (c = 1; c < 0x20; c++)
+		in[n++] = c;
+	in[n++] = 0x7f;
+	in[n] = '\0';
+	w += sprintf(w, "\"");
+	for (c = 1; c < 0x20; c++)
+		w += c == '\n' ? sprintf(w, "\\n") : c == '\r' ?
+		     sprintf(w, "\\r") : c == '\t' ? sprintf(w, "\\t") :
+		     sprintf(w, "\\u%04x", c);
+	sprintf(w, "\\u007f\"");
+	out = capture(json_escape_str, in);
+	EXPECT_STR(out, want);
+	free(out);
+	out = capture(json_escape_str, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"\\");
+	EXPECT_STR(out, "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\\\"\\\\\"");
+	free(out);
+	out = capture(json_escape_str, "");
+	EXPECT_STR(out, "\"\"");
+	free(out);
+	return NULL;
+}
+
+/* a little of everything, compact and inline */
+static void json_compact(FILE *f, const void *arg)
+{
+	struct json j;
+
+	(void)arg;
+	json_init(&j, f, false);
+	json_open(&j, '{', -1);
+	json_key(&j, "a");
+	json_open(&j, '[', -1);
+	json_u64(&j, 18446744073709551615ULL);
+	json_str(&j, "x");
+	json_str(&j, NULL);
+	json_open(&j, '{', -1);
+	json_close(&j);
+	json_open(&j, '[', -1);
+	json_close(&j);
+	json_close(&j);
+	json_key(&j, "b\"\n");
+	json_open(&j, '{', -1);
+	json_key(&j, "c");
+	json_bool(&j, true);
+	json_key(&j, "d");
+	json_int(&j, -3);
+	json_close(&j);
+	json_key(&j, "e");
+	json_double(&j, 0.5);
+	json_key(&j, "f");
+	json_double(&j, 1e308 * 10);	/* infinity */
+	json_close(&j);
+}
+
+/* spaced, members on lines of their own (wowctl dump's layout) */
+static void json_lines(FILE *f, const void *arg)
+{
+	struct json j;
+
+	(void)arg;
+	json_init(&j, f, true);
+	json_open(&j, '{', 2);
+	json_key(&j, "a");
+	json_u64(&j, 1);
+	json_key(&j, "list");
+	json_open(&j, '[', 4);
+	json_open(&j, '{', -1);
+	json_key(&j, "x");
+	json_null(&j);
+	json_key(&j, "y");
+	json_bool(&j, false);
+	json_close(&j);
+	json_u64(&j, 2);
+	json_close(&j);
+	json_key(&j, "none");
+	json_open(&j, '[', 4);
+	json_close(&j);
+	json_close(&j);
+}
+
+static const char *json_writer(void)
+{
+	char *out = capture(json_compact, NULL);
+
+	EXPECT_STR(out, "{\"a\":[18446744073709551615,\"x\",null,{},[]],"
+		   "\"b\\\"\\n\":{\"c\":true,\"d\":-3},\"e\":0.500,"
+		   "\"f\":null}");
+	EXPECT(!json_valid(out));
+	free(out);
+	out = capture(json_lines, NULL);
+	EXPECT_STR(out, "{\n  \"a\": 1,\n  \"list\": [\n    {\"x\": null, "
+		   "\"y\": false},\n    2\n  ],\n  \"none\": []\n}");
+	EXPECT(!json_valid(out));
 	free(out);
 	return NULL;
 }
@@ -672,19 +808,6 @@ static void show(FILE *f, const void *arg)
 	a->ret = wow_show(f, devnull, (char *const *)a->names, a->nr, a->flags,
 			  fake_fetch, NULL, a->samples, a->now, &a->worst);
 	fclose(devnull);
-}
-
-/* Valid JSON: the reason in why */
-static const char *json_valid(const char *s)
-{
-	const char *w;
-	size_t off;
-
-	if (wowjson_check(s, strlen(s), &off, &w))
-		return NULL;
-	snprintf(why, sizeof(why), "not JSON at %zu (expected %s): %.80s", off,
-		 w, s);
-	return why;
 }
 
 static const char *json_get_str(const char *s, const char *path, char *buf,
@@ -1349,7 +1472,10 @@ static const struct {
 	T(status_unknown_keys_kept),
 	T(table_round_trip),
 	T(table_canonical_order),
+	T(opts_are_the_kernels),
 	T(json_escaping),
+	T(json_escaping_controls),
+	T(json_writer),
 	T(json_status_output),
 	T(text_status_output),
 	T(derived_figures),
