@@ -5,6 +5,9 @@
  * with no checkpoint to trust, a scan of the whole log (the records, the
  * proofs of durability, the breaks and where the log goes on, the
  * suspects), then the tombstones' envelope; version 1 caches upgraded.
+ * The replay's decisions are dm-wow-chain.c's, the scan's dm-wow-scan.c's
+ * (pure: the userspace tools build them too); here are their reads of the
+ * cache device and what they do to the index and the segments.
  *
  * Runs in preresume (and the constructor's format), before the device is
  * live: no worker runs, so the segments, the index and the policy are
@@ -13,11 +16,8 @@
  * (dm-wow-ckptlog.h); nothing calls back into it.
  */
 #include <linux/blkdev.h>
-#include <linux/bsearch.h>
-#include <linux/crc32c.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
-#include <linux/vmalloc.h>
 
 #include "dm-wow.h"
 #include "dm-wow-log.h"
@@ -70,6 +70,253 @@ int wow_log_format(struct wow_cache *wc)
 	       wow_name(wc), wc->cache_dev->bdev, wc->nr_segments,
 	       wc->blocks_per_seg, bs);
 	return 0;
+}
+
+/* Recovery's verdicts, as the kernel log says them. */
+#define MSG_DURABLE_CORRUPT "%s: log record %llu (segment %u) was durable (record %llu of segment %u says so) but is corrupt; not loading"
+#define MSG_DURABLE_HARMLESS "%s: log record %llu (segment %u) was durable but is corrupt; every block it held has a newer version: dropped"
+#define MSG_DROPPED "%s: segment %u: dropped a torn or corrupt log record at block %u"
+#define MSG_BROKEN "%s: segment %u: the log breaks at block %u and goes on at block %u (record %llu): the records between are lost"
+#define MSG_DROPPED_FIRST "%s: segment %u: dropped a torn or corrupt log record at block 0: the first of the segment, so all of its records"
+
+/*
+ * The window: blocks [win_off, win_off + win_n) of segment win_seg, read
+ * in one go for the scan and the replay.
+ */
+struct wow_win {
+	void *buf;
+	u32 win_blocks;		/* its size */
+	u32 win_seg;
+	u32 win_off;
+	u32 win_n;		/* 0: empty */
+};
+
+static int win_init(struct wow_cache *wc, struct wow_win *w)
+{
+	u32 bs = wc->args.block_size;
+
+	/* a record (header and up to 1 MiB of data) fits the window */
+	w->win_blocks = min(wc->blocks_per_seg,
+			    max(WOW_SCAN_WINDOW_BYTES / bs,
+				1 + wc->max_record_blocks));
+	w->buf = kvmalloc(array_size(w->win_blocks, bs), GFP_KERNEL);
+	return w->buf ? 0 : -ENOMEM;
+}
+
+/*
+ * Blocks [@off, @off + @n) of segment @s (@n <= win_blocks), from the
+ * window; when they are not in it, the window is read again from @off:
+ * just @n blocks for a @probe (the first header of a segment, which may
+ * hold no record at all), else as much of the segment as it holds, in one
+ * large read.  So a segment's records cost a few large reads, not one per
+ * header.  Returns the blocks or an ERR_PTR.
+ */
+static void *scan_blocks(struct wow_cache *wc, struct wow_win *w, u32 s,
+			 u32 off, u32 n, bool probe)
+{
+	u32 bs = wc->args.block_size, len;
+	int r;
+
+	if (w->win_n && w->win_seg == s && off >= w->win_off &&
+	    off + n <= w->win_off + w->win_n)
+		return w->buf + (size_t)(off - w->win_off) * bs;
+	len = probe ? n : min(w->win_blocks, wc->blocks_per_seg - off);
+	w->win_n = 0;
+	r = wow_sync_io(wc->cache_dev->bdev,
+			wow_slot_sector(wc, wow_seg_slot(wc, s, off)), w->buf,
+			len * bs, REQ_OP_READ);
+	if (r)
+		return ERR_PTR(r);
+	wc->load_bytes += (u64)len * bs;
+	w->win_seg = s;
+	w->win_off = off;
+	w->win_n = len;
+	return w->buf;
+}
+
+/* ---- the scan of the whole log: dm-wow-scan.c decides ---- */
+
+/* struct wow_scan_ops over the cache device, the index and the segments */
+struct wow_scan_ctx {
+	struct wow_cache *wc;
+	struct wow_win win;
+};
+
+static int scan_read(void *ctx, u32 s, u32 off, u32 n, bool probe, void **p)
+{
+	struct wow_scan_ctx *x = ctx;
+	void *b = scan_blocks(x->wc, &x->win, s, off, n, probe);
+
+	if (IS_ERR(b))
+		return PTR_ERR(b);
+	*p = b;
+	return 0;
+}
+
+static int scan_reserve_tombs(void *ctx, u32 s, u32 n)
+{
+	struct wow_scan_ctx *x = ctx;
+
+	return wow_seg_reserve_tombs(x->wc, s, n);
+}
+
+static void scan_add_tombs(void *ctx, u32 s, const struct wow_tomb_range *t,
+			   u32 n)
+{
+	struct wow_scan_ctx *x = ctx;
+	struct wow_segment *seg = &x->wc->segs[s];
+
+	memcpy(seg->tombs + seg->nr_tombs, t, n * sizeof(*t));
+	seg->nr_tombs += n;
+}
+
+static const struct wow_tomb_range *scan_tombs(void *ctx, u32 s, u32 *n)
+{
+	struct wow_scan_ctx *x = ctx;
+
+	*n = x->wc->segs[s].nr_tombs;
+	return x->wc->segs[s].tombs;
+}
+
+static bool scan_lookup(void *ctx, u64 b, u32 *slot)
+{
+	struct wow_scan_ctx *x = ctx;
+
+	*slot = wow_index_lookup(&x->wc->index, to_oblock(b));
+	return *slot != WOW_NO_SLOT;
+}
+
+static void scan_place(void *ctx, u32 slot, u64 b, bool newest,
+		       bool has_crc, u32 crc)
+{
+	struct wow_scan_ctx *x = ctx;
+	struct wow_index *ix = &x->wc->index;
+
+	wow_slot_set_oblock(wow_slot_at(ix, slot), to_oblock(b));
+	if (!newest)
+		return;
+	wow_index_insert(ix, to_oblock(b), slot, WOW_SLOT_DIRTY);
+	if (has_crc)
+		wow_index_set_crc(ix, slot, crc);
+}
+
+static bool scan_valid(void *ctx, u32 slot, u64 *b)
+{
+	struct wow_scan_ctx *x = ctx;
+	struct wow_slot *sl = wow_slot_at(&x->wc->index, slot);
+
+	*b = from_oblock(wow_slot_oblock(sl));
+	return sl->flags & WOW_SLOT_VALID;
+}
+
+static void scan_kill(void *ctx, u32 slot)
+{
+	struct wow_scan_ctx *x = ctx;
+
+	wow_index_remove(&x->wc->index, slot);
+}
+
+static void scan_clean(void *ctx, u32 slot)
+{
+	struct wow_scan_ctx *x = ctx;
+
+	wow_index_set_flags(&x->wc->index, slot, 0, WOW_SLOT_DIRTY);
+}
+
+static void scan_note(void *ctx, const struct wow_scan_note *n)
+{
+	struct wow_scan_ctx *x = ctx;
+	const char *name = wow_name(x->wc);
+
+	switch (n->what) {
+	case WOW_SCAN_DROPPED:
+		DMWARN(MSG_DROPPED, name, n->seg, n->off);
+		break;
+	case WOW_SCAN_DROPPED_FIRST:
+		DMERR(MSG_DROPPED_FIRST, name, n->seg);
+		break;
+	case WOW_SCAN_BROKEN:
+		DMWARN(MSG_BROKEN, name, n->seg, n->off, n->at, n->seq);
+		break;
+	case WOW_SCAN_DURABLE_HARMLESS:
+		DMWARN(MSG_DURABLE_HARMLESS, name, n->seq, n->seg);
+		break;
+	case WOW_SCAN_DURABLE_CORRUPT:
+		DMERR(MSG_DURABLE_CORRUPT, name, n->seq, n->seg, n->by_seq,
+		      n->by_seg);
+		break;
+	}
+}
+
+static void scan_resched(void *ctx)
+{
+	cond_resched();
+}
+
+static const struct wow_scan_ops scan_ops = {
+	.read = scan_read,
+	.reserve_tombs = scan_reserve_tombs,
+	.add_tombs = scan_add_tombs,
+	.tombs = scan_tombs,
+	.lookup = scan_lookup,
+	.place = scan_place,
+	.valid = scan_valid,
+	.kill = scan_kill,
+	.clean = scan_clean,
+	.note = scan_note,
+	.resched = scan_resched,
+};
+
+/*
+ * Rebuild the index and the segments from the whole log: every segment,
+ * every record (dm-wow-scan.c decides, the ops above read and act); then
+ * the tombstones and clean marks, then the suspects are judged.  *@tot:
+ * what the scan counted.
+ */
+static int scan_log(struct wow_cache *wc, struct wow_scan_totals *tot)
+{
+	struct wow_scan_ctx x = { .wc = wc };
+	struct wow_scan_geo g = {
+		.uuid = wc->sb.uuid,
+		.nr_oblocks = wc->ti->len >> wc->block_shift,
+		.nr_segments = wc->nr_segments,
+		.blocks_per_seg = wc->blocks_per_seg,
+		.block_size = wc->args.block_size,
+	};
+	struct wow_scan *sc = NULL;
+	struct wow_scan_seg life;
+	u32 s;
+	int r;
+
+	r = win_init(wc, &x.win);
+	if (r)
+		return r;
+	g.win_blocks = x.win.win_blocks;
+	sc = wow_scan_alloc(&g, &scan_ops, &x);
+	if (!sc) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (s = 0; s < wc->nr_segments; s++) {
+		struct wow_segment *seg = &wc->segs[s];
+
+		r = wow_scan_segment(sc, s, &life);
+		if (r) {
+			DMERR("%s: cannot read the log: %d", wow_name(wc), r);
+			goto out;
+		}
+		seg->seq = life.seq;
+		seg->max_seq = life.max_seq;
+		seg->open_time = jiffies;
+		seg->wp = life.wp;
+		cond_resched();
+	}
+	r = wow_scan_finish(sc);
+	*tot = *wow_scan_totals(sc);
+out:
+	wow_scan_free(sc);
+	kvfree(x.win.buf);
+	return r;
 }
 
 /* Drop tombstones no record on the device can need any more. */
@@ -311,7 +558,9 @@ static void upgrade_v1(struct wow_cache *wc)
 /* ---- replay of the log since the checkpoint, along its chain ---- */
 
 struct wow_replay {
-	struct wow_scan sc;		/* window, slot seqs */
+	struct wow_win win;
+	struct wow_seqs seqs;		/* of the records replayed */
+	u32 *crcs;			/* one record's block crcs */
 	u64 *ckpt_max;			/* per segment: newest seq of its
 					 * checkpointed life (0: none left)
 					 */
@@ -328,7 +577,7 @@ struct wow_replay {
 static bool replay_covers(struct wow_cache *wc, struct wow_replay *rp,
 			  u32 slot, u64 t)
 {
-	u64 seq = wow_replay_seq(&rp->sc, slot);
+	u64 seq = wow_seqs_get(&rp->seqs, slot);
 
 	if (seq)
 		return seq <= t;
@@ -380,7 +629,7 @@ static void replay_new_life(struct wow_cache *wc, struct wow_replay *rp,
 		slot = wow_seg_slot(wc, s, i);
 		if (wow_slot_at(&wc->index, slot)->flags & WOW_SLOT_VALID)
 			wow_index_remove(&wc->index, slot);
-		wow_replay_set_seq(&rp->sc, slot, 0);	/* never fails */
+		wow_seqs_set(&rp->seqs, slot, 0);	/* never fails */
 	}
 	rp->ckpt_max[s] = 0;
 	seg->seq = seq;
@@ -419,7 +668,7 @@ static int replay_record(struct wow_cache *wc, struct wow_replay *rp, u32 s,
 		cur = wow_index_lookup(&wc->index, b);
 		if (cur != WOW_NO_SLOT)
 			wow_index_remove(&wc->index, cur);
-		r = wow_replay_set_seq(&rp->sc, slot, ri->seq);
+		r = wow_seqs_set(&rp->seqs, slot, ri->seq);
 		if (r)
 			return r;
 		wow_index_insert(&wc->index, b, slot, WOW_SLOT_DIRTY);
@@ -458,7 +707,7 @@ static int replay_header(void *ctx, u32 s, u32 off, bool probe,
 	void *hdr;
 
 	/* a probe reads the header block alone (where the log may end) */
-	hdr = wow_scan_blocks(wc, &x->rp->sc, s, off, 1, probe || !off);
+	hdr = scan_blocks(wc, &x->rp->win, s, off, 1, probe || !off);
 	if (IS_ERR(hdr))
 		return PTR_ERR(hdr);
 	*kind = wow_record_check(hdr, wc->args.block_size, wc->sb.uuid, ri);
@@ -470,7 +719,7 @@ static int replay_data(void *ctx, u32 s, u32 off,
 {
 	struct wow_replay_ctx *x = ctx;
 	struct wow_cache *wc = x->wc;
-	struct wow_scan *sc = &x->rp->sc;
+	struct wow_replay *rp = x->rp;
 	u32 bs = wc->args.block_size, done, n, csum = ~0U;
 	void *p;
 
@@ -481,17 +730,17 @@ static int replay_data(void *ctx, u32 s, u32 off,
 	 * twice: from the data on, then from the header on).
 	 */
 	if (ri->nr_data) {
-		p = wow_scan_blocks(wc, sc, s, off, 2, false);
+		p = scan_blocks(wc, &rp->win, s, off, 2, false);
 		if (IS_ERR(p))
 			return PTR_ERR(p);
-		wow_scan_save_crcs(sc, p, ri);
+		wow_scan_save_crcs(rp->crcs, p, ri);
 	}
 	for (done = 0; done < ri->nr_data; done += n) {
-		n = min(ri->nr_data - done, sc->win_blocks);
-		p = wow_scan_blocks(wc, sc, s, off + 1 + done, n, false);
+		n = min(ri->nr_data - done, rp->win.win_blocks);
+		p = scan_blocks(wc, &rp->win, s, off + 1 + done, n, false);
 		if (IS_ERR(p))
 			return PTR_ERR(p);
-		if (!wow_scan_data_check(sc, ri, done, p, n, bs, &csum))
+		if (!wow_scan_data_check(rp->crcs, ri, done, p, n, bs, &csum))
 			return false;
 	}
 	return (ri->flags & WOW_REC_CRCS) || csum == ri->data_csum;
@@ -501,7 +750,7 @@ static int replay_apply(void *ctx, u32 s, u32 off,
 			const struct wow_record_info *ri)
 {
 	struct wow_replay_ctx *x = ctx;
-	void *hdr = wow_scan_blocks(x->wc, &x->rp->sc, s, off, 1, false);
+	void *hdr = scan_blocks(x->wc, &x->rp->win, s, off, 1, false);
 
 	if (IS_ERR(hdr))
 		return PTR_ERR(hdr);
@@ -567,19 +816,14 @@ static int replay_log(struct wow_cache *wc, const struct wow_ckpt_info *ci,
 	u32 bs = wc->args.block_size, i;
 	int r = -ENOMEM;
 
-	rp.sc.win_blocks = min(wc->blocks_per_seg,
-			       max(WOW_SCAN_WINDOW_BYTES / bs,
-				   1 + wc->max_record_blocks));
-	rp.sc.buf = kvmalloc(array_size(rp.sc.win_blocks, bs), GFP_KERNEL);
+	win_init(wc, &rp.win);
 	rp.ckpt_max = kvmalloc_array(wc->nr_segments, sizeof(u64),
 				     GFP_KERNEL);
-	rp.sc.nr_seq_chunks = DIV_ROUND_UP(wc->nr_slots, WOW_SEQ_CHUNK);
-	rp.sc.slot_seq = kvcalloc(rp.sc.nr_seq_chunks, sizeof(u64 *),
-				  GFP_KERNEL);
-	rp.sc.crcs = kvmalloc_array(wow_record_capacity(bs, 0, 0), sizeof(u32),
-				    GFP_KERNEL);
-	/* the chunks themselves as records are replayed (replay_set_seq) */
-	if (!rp.sc.buf || !rp.ckpt_max || !rp.sc.slot_seq || !rp.sc.crcs)
+	rp.crcs = kvmalloc_array(wow_record_capacity(bs, 0, 0), sizeof(u32),
+				 GFP_KERNEL);
+	/* the chunks themselves as records are replayed (wow_seqs_set) */
+	if (wow_seqs_init(&rp.seqs, wc->nr_slots, false) || !rp.win.buf ||
+	    !rp.ckpt_max || !rp.crcs)
 		goto out;
 	for (i = 0; i < wc->nr_segments; i++)
 		rp.ckpt_max[i] = wc->segs[i].seq ? wc->segs[i].max_seq : 0;
@@ -591,7 +835,9 @@ static int replay_log(struct wow_cache *wc, const struct wow_ckpt_info *ci,
 		       wow_name(wc), rp.records, ci->generation);
 out:
 	kvfree(rp.ckpt_max);
-	wow_scan_free(&rp.sc);
+	kvfree(rp.crcs);
+	wow_seqs_free(&rp.seqs);
+	kvfree(rp.win.buf);
 	return r;
 }
 
@@ -605,7 +851,7 @@ out:
  */
 int wow_log_recover(struct wow_cache *wc)
 {
-	struct wow_scan sc = { };
+	struct wow_scan_totals tot = { };
 	struct wow_ckpt_info ci;
 	u64 seen, newest;
 	u32 s, i;
@@ -622,17 +868,17 @@ int wow_log_recover(struct wow_cache *wc)
 	if (!r) {
 		u64 expected;
 
-		r = replay_log(wc, &ci, &expected, &sc.nr_dropped);
+		r = replay_log(wc, &ci, &expected, &tot.dropped);
 		if (r)
 			goto out;
 		seen = expected - 1;
 		newest = expected - 1;
 	} else {
-		r = wow_scan_log(wc, &sc);
+		r = scan_log(wc, &tot);
 		if (r)
 			goto out;
-		seen = sc.max_seen;
-		newest = sc.max_seq;
+		seen = tot.max_seen;
+		newest = tot.max_seq;
 	}
 	/* a new epoch: nothing written from now on vouches for a dropped record */
 	wc->next_seq = wow_next_epoch_seq(max(seen, wc->sb.format_seq));
@@ -695,7 +941,7 @@ int wow_log_recover(struct wow_cache *wc)
 
 	wc->completed_seq = newest;
 	wc->durable_seq = newest;
-	wc->load_dropped = sc.nr_dropped;
+	wc->load_dropped = tot.dropped;
 	wc->load_from_ckpt = wc->ckpt_live;
 	upgrade_v1(wc);
 	/*
@@ -716,9 +962,9 @@ int wow_log_recover(struct wow_cache *wc)
 		DMINFO(MSG_LOADED_CKPT, wow_name(wc), ci.generation,
 		       wc->load_bytes >> 10, wc->dirty_blocks, wc->valid_blocks, wc->nr_free_segs);
 	else
-		DMINFO(MSG_RECOVERED, wow_name(wc), sc.nr_records,
+		DMINFO(MSG_RECOVERED, wow_name(wc), tot.records,
 		       wc->load_bytes >> 10, wc->dirty_blocks, wc->valid_blocks, wc->nr_free_segs,
-		       sc.nr_dropped);
+		       tot.dropped);
 	r = 0;
 out:
 	if (r) {
@@ -727,7 +973,6 @@ out:
 			DMERR("%s: cannot reset the index after a failed recovery",
 			      wow_name(wc));
 	}
-	wow_scan_free(&sc);
 	return r;
 }
 

@@ -1,37 +1,107 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dm-wow recovery's scan of the whole log (moved from dm-wow-recover.c).
+ * dm-wow scan: recovery's decisions over the whole log, segment by
+ * segment, when no checkpoint can be trusted.
+ *
+ * A segment's records are read from its start.  A record is taken when
+ * its header and data checksums hold, it carries our uuid and it
+ * continues the segment's life (seg_seq, consecutive seq); of a block's
+ * copies the one of the newest seq wins.  The scan of a segment stops at
+ * the first record that does not continue its life; one that is ours but
+ * bad (torn or corrupt, rather than the end of the log) is a suspect.
+ * After a suspect whose header is intact the rest of its life is read,
+ * headers only, for the proof (durable_seq) that it was durable; where a
+ * life ends early, a later record of the same life further on says it
+ * broke instead.  Once every segment is in, the tombstones kill the
+ * copies they cover, the clean marks clean theirs, and each suspect a
+ * valid record proves durable refuses the load, unless every block it
+ * held has a newer copy or a tombstone anyway.
+ *
+ * The reads and what the scan does to the index and the segments are the
+ * caller's, through struct wow_scan_ops; so the decisions here are pure,
+ * KUnit drives them with a log in memory (tests/scan_kunit.c), and the
+ * userspace tools build this file too.
+ *
+ * No locking: recovery runs before the device is live.
  */
-#include <linux/blkdev.h>
-#include <linux/bsearch.h>
-#include <linux/crc32c.h>
-#include <linux/slab.h>
-#include <linux/sort.h>
-#include <linux/vmalloc.h>
-
-#include "dm-wow.h"
-#include "dm-wow-log.h"
-#include "dm-wow-seg.h"
+#include "dm-wow-types.h"
+#include "dm-wow-record.h"
+#include "dm-wow-tombs.h"
 #include "dm-wow-scan.h"
 
-static u64 *slot_seq(struct wow_scan *sc, u32 slot)
+struct wow_scan {
+	struct wow_scan_geo g;
+	const struct wow_scan_ops *ops;
+	void *ctx;
+	struct wow_scan_totals tot;
+	/* seq of the record each slot came from */
+	struct wow_seqs seqs;
+	u64 *oblocks;		/* one record's origin blocks */
+	u32 *crcs;		/* and their crc32cs (WOW_REC_CRCS) */
+	struct wow_tomb_range *kills;	/* and its tombstones */
+	struct wow_tomb_range *cleans;	/* clean marks found */
+	u32 nr_cleans;
+	u32 max_cleans;
+	/* per segment: the seq that opened its life (0: none) */
+	u64 *lives;
+	/* per segment: its newest claim, "records up to durable were durable" */
+	struct wow_claim {
+		u64 seq;
+		u64 durable;
+	} *claims;
+	/*
+	 * Bad records (torn or corrupt), then their sorted seqs.  When the
+	 * bad record's header is intact, lost[] lists the origin blocks whose
+	 * versions dropping it (and the rest of its segment) loses.
+	 */
+	struct wow_suspect {
+		u64 seq;	/* first: cmp_u64 sorts by it */
+		u32 seg;
+		bool known;	/* lost[] is complete */
+		bool judged;
+		u32 nr_lost;
+		u64 *lost;
+	} *sus;
+	u64 *suspects;
+	u32 nr_suspects;
+	/* the envelope of the tombstones (apply_tombs) */
+	struct wow_tomb_range *kenv;
+	u32 nr_kenv;
+};
+
+static int cmp_u64(const void *a, const void *b)
 {
-	return &sc->slot_seq[slot / WOW_SEQ_CHUNK][slot % WOW_SEQ_CHUNK];
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
 }
 
-/*
- * The replay's slot seqs, in chunks allocated when a replayed record
- * first writes one (a load after a clean shutdown replays nothing and
- * allocates none: issue 34, finding 8).  0: not replayed.
- */
-u64 wow_replay_seq(struct wow_scan *sc, u32 slot)
+int wow_seqs_init(struct wow_seqs *t, u32 nr_slots, bool all)
 {
-	return sc->slot_seq[slot / WOW_SEQ_CHUNK] ? *slot_seq(sc, slot) : 0;
+	u32 i;
+
+	t->nr_chunks = nr_slots / WOW_SEQ_CHUNK + !!(nr_slots % WOW_SEQ_CHUNK);
+	t->chunk = kvcalloc(t->nr_chunks, sizeof(u64 *), GFP_KERNEL);
+	if (!t->chunk)
+		return -ENOMEM;
+	for (i = 0; all && i < t->nr_chunks; i++) {
+		t->chunk[i] = kvcalloc(WOW_SEQ_CHUNK, sizeof(u64), GFP_KERNEL);
+		if (!t->chunk[i])
+			return -ENOMEM;
+	}
+	return 0;
 }
 
-int wow_replay_set_seq(struct wow_scan *sc, u32 slot, u64 seq)
+u64 wow_seqs_get(const struct wow_seqs *t, u32 slot)
 {
-	u64 **chunk = &sc->slot_seq[slot / WOW_SEQ_CHUNK];
+	const u64 *c = t->chunk[slot / WOW_SEQ_CHUNK];
+
+	return c ? c[slot % WOW_SEQ_CHUNK] : 0;
+}
+
+int wow_seqs_set(struct wow_seqs *t, u32 slot, u64 seq)
+{
+	u64 **chunk = &t->chunk[slot / WOW_SEQ_CHUNK];
 
 	if (!*chunk) {
 		if (!seq)
@@ -40,8 +110,40 @@ int wow_replay_set_seq(struct wow_scan *sc, u32 slot, u64 seq)
 		if (!*chunk)
 			return -ENOMEM;
 	}
-	*slot_seq(sc, slot) = seq;
+	(*chunk)[slot % WOW_SEQ_CHUNK] = seq;
 	return 0;
+}
+
+void wow_seqs_free(struct wow_seqs *t)
+{
+	u32 i;
+
+	for (i = 0; t->chunk && i < t->nr_chunks; i++)
+		kvfree(t->chunk[i]);
+	kvfree(t->chunk);
+	t->chunk = NULL;
+}
+
+/* The seq of the copy in slot @slot (every chunk is there). */
+static u64 *slot_seq(struct wow_scan *sc, u32 slot)
+{
+	return &sc->seqs.chunk[slot / WOW_SEQ_CHUNK][slot % WOW_SEQ_CHUNK];
+}
+
+static u32 seg_slot(const struct wow_scan *sc, u32 s, u32 off)
+{
+	return s * sc->g.blocks_per_seg + off;
+}
+
+static void note(struct wow_scan *sc, enum wow_scan_event what, u32 seg,
+		 u32 off, u32 at, u64 seq, u32 by_seg, u64 by_seq)
+{
+	struct wow_scan_note n = {
+		.what = what, .seg = seg, .off = off, .at = at, .seq = seq,
+		.by_seg = by_seg, .by_seq = by_seq,
+	};
+
+	sc->ops->note(sc->ctx, &n);
 }
 
 static int add_clean_mark(struct wow_scan *sc, struct wow_tomb_range *tr)
@@ -64,7 +166,7 @@ static int add_clean_mark(struct wow_scan *sc, struct wow_tomb_range *tr)
 }
 
 /* A record's block crcs (WOW_REC_CRCS), kept while its data is read. */
-void wow_scan_save_crcs(struct wow_scan *sc, void *hdr,
+void wow_scan_save_crcs(u32 *crcs, void *hdr,
 			const struct wow_record_info *ri)
 {
 	__le32 *c = wow_record_crcs(hdr, ri->nr_tombs, ri->nr_data);
@@ -73,7 +175,7 @@ void wow_scan_save_crcs(struct wow_scan *sc, void *hdr,
 	if (!(ri->flags & WOW_REC_CRCS))
 		return;
 	for (i = 0; i < ri->nr_data; i++)
-		sc->crcs[i] = le32_to_cpu(c[i]);
+		crcs[i] = le32_to_cpu(c[i]);
 }
 
 /*
@@ -81,9 +183,8 @@ void wow_scan_save_crcs(struct wow_scan *sc, void *hdr,
  * crcs, false unless each matches; else they go into *@csum, which the
  * caller compares with data_csum once all are in.
  */
-bool wow_scan_data_check(const struct wow_scan *sc,
-			 const struct wow_record_info *ri, u32 first,
-			 const void *p, u32 n, u32 bs, u32 *csum)
+bool wow_scan_data_check(const u32 *crcs, const struct wow_record_info *ri,
+			 u32 first, const void *p, u32 n, u32 bs, u32 *csum)
 {
 	u32 i;
 
@@ -92,40 +193,35 @@ bool wow_scan_data_check(const struct wow_scan *sc,
 		return true;
 	}
 	for (i = 0; i < n; i++)
-		if (wow_block_crc(p + i * bs, bs) != sc->crcs[first + i])
+		if (wow_block_crc(p + i * bs, bs) != crcs[first + i])
 			return false;
 	return true;
 }
 
 /*
- * Blocks [@off, @off + @n) of segment @s (@n <= win_blocks), from the
- * scan's window; when they are not in it, the window is read again from
- * @off: just @n blocks for a @probe (the first header of a segment, which
- * may hold no record at all), else as much of the segment as it holds, in
- * one large read.  So a segment's records cost a few large reads, not one
- * per header.  Returns the blocks or an ERR_PTR.
+ * Recovery's verdict on bad records.  @suspects (sorted, ascending) are the
+ * seqs of records a scan found torn or corrupt; a valid record with seq
+ * @seq says every record of its epoch up to @durable_seq was durable.
+ * Returns the index of the first suspect that claim proves durable (so it
+ * is corrupt, not torn), or -1 when it proves none.
  */
-void *wow_scan_blocks(struct wow_cache *wc, struct wow_scan *sc, u32 s,
-		      u32 off, u32 n, bool probe)
+int wow_first_vouched(const u64 *suspects, u32 n, u64 seq, u64 durable_seq)
 {
-	u32 bs = wc->args.block_size, len;
-	int r;
+	u64 lo = wow_epoch(seq) << WOW_EPOCH_SHIFT;
+	u32 a = 0, b = n;
 
-	if (sc->win_n && sc->win_seg == s && off >= sc->win_off &&
-	    off + n <= sc->win_off + sc->win_n)
-		return sc->buf + (size_t)(off - sc->win_off) * bs;
-	len = probe ? n : min(sc->win_blocks, wc->blocks_per_seg - off);
-	sc->win_n = 0;
-	r = wow_sync_io(wc->cache_dev->bdev,
-			wow_slot_sector(wc, wow_seg_slot(wc, s, off)), sc->buf,
-			len * bs, REQ_OP_READ);
-	if (r)
-		return ERR_PTR(r);
-	wc->load_bytes += (u64)len * bs;
-	sc->win_seg = s;
-	sc->win_off = off;
-	sc->win_n = len;
-	return sc->buf;
+	while (a < b) {
+		u32 mid = a + (b - a) / 2;
+
+		if (suspects[mid] < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a == n || suspects[a] > durable_seq ||
+	    wow_epoch(suspects[a]) != wow_epoch(seq))
+		return -1;
+	return a;
 }
 
 /* A valid header of segment @s says records up to @durable were durable. */
@@ -133,7 +229,7 @@ static void note_claim(struct wow_scan *sc, u32 s, u64 seq, u64 durable)
 {
 	struct wow_claim *c = &sc->claims[s];
 
-	sc->max_seen = max(sc->max_seen, seq);
+	sc->tot.max_seen = max(sc->tot.max_seen, seq);
 	if (!c->seq) {
 		c->seq = seq;
 		c->durable = durable;
@@ -172,7 +268,7 @@ static struct wow_suspect *note_suspect(struct wow_scan *sc, u32 s, u64 seq,
 {
 	struct wow_suspect *su = &sc->sus[sc->nr_suspects++];
 
-	sc->max_seen = max(sc->max_seen, seq);
+	sc->tot.max_seen = max(sc->tot.max_seen, seq);
 	memset(su, 0, sizeof(*su));
 	su->seq = seq;
 	su->seg = s;
@@ -187,8 +283,7 @@ static struct wow_suspect *note_suspect(struct wow_scan *sc, u32 s, u64 seq,
  * version: the stale records of a freed segment's earlier life, damaged
  * by a torn write of the segment's next life, are such.
  */
-static bool suspect_harmless(struct wow_cache *wc, struct wow_scan *sc,
-			     struct wow_suspect *su)
+static bool suspect_harmless(struct wow_scan *sc, struct wow_suspect *su)
 {
 	const struct wow_tomb_range *e;
 	u32 i, slot;
@@ -196,8 +291,8 @@ static bool suspect_harmless(struct wow_cache *wc, struct wow_scan *sc,
 	if (!su->known)
 		return false;
 	for (i = 0; i < su->nr_lost; i++) {
-		slot = wow_index_lookup(&wc->index, to_oblock(su->lost[i]));
-		if (slot != WOW_NO_SLOT && *slot_seq(sc, slot) > su->seq)
+		if (sc->ops->lookup(sc->ctx, su->lost[i], &slot) &&
+		    *slot_seq(sc, slot) > su->seq)
 			continue;
 		e = wow_tomb_find(sc->kenv, sc->nr_kenv, su->lost[i]);
 		if (e && e->t >= su->seq)
@@ -214,7 +309,7 @@ static bool suspect_harmless(struct wow_cache *wc, struct wow_scan *sc,
  * bad record is the torn tail of a power cut (never durable, so never
  * acknowledged) and is dropped.  Each suspect is judged once.
  */
-static int judge_suspects(struct wow_cache *wc, struct wow_scan *sc)
+static int judge_suspects(struct wow_scan *sc)
 {
 	struct wow_suspect *su;
 	u64 *starts = NULL;
@@ -223,8 +318,8 @@ static int judge_suspects(struct wow_cache *wc, struct wow_scan *sc)
 
 	if (!sc->nr_suspects)
 		return 0;
-	/* seq first in struct wow_suspect: wow_cmp_u64 sorts by it */
-	sort(sc->sus, sc->nr_suspects, sizeof(*sc->sus), wow_cmp_u64, NULL);
+	/* seq first in struct wow_suspect: cmp_u64 sorts by it */
+	sort(sc->sus, sc->nr_suspects, sizeof(*sc->sus), cmp_u64, NULL);
 	for (j = 0; j < sc->nr_suspects; j++)
 		sc->suspects[j] = sc->sus[j].seq;
 	/*
@@ -233,14 +328,14 @@ static int judge_suspects(struct wow_cache *wc, struct wow_scan *sc)
 	 * intact there.  What the scan took for missing (a bad block after the
 	 * life's end, such as a header torn in an earlier life) is not.
 	 */
-	starts = kvmalloc_array(wc->nr_segments, sizeof(u64), GFP_KERNEL);
+	starts = kvmalloc_array(sc->g.nr_segments, sizeof(u64), GFP_KERNEL);
 	if (!starts)
 		return -ENOMEM;
-	for (s = 0; s < wc->nr_segments; s++)
-		if (wc->segs[s].seq)
-			starts[nr_starts++] = wc->segs[s].seq;
-	sort(starts, nr_starts, sizeof(u64), wow_cmp_u64, NULL);
-	for (s = 0; s < wc->nr_segments; s++) {
+	for (s = 0; s < sc->g.nr_segments; s++)
+		if (sc->lives[s])
+			starts[nr_starts++] = sc->lives[s];
+	sort(starts, nr_starts, sizeof(u64), cmp_u64, NULL);
+	for (s = 0; s < sc->g.nr_segments; s++) {
 		struct wow_claim *c = &sc->claims[s];
 
 		if (!c->seq)
@@ -255,15 +350,15 @@ static int judge_suspects(struct wow_cache *wc, struct wow_scan *sc)
 				continue;
 			su->judged = true;
 			if (bsearch(&su->seq, starts, nr_starts, sizeof(u64),
-				    wow_cmp_u64))
+				    cmp_u64))
 				continue;
-			if (suspect_harmless(wc, sc, su)) {
-				DMWARN(MSG_DURABLE_HARMLESS, wow_name(wc),
-				       su->seq, su->seg);
+			if (suspect_harmless(sc, su)) {
+				note(sc, WOW_SCAN_DURABLE_HARMLESS, su->seg, 0,
+				     0, su->seq, 0, 0);
 				continue;
 			}
-			DMERR(MSG_DURABLE_CORRUPT, wow_name(wc), su->seq,
-			      su->seg, c->seq, s);
+			note(sc, WOW_SCAN_DURABLE_CORRUPT, su->seg, 0, 0,
+			     su->seq, s, c->seq);
 			r = -EUCLEAN;
 			goto out;
 		}
@@ -278,18 +373,19 @@ out:
  * the durable_seq of later records of the same life (they are not
  * applied).  That is what tells a corrupt durable record from a torn one.
  */
-static int scan_proof(struct wow_cache *wc, struct wow_scan *sc, u32 s,
-		      u32 off, u64 last, u64 seg_seq, struct wow_suspect *su)
+static int scan_proof(struct wow_scan *sc, u32 s, u32 off, u64 last,
+		      u64 seg_seq, struct wow_suspect *su)
 {
-	u32 bs = wc->args.block_size, bps = wc->blocks_per_seg;
+	u32 bs = sc->g.block_size, bps = sc->g.blocks_per_seg;
 	struct wow_record_info ri;
 	void *hdr;
+	int r;
 
 	while (off < bps) {
-		hdr = wow_scan_blocks(wc, sc, s, off, 1, false);
-		if (IS_ERR(hdr))
-			return PTR_ERR(hdr);
-		if (wow_record_check(hdr, bs, wc->sb.uuid, &ri) !=
+		r = sc->ops->read(sc->ctx, s, off, 1, false, &hdr);
+		if (r)
+			return r;
+		if (wow_record_check(hdr, bs, sc->g.uuid, &ri) !=
 		    WOW_REC_OK || ri.seg_seq != seg_seq || ri.seq != last + 1 ||
 		    ri.nr_data > bps - off - 1)
 			break;
@@ -318,33 +414,101 @@ static int scan_proof(struct wow_cache *wc, struct wow_scan *sc, u32 s,
  * follows, so that losing a durable record this way refuses the load
  * instead of passing in silence.
  */
-static int find_continuation(struct wow_cache *wc, struct wow_scan *sc, u32 s,
-			     u32 off, u64 last, u64 seg_seq, bool noted)
+static int find_continuation(struct wow_scan *sc, u32 s, u32 off, u64 last,
+			     u64 seg_seq, bool noted)
 {
-	u32 bs = wc->args.block_size, bps = wc->blocks_per_seg, k, n, i;
+	u32 bs = sc->g.block_size, bps = sc->g.blocks_per_seg, k, n, i;
 	struct wow_record_info ri;
 	void *p;
+	int r;
 
 	for (k = off + 1; k < bps; k += n) {
-		n = min(bps - k, sc->win_blocks);
-		p = wow_scan_blocks(wc, sc, s, k, n, false);
-		if (IS_ERR(p))
-			return PTR_ERR(p);
+		n = min(bps - k, sc->g.win_blocks);
+		r = sc->ops->read(sc->ctx, s, k, n, false, &p);
+		if (r)
+			return r;
 		for (i = 0; i < n; i++) {
 			if (wow_record_check(p + (size_t)i * bs, bs,
-					     wc->sb.uuid, &ri) != WOW_REC_OK ||
+					     sc->g.uuid, &ri) != WOW_REC_OK ||
 			    ri.seg_seq != seg_seq || ri.seq <= last ||
 			    ri.nr_data > bps - (k + i) - 1)
 				continue;
 			if (!noted)
 				note_suspect(sc, s, last + 1, NULL, 0);
-			DMWARN(MSG_BROKEN, wow_name(wc), s, off, k + i, ri.seq);
+			note(sc, WOW_SCAN_BROKEN, s, off, k + i, ri.seq, 0, 0);
 			note_claim(sc, s, ri.seq, ri.durable_seq);
-			return scan_proof(wc, sc, s, k + i + 1 + ri.nr_data,
+			return scan_proof(sc, s, k + i + 1 + ri.nr_data,
 					  ri.seq, seg_seq, NULL);
 		}
 	}
 	return 0;
+}
+
+/*
+ * Header @hdr (@ri, checked) continues its segment's life: decode its
+ * tombstones (clean marks kept by the scan, the rest for the segment once
+ * the record is taken: *@nt of them, in sc->kills) and origin blocks.
+ * 1 if they are sound, 0 if an origin block is past the origin, or an
+ * errno.
+ */
+static int decode_record(struct wow_scan *sc, u32 s, void *hdr,
+			 const struct wow_record_info *ri, u32 *nt)
+{
+	struct wow_tomb *t = wow_record_tombs(hdr);
+	__le64 *raw = wow_record_oblocks(hdr, ri->nr_tombs);
+	bool ok = true;
+	u32 i;
+	int r;
+
+	r = sc->ops->reserve_tombs(sc->ctx, s, ri->nr_tombs);
+	if (r)
+		return r;
+	*nt = 0;
+	for (i = 0; i < ri->nr_tombs; i++) {
+		struct wow_tomb_range tr = {
+			.start = le64_to_cpu(t[i].start),
+			.t = le64_to_cpu(t[i].t),
+			.nr = le32_to_cpu(t[i].nr),
+			.flags = le32_to_cpu(t[i].flags),
+		};
+
+		if (!(tr.flags & WOW_TOMB_CLEAN)) {
+			sc->kills[(*nt)++] = tr;
+			continue;
+		}
+		r = add_clean_mark(sc, &tr);
+		if (r)
+			return r;
+	}
+	for (i = 0; i < ri->nr_data; i++) {
+		sc->oblocks[i] = le64_to_cpu(raw[i]);
+		ok &= sc->oblocks[i] < sc->g.nr_oblocks;
+	}
+	wow_scan_save_crcs(sc->crcs, hdr, ri);
+	return ok;
+}
+
+/*
+ * Record @ri at block @off of segment @s is taken: its copies are placed,
+ * each its block's current copy unless a copy of a newer seq is (of two
+ * copies in one record the later is current).
+ */
+static void take_record(struct wow_scan *sc, u32 s, u32 off,
+			const struct wow_record_info *ri, u32 nt)
+{
+	bool crcs = ri->flags & WOW_REC_CRCS, newest;
+	u32 i, slot, cur = 0;
+
+	if (nt)
+		sc->ops->add_tombs(sc->ctx, s, sc->kills, nt);
+	for (i = 0; i < ri->nr_data; i++) {
+		slot = seg_slot(sc, s, off + 1 + i);
+		newest = !sc->ops->lookup(sc->ctx, sc->oblocks[i], &cur);
+		*slot_seq(sc, slot) = ri->seq;
+		newest = newest || *slot_seq(sc, cur) <= ri->seq;
+		sc->ops->place(sc->ctx, slot, sc->oblocks[i], newest, crcs,
+			       crcs ? sc->crcs[i] : 0);
+	}
 }
 
 /*
@@ -354,11 +518,9 @@ static int find_continuation(struct wow_cache *wc, struct wow_scan *sc, u32 s,
  * record that does not; one that is ours but bad (torn or corrupt, rather
  * than the end of the log) is reported.
  */
-static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
+int wow_scan_segment(struct wow_scan *sc, u32 s, struct wow_scan_seg *out)
 {
-	struct wow_segment *seg = &wc->segs[s];
-	u32 bs = wc->args.block_size, bps = wc->blocks_per_seg, off = 0;
-	u64 nr_oblocks = wc->ti->len >> wc->block_shift;
+	u32 bs = sc->g.block_size, bps = sc->g.blocks_per_seg, off = 0;
 	struct wow_suspect *su = NULL;
 	u64 seg_seq = 0, last = 0;
 	bool followed = false;
@@ -367,60 +529,38 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 	while (off < bps) {
 		struct wow_record_info ri;
 		enum wow_rec_kind kind;
-		u32 i, done, csum, nt = 0;
+		u32 done, csum, nt = 0;
 		bool ok, decoded = false;
+		void *hdr;
 
-		void *hdr = wow_scan_blocks(wc, sc, s, off, 1, !off);
-
-		if (IS_ERR(hdr))
-			return PTR_ERR(hdr);
-		kind = wow_record_check(hdr, bs, wc->sb.uuid, &ri);
+		r = sc->ops->read(sc->ctx, s, off, 1, !off, &hdr);
+		if (r)
+			return r;
+		kind = wow_record_check(hdr, bs, sc->g.uuid, &ri);
 		if (kind == WOW_REC_FOREIGN ||
 		    (kind == WOW_REC_OK && off && ri.seg_seq != seg_seq))
 			break;
 		ok = kind == WOW_REC_OK && ri.nr_data <= bps - off - 1 &&
 		     (off ? ri.seq == last + 1 : ri.seq == ri.seg_seq);
 		if (ok) {
-			struct wow_tomb *t = wow_record_tombs(hdr);
-			__le64 *raw = wow_record_oblocks(hdr, ri.nr_tombs);
-
-			r = wow_seg_reserve_tombs(wc, s, ri.nr_tombs);
-			if (r)
+			r = decode_record(sc, s, hdr, &ri, &nt);
+			if (r < 0)
 				return r;
-			nt = 0;
-			for (i = 0; i < ri.nr_tombs; i++) {
-				struct wow_tomb_range tr = {
-					.start = le64_to_cpu(t[i].start),
-					.t = le64_to_cpu(t[i].t),
-					.nr = le32_to_cpu(t[i].nr),
-					.flags = le32_to_cpu(t[i].flags),
-				};
-
-				if (!(tr.flags & WOW_TOMB_CLEAN)) {
-					seg->tombs[seg->nr_tombs + nt++] = tr;
-					continue;
-				}
-				r = add_clean_mark(sc, &tr);
-				if (r)
-					return r;
-			}
-			for (i = 0; i < ri.nr_data; i++) {
-				sc->oblocks[i] = le64_to_cpu(raw[i]);
-				ok &= sc->oblocks[i] < nr_oblocks;
-			}
-			wow_scan_save_crcs(sc, hdr, &ri);
+			ok = r;
 			decoded = ok;
 		}
 		/* the data: crc in window-sized chunks (hdr may move) */
 		csum = ~0U;
 		for (done = 0; ok && done < ri.nr_data; ) {
-			u32 n = min(ri.nr_data - done, sc->win_blocks);
-			void *data = wow_scan_blocks(wc, sc, s, off + 1 + done, n,
-						 false);
+			u32 n = min(ri.nr_data - done, sc->g.win_blocks);
+			void *data;
 
-			if (IS_ERR(data))
-				return PTR_ERR(data);
-			ok &= wow_scan_data_check(sc, &ri, done, data, n, bs, &csum);
+			r = sc->ops->read(sc->ctx, s, off + 1 + done, n, false,
+					  &data);
+			if (r)
+				return r;
+			ok &= wow_scan_data_check(sc->crcs, &ri, done, data, n,
+						  bs, &csum);
 			done += n;
 		}
 		ok &= (ri.flags & WOW_REC_CRCS) || csum == ri.data_csum;
@@ -438,19 +578,17 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 
 			if (kind == WOW_REC_OK)
 				note_claim(sc, s, ri.seq, ri.durable_seq);
-			sc->nr_dropped++;
+			sc->tot.dropped++;
 			/* its origin blocks are known if its header held */
 			if (sseq)
 				su = note_suspect(sc, s, sseq,
 						  own && decoded ?
 						  sc->oblocks : NULL,
 						  ri.nr_data);
-			if (off)
-				DMWARN(MSG_DROPPED, wow_name(wc), s, off);
-			else
-				DMERR(MSG_DROPPED_FIRST, wow_name(wc), s);
+			note(sc, off ? WOW_SCAN_DROPPED : WOW_SCAN_DROPPED_FIRST,
+			     s, off, 0, 0, 0, 0);
 			if (kind == WOW_REC_OK && ri.nr_data <= bps - off - 1) {
-				r = scan_proof(wc, sc, s, off + 1 + ri.nr_data,
+				r = scan_proof(sc, s, off + 1 + ri.nr_data,
 					       ri.seq, ri.seg_seq, su);
 				if (r)
 					return r;
@@ -459,40 +597,24 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
 			break;
 		}
 
-		seg->nr_tombs += nt;
-		for (i = 0; i < ri.nr_data; i++) {
-			u32 slot = wow_seg_slot(wc, s, off + 1 + i);
-			oblock_t b = to_oblock(sc->oblocks[i]);
-			u32 cur = wow_index_lookup(&wc->index, b);
-
-			*slot_seq(sc, slot) = ri.seq;
-			wow_slot_set_oblock(wow_slot_at(&wc->index, slot), b);
-			/* of two copies in one record the later is current */
-			if (cur == WOW_NO_SLOT || *slot_seq(sc, cur) <= ri.seq) {
-				wow_index_insert(&wc->index, b, slot,
-						 WOW_SLOT_DIRTY);
-				if (ri.flags & WOW_REC_CRCS)
-					wow_index_set_crc(&wc->index, slot,
-							  sc->crcs[i]);
-			}
-		}
+		take_record(sc, s, off, &ri, nt);
 		note_claim(sc, s, ri.seq, ri.durable_seq);
 		if (!off)
 			seg_seq = ri.seq;
 		last = ri.seq;
-		sc->nr_records++;
-		sc->max_seq = max(sc->max_seq, ri.seq);
+		sc->tot.records++;
+		sc->tot.max_seq = max_t(u64, sc->tot.max_seq, ri.seq);
 		off += 1 + ri.nr_data;
 	}
 	if (seg_seq && !followed && off < bps) {
-		r = find_continuation(wc, sc, s, off, last, seg_seq, !!su);
+		r = find_continuation(sc, s, off, last, seg_seq, !!su);
 		if (r)
 			return r;
 	}
-	seg->seq = seg_seq;
-	seg->max_seq = last;
-	seg->open_time = jiffies;
-	seg->wp = off;
+	sc->lives[s] = seg_seq;
+	out->seq = seg_seq;
+	out->max_seq = last;
+	out->wp = off;
 	return 0;
 }
 
@@ -502,17 +624,20 @@ static int scan_segment(struct wow_cache *wc, struct wow_scan *sc, u32 s)
  * index, through their envelopes: one pass over the slots, however many
  * and however wide the ranges are.
  */
-static int apply_tombs(struct wow_cache *wc, struct wow_scan *sc)
+static int apply_tombs(struct wow_scan *sc)
 {
+	u32 nr_slots = sc->g.nr_segments * sc->g.blocks_per_seg;
 	struct wow_tomb_range *kills, *kenv, *cenv;
-	const struct wow_tomb_range *e;
-	u32 nk = 0, nke = 0, nce = 0, s, i;
+	const struct wow_tomb_range *e, *t;
+	u32 nk = 0, nke = 0, nce = 0, s, i, n;
 	u32 *heap = NULL;
-	u64 total = 0;
+	u64 total = 0, b;
 	int r = -ENOMEM;
 
-	for (s = 0; s < wc->nr_segments; s++)
-		total += wc->segs[s].nr_tombs;
+	for (s = 0; s < sc->g.nr_segments; s++) {
+		sc->ops->tombs(sc->ctx, s, &n);
+		total += n;
+	}
 	if (total > U32_MAX / 2)
 		return -EFBIG;
 	kills = kvmalloc_array(max_t(u64, total, 1), sizeof(*kills),
@@ -525,28 +650,27 @@ static int apply_tombs(struct wow_cache *wc, struct wow_scan *sc)
 			      sizeof(*heap), GFP_KERNEL);
 	if (!kills || !kenv || !cenv || !heap)
 		goto out;
-	for (s = 0; s < wc->nr_segments; s++)
-		for (i = 0; i < wc->segs[s].nr_tombs; i++)
-			kills[nk++] = wc->segs[s].tombs[i];
+	for (s = 0; s < sc->g.nr_segments; s++) {
+		t = sc->ops->tombs(sc->ctx, s, &n);
+		for (i = 0; i < n; i++)
+			kills[nk++] = t[i];
+	}
 	nke = wow_tomb_envelope(kills, nk, kenv, heap);
 	nce = wow_tomb_envelope(sc->cleans, sc->nr_cleans, cenv, heap);
 
-	for (s = 0; s < wc->nr_slots; s++) {
-		struct wow_slot *sl = wow_slot_at(&wc->index, s);
-		u64 b = from_oblock(wow_slot_oblock(sl));
-
-		if (!(sl->flags & WOW_SLOT_VALID))
+	for (s = 0; s < nr_slots; s++) {
+		if (!sc->ops->valid(sc->ctx, s, &b))
 			continue;
 		e = wow_tomb_find(kenv, nke, b);
 		if (e && *slot_seq(sc, s) <= e->t) {
-			wow_index_remove(&wc->index, s);
+			sc->ops->kill(sc->ctx, s);
 			continue;
 		}
 		e = wow_tomb_find(cenv, nce, b);
 		if (e && *slot_seq(sc, s) <= e->t)
-			wow_index_set_flags(&wc->index, s, 0, WOW_SLOT_DIRTY);
-		if (!(s % 4096))
-			cond_resched();
+			sc->ops->clean(sc->ctx, s);
+		if (!(s % 4096) && sc->ops->resched)
+			sc->ops->resched(sc->ctx);
 	}
 	/* judge_suspects asks it which lost versions were dead anyway */
 	sc->kenv = kenv;
@@ -561,65 +685,66 @@ out:
 	return r;
 }
 
-int wow_scan_log(struct wow_cache *wc, struct wow_scan *sc)
+int wow_scan_finish(struct wow_scan *sc)
 {
-	u32 bs = wc->args.block_size, s;
-	int r;
+	int r = apply_tombs(sc);
 
-	/* a record (header and up to 1 MiB of data) fits the window */
-	sc->win_blocks = min(wc->blocks_per_seg,
-			     max(WOW_SCAN_WINDOW_BYTES / bs,
-				 1 + wc->max_record_blocks));
-	sc->nr_seq_chunks = DIV_ROUND_UP(wc->nr_slots, WOW_SEQ_CHUNK);
-	sc->slot_seq = kvcalloc(sc->nr_seq_chunks, sizeof(u64 *), GFP_KERNEL);
-	for (s = 0; sc->slot_seq && s < sc->nr_seq_chunks; s++) {
-		sc->slot_seq[s] = kvcalloc(WOW_SEQ_CHUNK, sizeof(u64),
-					   GFP_KERNEL);
-		if (!sc->slot_seq[s])
-			return -ENOMEM;
-	}
-	sc->claims = vzalloc(array_size(wc->nr_segments, sizeof(*sc->claims)));
-	sc->sus = vmalloc(array_size(wc->nr_segments, sizeof(*sc->sus)));
-	sc->suspects = vmalloc(array_size(wc->nr_segments, sizeof(u64)));
-	sc->buf = kvmalloc(array_size(sc->win_blocks, bs), GFP_KERNEL);
-	sc->oblocks = kvmalloc_array(wow_record_capacity(bs, 0, 0), sizeof(u64),
-				     GFP_KERNEL);
-	sc->crcs = kvmalloc_array(wow_record_capacity(bs, 0, 0), sizeof(u32),
-				  GFP_KERNEL);
-	if (!sc->slot_seq || !sc->claims || !sc->sus || !sc->suspects ||
-	    !sc->buf || !sc->oblocks || !sc->crcs)
-		return -ENOMEM;
-
-	for (s = 0; s < wc->nr_segments; s++) {
-		r = scan_segment(wc, sc, s);
-		if (r) {
-			DMERR("%s: cannot read the log: %d", wow_name(wc), r);
-			return r;
-		}
-		cond_resched();
-	}
-
-	r = apply_tombs(wc, sc);
 	if (!r)
-		r = judge_suspects(wc, sc);
+		r = judge_suspects(sc);
 	return r;
+}
+
+const struct wow_scan_totals *wow_scan_totals(const struct wow_scan *sc)
+{
+	return &sc->tot;
+}
+
+struct wow_scan *wow_scan_alloc(const struct wow_scan_geo *g,
+				const struct wow_scan_ops *ops, void *ctx)
+{
+	u32 nr_slots = g->nr_segments * g->blocks_per_seg;
+	u32 cap = wow_record_capacity(g->block_size, 0, 0);
+	struct wow_scan *sc = kzalloc(sizeof(*sc), GFP_KERNEL);
+
+	if (!sc)
+		return NULL;
+	sc->g = *g;
+	sc->ops = ops;
+	sc->ctx = ctx;
+	sc->claims = kvcalloc(g->nr_segments, sizeof(*sc->claims), GFP_KERNEL);
+	sc->lives = kvcalloc(g->nr_segments, sizeof(u64), GFP_KERNEL);
+	sc->sus = kvmalloc_array(g->nr_segments, sizeof(*sc->sus), GFP_KERNEL);
+	sc->suspects = kvmalloc_array(g->nr_segments, sizeof(u64), GFP_KERNEL);
+	sc->oblocks = kvmalloc_array(cap, sizeof(u64), GFP_KERNEL);
+	sc->crcs = kvmalloc_array(cap, sizeof(u32), GFP_KERNEL);
+	sc->kills = kvmalloc_array(max(wow_max_tombs(g->block_size), 1U),
+				   sizeof(*sc->kills), GFP_KERNEL);
+	if (wow_seqs_init(&sc->seqs, nr_slots, true) || !sc->claims ||
+	    !sc->lives || !sc->sus || !sc->suspects || !sc->oblocks ||
+	    !sc->crcs || !sc->kills) {
+		wow_scan_free(sc);
+		return NULL;
+	}
+	return sc;
 }
 
 void wow_scan_free(struct wow_scan *sc)
 {
 	u32 i;
 
-	for (i = 0; sc->slot_seq && i < sc->nr_seq_chunks; i++)
-		kvfree(sc->slot_seq[i]);
-	kvfree(sc->slot_seq);
-	vfree(sc->claims);
+	if (!sc)
+		return;
+	wow_seqs_free(&sc->seqs);
+	kvfree(sc->claims);
+	kvfree(sc->lives);
 	for (i = 0; i < sc->nr_suspects; i++)
 		kvfree(sc->sus[i].lost);
-	vfree(sc->sus);
-	vfree(sc->suspects);
+	kvfree(sc->sus);
+	kvfree(sc->suspects);
 	kvfree(sc->kenv);
 	kvfree(sc->cleans);
-	kvfree(sc->buf);
 	kvfree(sc->oblocks);
 	kvfree(sc->crcs);
+	kvfree(sc->kills);
+	kfree(sc);
 }

@@ -1,78 +1,186 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * dm-wow recovery's scan of the whole log (dm-wow-scan.c), and the
- * window and slot seqs the replay shares with it.  Runs in preresume,
- * before the device is live: no locking.
+ * dm-wow scan: recovery's decisions over the whole log (dm-wow-scan.c),
+ * when no checkpoint can be trusted: which records are taken, the proof
+ * that a segment's records belong to its life, where a broken life goes
+ * on, the suspects (bad records) and whether one was durable, which copy
+ * of a block wins (the newest seq), what the tombstones and clean marks
+ * do to the recovered copies.
+ *
+ * Part of the portable core: it includes dm-wow-types.h and other pure
+ * headers only, so the module and the userspace tools build it unchanged.
+ * It reads blocks and changes the index and the segments only through
+ * struct wow_scan_ops, the caller's; so KUnit drives it with a log in
+ * memory (tests/scan_kunit.c).
+ *
+ * Contracts, for every call below: pure but for the ops and its own
+ * memory (kvmalloc/kvfree, GFP_KERNEL: may sleep, so process context);
+ * locking: none (recovery runs before the device is live; the ops take
+ * whatever lock they need); a call that fails returns a negative errno
+ * (-ENOMEM, an op's own, -EFBIG, -EUCLEAN as said) and leaves the scan to
+ * be freed, not resumed.
  */
 #ifndef DM_WOW_SCAN_H
 #define DM_WOW_SCAN_H
 
-#include "dm-wow.h"
+#include "dm-wow-types.h"
+#include "dm-wow-chain.h"
+#include "dm-wow-tombs.h"
 
-/* Recovery's verdicts, as the kernel log says them. */
-#define MSG_DURABLE_CORRUPT "%s: log record %llu (segment %u) was durable (record %llu of segment %u says so) but is corrupt; not loading"
-#define MSG_DURABLE_HARMLESS "%s: log record %llu (segment %u) was durable but is corrupt; every block it held has a newer version: dropped"
-#define MSG_DROPPED "%s: segment %u: dropped a torn or corrupt log record at block %u"
-#define MSG_BROKEN "%s: segment %u: the log breaks at block %u and goes on at block %u (record %llu): the records between are lost"
-#define MSG_DROPPED_FIRST "%s: segment %u: dropped a torn or corrupt log record at block 0: the first of the segment, so all of its records"
-
-struct wow_scan {
-	/* seq of the record each slot came from, in chunks */
-	u64 **slot_seq;
-	u32 nr_seq_chunks;
-	/* the window: blocks [win_off, win_off + win_n) of segment win_seg */
-	void *buf;
-	u32 win_blocks;		/* its size */
-	u32 win_seg;
-	u32 win_off;
-	u32 win_n;		/* 0: empty */
-	u64 *oblocks;		/* one record's origin blocks */
-	u32 *crcs;		/* and their crc32cs (WOW_REC_CRCS) */
-	struct wow_tomb_range *cleans;	/* clean marks found */
-	u32 nr_cleans;
-	u32 max_cleans;
-	u64 max_seq;
-	u64 max_seen;		/* newest seq in any header, valid or not */
-	u64 nr_records;
-	u64 nr_dropped;
-	/* per segment: its newest claim, "records up to durable were durable" */
-	struct wow_claim {
-		u64 seq;
-		u64 durable;
-	} *claims;
+/* What the scan tells its caller as it goes (the kernel logs each). */
+enum wow_scan_event {
+	/* a torn or corrupt record at block @off (> 0) of segment @seg */
+	WOW_SCAN_DROPPED,
+	/* the same at block 0 of segment @seg: all of its records */
+	WOW_SCAN_DROPPED_FIRST,
 	/*
-	 * Bad records (torn or corrupt), then their sorted seqs.  When the
-	 * bad record's header is intact, lost[] lists the origin blocks whose
-	 * versions dropping it (and the rest of its segment) loses.
+	 * segment @seg's life breaks at block @off and goes on at block @at
+	 * (record @seq): the records between are lost
 	 */
-	struct wow_suspect {
-		u64 seq;	/* first: wow_cmp_u64 sorts by it */
-		u32 seg;
-		bool known;	/* lost[] is complete */
-		bool judged;
-		u32 nr_lost;
-		u64 *lost;
-	} *sus;
-	u64 *suspects;
-	u32 nr_suspects;
-	/* the envelope of the tombstones (apply_tombs) */
-	struct wow_tomb_range *kenv;
-	u32 nr_kenv;
+	WOW_SCAN_BROKEN,
+	/*
+	 * record @seq (segment @seg) was durable but is corrupt; every block
+	 * it held has a newer version: dropped
+	 */
+	WOW_SCAN_DURABLE_HARMLESS,
+	/*
+	 * record @seq (segment @seg) was durable (record @by_seq of segment
+	 * @by_seg says so) but is corrupt: wow_scan_finish fails, -EUCLEAN
+	 */
+	WOW_SCAN_DURABLE_CORRUPT,
 };
 
-/* 2 MiB chunks: no allocation grows with the cache */
-#define WOW_SEQ_CHUNK	BIT(18)
+struct wow_scan_note {
+	enum wow_scan_event what;
+	u32 seg;
+	u32 off;
+	u32 at;
+	u32 by_seg;
+	u64 seq;
+	u64 by_seq;
+};
 
-u64 wow_replay_seq(struct wow_scan *sc, u32 slot);
-int wow_replay_set_seq(struct wow_scan *sc, u32 slot, u64 seq);
-void wow_scan_save_crcs(struct wow_scan *sc, void *hdr,
-			const struct wow_record_info *ri);
-bool wow_scan_data_check(const struct wow_scan *sc,
-			 const struct wow_record_info *ri, u32 first,
-			 const void *p, u32 n, u32 bs, u32 *csum);
-void *wow_scan_blocks(struct wow_cache *wc, struct wow_scan *sc, u32 s,
-		      u32 off, u32 n, bool probe);
-int wow_scan_log(struct wow_cache *wc, struct wow_scan *sc);
+/* The reads and the effects of a scan: the caller's (the log; KUnit). */
+struct wow_scan_ops {
+	/*
+	 * Blocks [@off, @off + @n) of segment @s (@n <= win_blocks) into *@p,
+	 * valid until the next read.  @probe: only these are wanted now (the
+	 * first header of a segment, which may hold no record at all).  0 or
+	 * a negative errno, which ends the scan.
+	 */
+	int (*read)(void *ctx, u32 s, u32 off, u32 n, bool probe, void **p);
+	/* room for @n more tombstones of segment @s: 0 or -errno */
+	int (*reserve_tombs)(void *ctx, u32 s, u32 n);
+	/* segment @s holds tombstones @t (@n, room reserved) */
+	void (*add_tombs)(void *ctx, u32 s, const struct wow_tomb_range *t,
+			  u32 n);
+	/* segment @s's tombstones, *@n of them */
+	const struct wow_tomb_range *(*tombs)(void *ctx, u32 s, u32 *n);
+	/* the slot that holds origin block @b now: true, *@slot; or false */
+	bool (*lookup)(void *ctx, u64 b, u32 *slot);
+	/*
+	 * Slot @slot holds a copy of origin block @b; @newest: it is now the
+	 * block's dirty copy in the index (with block crc @crc when @has_crc)
+	 */
+	void (*place)(void *ctx, u32 slot, u64 b, bool newest, bool has_crc,
+		      u32 crc);
+	/* does slot @slot hold a valid copy?  Then of origin block *@b */
+	bool (*valid)(void *ctx, u32 slot, u64 *b);
+	/* a tombstone kills slot @slot's copy */
+	void (*kill)(void *ctx, u32 slot);
+	/* a clean mark says slot @slot's copy was destaged */
+	void (*clean)(void *ctx, u32 slot);
+	/* what the scan found (see enum wow_scan_event) */
+	void (*note)(void *ctx, const struct wow_scan_note *n);
+	/* a long loop may let others run here (optional) */
+	void (*resched)(void *ctx);
+};
+
+/* The log, as the scan needs it. */
+struct wow_scan_geo {
+	const u8 *uuid;			/* the superblock's */
+	u64 nr_oblocks;			/* origin blocks: larger ones are bad */
+	u32 nr_segments;
+	u32 blocks_per_seg;
+	u32 block_size;
+	u32 win_blocks;			/* most blocks one read returns */
+};
+
+/* A segment's life, as its scan found it. */
+struct wow_scan_seg {
+	u64 seq;			/* the seq that opened it (0: none) */
+	u64 max_seq;			/* its last record's */
+	u32 wp;				/* the block after its last record */
+};
+
+struct wow_scan_totals {
+	u64 max_seq;			/* newest record taken */
+	u64 max_seen;			/* newest seq in any header, valid or not */
+	u64 records;			/* taken */
+	u64 dropped;			/* torn or corrupt records dropped */
+};
+
+struct wow_scan;
+
+/* A scan of the log @g; NULL: no memory.  @ops and @ctx outlive it. */
+struct wow_scan *wow_scan_alloc(const struct wow_scan_geo *g,
+				const struct wow_scan_ops *ops, void *ctx);
+/*
+ * Scan segment @s's records from its start (each segment once, any
+ * order): the records taken are placed, their tombstones added; *@out is
+ * the life found.
+ */
+int wow_scan_segment(struct wow_scan *sc, u32 s, struct wow_scan_seg *out);
+/*
+ * After every segment: apply the tombstones, then the clean marks, to the
+ * copies placed (ops->valid, kill, clean), then judge the suspects:
+ * -EUCLEAN when a record proved durable is corrupt and dropping it loses
+ * a block.  -EFBIG: more tombstones than it can envelop.
+ */
+int wow_scan_finish(struct wow_scan *sc);
+const struct wow_scan_totals *wow_scan_totals(const struct wow_scan *sc);
+/* Free the scan (NULL: nothing). */
 void wow_scan_free(struct wow_scan *sc);
+
+/*
+ * Seqs by slot, in chunks of WOW_SEQ_CHUNK (2 MiB: no allocation grows
+ * with the cache).  The scan's has every chunk; the replay's allocates a
+ * chunk when a record first writes into it (a load after a clean shutdown
+ * replays nothing and allocates none).
+ */
+#define WOW_SEQ_CHUNK		BIT(18)
+
+struct wow_seqs {
+	u64 **chunk;
+	u32 nr_chunks;
+};
+
+/* For @nr_slots slots; @all: every chunk now.  0 or -ENOMEM. */
+int wow_seqs_init(struct wow_seqs *t, u32 nr_slots, bool all);
+/* The seq of slot @slot's copy; 0: none set. */
+u64 wow_seqs_get(const struct wow_seqs *t, u32 slot);
+/* Set it: 0 or -ENOMEM (never for 0, nor with every chunk allocated). */
+int wow_seqs_set(struct wow_seqs *t, u32 slot, u64 seq);
+void wow_seqs_free(struct wow_seqs *t);
+
+/*
+ * A record's data, checked: its block crcs (WOW_REC_CRCS) copied out of
+ * header @hdr into @crcs (room for wow_record_capacity(bs, 0, 0)) before
+ * the data is read; then, for data blocks [@first, @first + @n) at @p,
+ * wow_scan_data_check is false unless each matches its crc, or (without
+ * crcs) adds them to *@csum, which the caller compares with data_csum
+ * once all are in (start it at ~0).
+ */
+void wow_scan_save_crcs(u32 *crcs, void *hdr,
+			const struct wow_record_info *ri);
+bool wow_scan_data_check(const u32 *crcs, const struct wow_record_info *ri,
+			 u32 first, const void *p, u32 n, u32 bs, u32 *csum);
+
+/*
+ * The first of @n sorted suspects' seqs that the claim of record @seq
+ * ("every record up to @durable_seq was durable") covers, in its epoch:
+ * its index, or -1.
+ */
+int wow_first_vouched(const u64 *suspects, u32 n, u64 seq, u64 durable_seq);
 
 #endif /* DM_WOW_SCAN_H */

@@ -27,7 +27,7 @@ PARTS = {
     'target': ['dm-wow-target.c'],
     'core': ['dm-wow-core.c', 'dm-wow-index.c'],
     'log': ['dm-wow-log.c', 'dm-wow-seg.c', 'dm-wow-ckptlog.c',
-            'dm-wow-recover.c', 'dm-wow-scan.c'],
+            'dm-wow-recover.c'],
     'destage': ['dm-wow-destage.c'],
     'clean': ['dm-wow-clean.c'],
 }
