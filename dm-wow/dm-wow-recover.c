@@ -677,12 +677,7 @@ static int replay_record(struct wow_cache *wc, struct wow_replay *rp, u32 s,
 					  le32_to_cpu(crcs[i]));
 	}
 	for (i = 0; i < ri->nr_tombs; i++) {
-		struct wow_tomb_range tr = {
-			.start = le64_to_cpu(t[i].start),
-			.t = le64_to_cpu(t[i].t),
-			.nr = le32_to_cpu(t[i].nr),
-			.flags = le32_to_cpu(t[i].flags),
-		};
+		struct wow_tomb_range tr = wow_tomb_decode(&t[i]);
 
 		if (!(tr.flags & WOW_TOMB_CLEAN))
 			seg->tombs[seg->nr_tombs++] = tr;

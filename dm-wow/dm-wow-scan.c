@@ -465,12 +465,7 @@ static int decode_record(struct wow_scan *sc, u32 s, void *hdr,
 		return r;
 	*nt = 0;
 	for (i = 0; i < ri->nr_tombs; i++) {
-		struct wow_tomb_range tr = {
-			.start = le64_to_cpu(t[i].start),
-			.t = le64_to_cpu(t[i].t),
-			.nr = le32_to_cpu(t[i].nr),
-			.flags = le32_to_cpu(t[i].flags),
-		};
+		struct wow_tomb_range tr = wow_tomb_decode(&t[i]);
 
 		if (!(tr.flags & WOW_TOMB_CLEAN)) {
 			sc->kills[(*nt)++] = tr;

@@ -24,6 +24,17 @@ struct wow_tomb_range {
 	u32 flags;		/* WOW_TOMB_CLEAN */
 };
 
+/* A record header's tombstone @t, decoded. */
+static inline struct wow_tomb_range wow_tomb_decode(const struct wow_tomb *t)
+{
+	return (struct wow_tomb_range){
+		.start = le64_to_cpu(t->start),
+		.t = le64_to_cpu(t->t),
+		.nr = le32_to_cpu(t->nr),
+		.flags = le32_to_cpu(t->flags),
+	};
+}
+
 /*
  * A walk over the segments, pass after pass (wow_life_pass_visit): the
  * lower bound of the oldest segment life on the device and the tombstones

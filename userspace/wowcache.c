@@ -745,15 +745,7 @@ static enum wow_rec_kind rec_check(const struct wowc *c, const uint8_t *hdr,
 
 static struct wow_tomb_range rec_tomb(const uint8_t *hdr, uint32_t i)
 {
-	const struct wow_tomb *t = wow_record_tombs((void *)hdr);
-	struct wow_tomb_range tr = {
-		.start = le64toh(t[i].start),
-		.t = le64toh(t[i].t),
-		.nr = le32toh(t[i].nr),
-		.flags = le32toh(t[i].flags),
-	};
-
-	return tr;
+	return wow_tomb_decode(&wow_record_tombs((void *)hdr)[i]);
 }
 
 static uint64_t rec_oblock(const uint8_t *hdr, uint32_t nr_tombs, uint32_t i)
