@@ -186,7 +186,7 @@ static bool scan_lookup(void *ctx, u64 b, u32 *slot)
 	return *slot != WOW_NO_SLOT;
 }
 
-static void scan_place(void *ctx, u32 slot, u64 b, bool newest,
+static void scan_place(void *ctx, u32 slot, u64 b, u64 seq, bool newest,
 		       bool has_crc, u32 crc)
 {
 	struct wow_scan_ctx *x = ctx;

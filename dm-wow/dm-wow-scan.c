@@ -45,28 +45,20 @@ struct wow_scan {
 	/* per segment: the seq that opened its life (0: none) */
 	u64 *lives;
 	/* per segment: its newest claim, "records up to durable were durable" */
-	struct wow_claim {
-		u64 seq;
-		u64 durable;
-	} *claims;
+	struct wow_scan_claim *claims;
 	/*
 	 * Bad records (torn or corrupt), then their sorted seqs.  When the
 	 * bad record's header is intact, lost[] lists the origin blocks whose
 	 * versions dropping it (and the rest of its segment) loses.
 	 */
-	struct wow_suspect {
-		u64 seq;	/* first: cmp_u64 sorts by it */
-		u32 seg;
-		bool known;	/* lost[] is complete */
-		bool judged;
-		u32 nr_lost;
-		u64 *lost;
-	} *sus;
+	struct wow_scan_suspect *sus;
 	u64 *suspects;
 	u32 nr_suspects;
-	/* the envelope of the tombstones (apply_tombs) */
+	/* the envelopes of the tombstones and clean marks (apply_tombs) */
 	struct wow_tomb_range *kenv;
 	u32 nr_kenv;
+	struct wow_tomb_range *cenv;
+	u32 nr_cenv;
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -135,15 +127,31 @@ static u32 seg_slot(const struct wow_scan *sc, u32 s, u32 off)
 	return s * sc->g.blocks_per_seg + off;
 }
 
-static void note(struct wow_scan *sc, enum wow_scan_event what, u32 seg,
-		 u32 off, u32 at, u64 seq, u32 by_seg, u64 by_seq)
+static void note_why(struct wow_scan *sc, enum wow_scan_event what, u32 seg,
+		     u32 off, u32 at, u64 seq, u32 by_seg, u64 by_seq,
+		     const char *why)
 {
 	struct wow_scan_note n = {
 		.what = what, .seg = seg, .off = off, .at = at, .seq = seq,
-		.by_seg = by_seg, .by_seq = by_seq,
+		.by_seg = by_seg, .by_seq = by_seq, .why = why,
 	};
 
 	sc->ops->note(sc->ctx, &n);
+}
+
+static void note(struct wow_scan *sc, enum wow_scan_event what, u32 seg,
+		 u32 off, u32 at, u64 seq, u32 by_seg, u64 by_seq)
+{
+	note_why(sc, what, seg, off, at, seq, by_seg, by_seq, NULL);
+}
+
+/* ops->record, when the caller keeps the records */
+static int record(struct wow_scan *sc, u32 s, u32 off,
+		  const struct wow_record_info *ri, enum wow_scan_rec st,
+		  const char *why)
+{
+	return sc->ops->record ? sc->ops->record(sc->ctx, s, off, ri, st, why) :
+				 0;
 }
 
 static int add_clean_mark(struct wow_scan *sc, struct wow_tomb_range *tr)
@@ -227,19 +235,21 @@ int wow_first_vouched(const u64 *suspects, u32 n, u64 seq, u64 durable_seq)
 /* A valid header of segment @s says records up to @durable were durable. */
 static void note_claim(struct wow_scan *sc, u32 s, u64 seq, u64 durable)
 {
-	struct wow_claim *c = &sc->claims[s];
+	struct wow_scan_claim *c = &sc->claims[s];
 
 	sc->tot.max_seen = max(sc->tot.max_seen, seq);
 	if (!c->seq) {
 		c->seq = seq;
 		c->durable = durable;
-	} else if (wow_epoch(seq) == wow_epoch(c->seq)) {
-		c->durable = max(c->durable, durable);
+		c->proof = seq;
+	} else if (wow_epoch(seq) == wow_epoch(c->seq) && durable > c->durable) {
+		c->durable = durable;
+		c->proof = seq;
 	}
 }
 
 /* Add @n origin blocks a suspect's drop loses. */
-static void suspect_loses(struct wow_suspect *su, const u64 *b, u32 n)
+static void suspect_loses(struct wow_scan_suspect *su, const u64 *b, u32 n)
 {
 	u64 *more;
 
@@ -263,15 +273,18 @@ static void suspect_loses(struct wow_suspect *su, const u64 *b, u32 n)
  * @b (@n blocks) are its origin blocks when its header is intact, else
  * NULL.
  */
-static struct wow_suspect *note_suspect(struct wow_scan *sc, u32 s, u64 seq,
-					const u64 *b, u32 n)
+static struct wow_scan_suspect *note_suspect(struct wow_scan *sc, u32 s,
+					     u32 block, u64 seq, const u64 *b,
+					     u32 n, const char *what)
 {
-	struct wow_suspect *su = &sc->sus[sc->nr_suspects++];
+	struct wow_scan_suspect *su = &sc->sus[sc->nr_suspects++];
 
 	sc->tot.max_seen = max(sc->tot.max_seen, seq);
 	memset(su, 0, sizeof(*su));
 	su->seq = seq;
 	su->seg = s;
+	su->block = block;
+	su->what = what;
 	su->known = !!b;
 	suspect_loses(su, b, n);
 	return su;
@@ -283,7 +296,7 @@ static struct wow_suspect *note_suspect(struct wow_scan *sc, u32 s, u64 seq,
  * version: the stale records of a freed segment's earlier life, damaged
  * by a torn write of the segment's next life, are such.
  */
-static bool suspect_harmless(struct wow_scan *sc, struct wow_suspect *su)
+static bool suspect_harmless(struct wow_scan *sc, struct wow_scan_suspect *su)
 {
 	const struct wow_tomb_range *e;
 	u32 i, slot;
@@ -311,14 +324,14 @@ static bool suspect_harmless(struct wow_scan *sc, struct wow_suspect *su)
  */
 static int judge_suspects(struct wow_scan *sc)
 {
-	struct wow_suspect *su;
+	struct wow_scan_suspect *su;
 	u64 *starts = NULL;
 	u32 s, j, nr_starts = 0;
 	int i, r = 0;
 
 	if (!sc->nr_suspects)
 		return 0;
-	/* seq first in struct wow_suspect: cmp_u64 sorts by it */
+	/* seq first in struct wow_scan_suspect: cmp_u64 sorts by it */
 	sort(sc->sus, sc->nr_suspects, sizeof(*sc->sus), cmp_u64, NULL);
 	for (j = 0; j < sc->nr_suspects; j++)
 		sc->suspects[j] = sc->sus[j].seq;
@@ -336,7 +349,7 @@ static int judge_suspects(struct wow_scan *sc)
 			starts[nr_starts++] = sc->lives[s];
 	sort(starts, nr_starts, sizeof(u64), cmp_u64, NULL);
 	for (s = 0; s < sc->g.nr_segments; s++) {
-		struct wow_claim *c = &sc->claims[s];
+		struct wow_scan_claim *c = &sc->claims[s];
 
 		if (!c->seq)
 			continue;
@@ -349,10 +362,18 @@ static int judge_suspects(struct wow_scan *sc)
 			if (su->judged)
 				continue;
 			su->judged = true;
+			su->vouched = true;
+			su->proof_seq = c->proof;
+			su->proof_seg = s;
 			if (bsearch(&su->seq, starts, nr_starts, sizeof(u64),
-				    cmp_u64))
+				    cmp_u64)) {
+				su->start = true;
 				continue;
-			if (suspect_harmless(sc, su)) {
+			}
+			su->harmless = suspect_harmless(sc, su);
+			if (sc->g.flags & WOW_SCAN_JUDGE_ALL)
+				continue;
+			if (su->harmless) {
 				note(sc, WOW_SCAN_DURABLE_HARMLESS, su->seg, 0,
 				     0, su->seq, 0, 0);
 				continue;
@@ -369,12 +390,160 @@ out:
 }
 
 /*
+ * Header @hdr (@ri, checked) continues its segment's life: decode its
+ * tombstones, clean marks kept by the scan, the rest for the segment once
+ * the record is taken: *@nt of them, in sc->kills.  0 or an errno.
+ */
+static int decode_tombs(struct wow_scan *sc, u32 s, void *hdr,
+			const struct wow_record_info *ri, u32 *nt)
+{
+	struct wow_tomb *t = wow_record_tombs(hdr);
+	u32 i;
+	int r;
+
+	r = sc->ops->reserve_tombs(sc->ctx, s, ri->nr_tombs);
+	if (r)
+		return r;
+	*nt = 0;
+	for (i = 0; i < ri->nr_tombs; i++) {
+		struct wow_tomb_range tr = wow_tomb_decode(&t[i]);
+
+		if (!(tr.flags & WOW_TOMB_CLEAN)) {
+			sc->kills[(*nt)++] = tr;
+			continue;
+		}
+		r = add_clean_mark(sc, &tr);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* Its origin blocks into sc->oblocks: false if one is past the origin. */
+static bool decode_oblocks(struct wow_scan *sc, void *hdr,
+			   const struct wow_record_info *ri)
+{
+	__le64 *raw = wow_record_oblocks(hdr, ri->nr_tombs);
+	bool ok = true;
+	u32 i;
+
+	for (i = 0; i < ri->nr_data; i++) {
+		sc->oblocks[i] = le64_to_cpu(raw[i]);
+		ok &= sc->oblocks[i] < sc->g.nr_oblocks;
+	}
+	return ok;
+}
+
+/*
+ * Record @ri at block @off of segment @s, its block crcs saved in
+ * sc->crcs: *@ok stays true only if its data checks.  The data is read in
+ * window-sized chunks (a header read before may move).
+ */
+static int check_data(struct wow_scan *sc, u32 s, u32 off,
+		      const struct wow_record_info *ri, bool *ok)
+{
+	u32 done, n, csum = ~0U;
+	void *data;
+	int r;
+
+	for (done = 0; *ok && done < ri->nr_data; done += n) {
+		n = min(ri->nr_data - done, sc->g.win_blocks);
+		r = sc->ops->read(sc->ctx, s, off + 1 + done, n, false, &data);
+		if (r)
+			return r;
+		*ok &= wow_scan_data_check(sc->crcs, ri, done, data, n,
+					   sc->g.block_size, &csum);
+	}
+	*ok &= (ri->flags & WOW_REC_CRCS) || csum == ri->data_csum;
+	return 0;
+}
+
+/*
+ * Record @ri at block @off of segment @s is taken: its tombstones (@nt in
+ * sc->kills) go to the segment, its copies are placed, each its block's
+ * current copy unless a copy of a newer seq is (of two copies in one
+ * record the later is current).
+ */
+static void take_record(struct wow_scan *sc, u32 s, u32 off,
+			const struct wow_record_info *ri, u32 nt)
+{
+	bool crcs = ri->flags & WOW_REC_CRCS, newest;
+	u32 i, slot, cur = 0;
+
+	if (nt)
+		sc->ops->add_tombs(sc->ctx, s, sc->kills, nt);
+	for (i = 0; i < ri->nr_data; i++) {
+		slot = seg_slot(sc, s, off + 1 + i);
+		newest = !sc->ops->lookup(sc->ctx, sc->oblocks[i], &cur);
+		*slot_seq(sc, slot) = ri->seq;
+		newest = newest || *slot_seq(sc, cur) <= ri->seq;
+		sc->ops->place(sc->ctx, slot, sc->oblocks[i], ri->seq, newest,
+			       crcs, crcs ? sc->crcs[i] : 0);
+	}
+}
+
+/*
+ * WOW_SCAN_SALVAGE: record @ri (header @hdr) at block @off of segment @s,
+ * read past a bad record of its life, is taken when its origin blocks lie
+ * in the origin and its data checks (*@taken); else its versions are
+ * lost (ops->lost).
+ */
+static int salvage(struct wow_scan *sc, u32 s, u32 off, void *hdr,
+		   const struct wow_record_info *ri, bool *taken)
+{
+	bool in_range = decode_oblocks(sc, hdr, ri), ok = true;
+	u32 i, nt;
+	int r;
+
+	*taken = false;
+	wow_scan_save_crcs(sc->crcs, hdr, ri);
+	r = check_data(sc, s, off, ri, &ok);
+	if (r)
+		return r;
+	if (in_range && ok) {
+		/* the data's reads may have moved the header */
+		r = sc->ops->read(sc->ctx, s, off, 1, false, &hdr);
+		if (!r)
+			r = decode_tombs(sc, s, hdr, ri, &nt);
+		if (r)
+			return r;
+		take_record(sc, s, off, ri, nt);
+		*taken = true;
+		return 0;
+	}
+	for (i = 0; i < ri->nr_data; i++) {
+		if (sc->oblocks[i] >= sc->g.nr_oblocks)
+			continue;
+		r = sc->ops->lost(sc->ctx, sc->oblocks[i], ri->seq);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* A record read for its claim only: salvaged (WOW_SCAN_SALVAGE) or not. */
+static int proof_record(struct wow_scan *sc, u32 s, u32 off, void *hdr,
+			const struct wow_record_info *ri)
+{
+	bool taken = false;
+	int r;
+
+	if (sc->g.flags & WOW_SCAN_SALVAGE) {
+		r = salvage(sc, s, off, hdr, ri, &taken);
+		if (r)
+			return r;
+	}
+	return record(sc, s, off, ri, taken ? WOW_SCAN_REC_SALVAGED :
+			     WOW_SCAN_REC_PROOF, NULL);
+}
+
+/*
  * After a bad record whose header is intact: read on, headers only, for
  * the durable_seq of later records of the same life (they are not
  * applied).  That is what tells a corrupt durable record from a torn one.
  */
 static int scan_proof(struct wow_scan *sc, u32 s, u32 off, u64 last,
-		      u64 seg_seq, struct wow_suspect *su)
+		      u64 seg_seq, struct wow_scan_suspect *su)
 {
 	u32 bs = sc->g.block_size, bps = sc->g.blocks_per_seg;
 	struct wow_record_info ri;
@@ -398,6 +567,9 @@ static int scan_proof(struct wow_scan *sc, u32 s, u32 off, u64 last,
 				sc->oblocks[i] = le64_to_cpu(raw[i]);
 			suspect_loses(su, sc->oblocks, ri.nr_data);
 		}
+		r = proof_record(sc, s, off, hdr, &ri);
+		if (r)
+			return r;
 		last = ri.seq;
 		off += 1 + ri.nr_data;
 	}
@@ -419,7 +591,7 @@ static int find_continuation(struct wow_scan *sc, u32 s, u32 off, u64 last,
 {
 	u32 bs = sc->g.block_size, bps = sc->g.blocks_per_seg, k, n, i;
 	struct wow_record_info ri;
-	void *p;
+	void *p, *hdr;
 	int r;
 
 	for (k = off + 1; k < bps; k += n) {
@@ -428,15 +600,19 @@ static int find_continuation(struct wow_scan *sc, u32 s, u32 off, u64 last,
 		if (r)
 			return r;
 		for (i = 0; i < n; i++) {
-			if (wow_record_check(p + (size_t)i * bs, bs,
-					     sc->g.uuid, &ri) != WOW_REC_OK ||
-			    ri.seg_seq != seg_seq || ri.seq <= last ||
-			    ri.nr_data > bps - (k + i) - 1)
+			hdr = p + (size_t)i * bs;
+			if (wow_record_check(hdr, bs, sc->g.uuid, &ri) !=
+			    WOW_REC_OK || ri.seg_seq != seg_seq ||
+			    ri.seq <= last || ri.nr_data > bps - (k + i) - 1)
 				continue;
 			if (!noted)
-				note_suspect(sc, s, last + 1, NULL, 0);
+				note_suspect(sc, s, off, last + 1, NULL, 0,
+					     "the log breaks");
 			note(sc, WOW_SCAN_BROKEN, s, off, k + i, ri.seq, 0, 0);
 			note_claim(sc, s, ri.seq, ri.durable_seq);
+			r = proof_record(sc, s, k + i, hdr, &ri);
+			if (r)
+				return r;
 			return scan_proof(sc, s, k + i + 1 + ri.nr_data,
 					  ri.seq, seg_seq, NULL);
 		}
@@ -445,65 +621,55 @@ static int find_continuation(struct wow_scan *sc, u32 s, u32 off, u64 last,
 }
 
 /*
- * Header @hdr (@ri, checked) continues its segment's life: decode its
- * tombstones (clean marks kept by the scan, the rest for the segment once
- * the record is taken: *@nt of them, in sc->kills) and origin blocks.
- * 1 if they are sound, 0 if an origin block is past the origin, or an
- * errno.
+ * A record not taken at block @off of segment @s (@kind, @ri; @what is
+ * wrong with it), after records of the life @seg_seq up to @last: note
+ * it, and its suspect (*@su) when it is one; then read on for proofs if
+ * its header holds (*@followed).
  */
-static int decode_record(struct wow_scan *sc, u32 s, void *hdr,
-			 const struct wow_record_info *ri, u32 *nt)
+static int drop_record(struct wow_scan *sc, u32 s, u32 off,
+		       enum wow_rec_kind kind, const struct wow_record_info *ri,
+		       bool decoded, u64 last, const char *what,
+		       struct wow_scan_suspect **su, bool *followed)
 {
-	struct wow_tomb *t = wow_record_tombs(hdr);
-	__le64 *raw = wow_record_oblocks(hdr, ri->nr_tombs);
-	bool ok = true;
-	u32 i;
+	u32 bps = sc->g.blocks_per_seg, i;
+	/*
+	 * Which record is missing: the one this intact header describes if
+	 * it is the life's next, else (a torn or corrupt header, or a gap in
+	 * the seqs) the next one.  An intact header's claim holds even when
+	 * its data does not: it can prove the missing record durable.
+	 */
+	bool own = kind == WOW_REC_OK && (!off || ri->seq == last + 1);
+	u64 sseq = own ? ri->seq : off ? last + 1 : 0;
 	int r;
 
-	r = sc->ops->reserve_tombs(sc->ctx, s, ri->nr_tombs);
+	r = record(sc, s, off, ri, kind == WOW_REC_OK ? WOW_SCAN_REC_DROPPED :
+		   WOW_SCAN_REC_BAD, what);
 	if (r)
 		return r;
-	*nt = 0;
-	for (i = 0; i < ri->nr_tombs; i++) {
-		struct wow_tomb_range tr = wow_tomb_decode(&t[i]);
-
-		if (!(tr.flags & WOW_TOMB_CLEAN)) {
-			sc->kills[(*nt)++] = tr;
-			continue;
-		}
-		r = add_clean_mark(sc, &tr);
+	if (kind == WOW_REC_OK)
+		note_claim(sc, s, ri->seq, ri->durable_seq);
+	sc->tot.dropped++;
+	/* its origin blocks are known if its header held */
+	if (sseq)
+		*su = note_suspect(sc, s, off, sseq,
+				   own && decoded ? sc->oblocks : NULL,
+				   ri->nr_data, what);
+	note_why(sc, off ? WOW_SCAN_DROPPED : WOW_SCAN_DROPPED_FIRST, s, off,
+		 0, sseq, 0, 0, what);
+	for (i = 0; (sc->g.flags & WOW_SCAN_SALVAGE) && own && decoded &&
+	     i < ri->nr_data; i++) {
+		r = sc->ops->lost(sc->ctx, sc->oblocks[i], ri->seq);
 		if (r)
 			return r;
 	}
-	for (i = 0; i < ri->nr_data; i++) {
-		sc->oblocks[i] = le64_to_cpu(raw[i]);
-		ok &= sc->oblocks[i] < sc->g.nr_oblocks;
+	if (kind == WOW_REC_OK && ri->nr_data <= bps - off - 1) {
+		r = scan_proof(sc, s, off + 1 + ri->nr_data, ri->seq,
+			       ri->seg_seq, *su);
+		if (r)
+			return r;
+		*followed = true;
 	}
-	wow_scan_save_crcs(sc->crcs, hdr, ri);
-	return ok;
-}
-
-/*
- * Record @ri at block @off of segment @s is taken: its copies are placed,
- * each its block's current copy unless a copy of a newer seq is (of two
- * copies in one record the later is current).
- */
-static void take_record(struct wow_scan *sc, u32 s, u32 off,
-			const struct wow_record_info *ri, u32 nt)
-{
-	bool crcs = ri->flags & WOW_REC_CRCS, newest;
-	u32 i, slot, cur = 0;
-
-	if (nt)
-		sc->ops->add_tombs(sc->ctx, s, sc->kills, nt);
-	for (i = 0; i < ri->nr_data; i++) {
-		slot = seg_slot(sc, s, off + 1 + i);
-		newest = !sc->ops->lookup(sc->ctx, sc->oblocks[i], &cur);
-		*slot_seq(sc, slot) = ri->seq;
-		newest = newest || *slot_seq(sc, cur) <= ri->seq;
-		sc->ops->place(sc->ctx, slot, sc->oblocks[i], newest, crcs,
-			       crcs ? sc->crcs[i] : 0);
-	}
+	return 0;
 }
 
 /*
@@ -516,83 +682,66 @@ static void take_record(struct wow_scan *sc, u32 s, u32 off,
 int wow_scan_segment(struct wow_scan *sc, u32 s, struct wow_scan_seg *out)
 {
 	u32 bs = sc->g.block_size, bps = sc->g.blocks_per_seg, off = 0;
-	struct wow_suspect *su = NULL;
+	struct wow_scan_suspect *su = NULL;
 	u64 seg_seq = 0, last = 0;
 	bool followed = false;
 	int r;
 
 	while (off < bps) {
-		struct wow_record_info ri;
+		const char *why = NULL, *bad_why = NULL;
+		struct wow_record_info ri = { };
 		enum wow_rec_kind kind;
-		u32 done, csum, nt = 0;
 		bool ok, decoded = false;
 		void *hdr;
+		u32 nt = 0;
 
 		r = sc->ops->read(sc->ctx, s, off, 1, !off, &hdr);
 		if (r)
 			return r;
-		kind = wow_record_check(hdr, bs, sc->g.uuid, &ri);
+		kind = wow_record_judge(hdr, bs, sc->g.uuid, &ri, &bad_why);
 		if (kind == WOW_REC_FOREIGN ||
 		    (kind == WOW_REC_OK && off && ri.seg_seq != seg_seq))
 			break;
-		ok = kind == WOW_REC_OK && ri.nr_data <= bps - off - 1 &&
-		     (off ? ri.seq == last + 1 : ri.seq == ri.seg_seq);
-		if (ok) {
-			r = decode_record(sc, s, hdr, &ri, &nt);
-			if (r < 0)
-				return r;
-			ok = r;
-			decoded = ok;
+		ok = kind == WOW_REC_OK;
+		if (ok && ri.nr_data > bps - off - 1) {
+			ok = false;
+			why = "runs past the segment's end";
+		} else if (ok && (off ? ri.seq != last + 1 :
+				  ri.seq != ri.seg_seq)) {
+			ok = false;
+			why = off ? "seq does not continue the life" :
+				    "the first record's seq is not seg_seq";
 		}
-		/* the data: crc in window-sized chunks (hdr may move) */
-		csum = ~0U;
-		for (done = 0; ok && done < ri.nr_data; ) {
-			u32 n = min(ri.nr_data - done, sc->g.win_blocks);
-			void *data;
-
-			r = sc->ops->read(sc->ctx, s, off + 1 + done, n, false,
-					  &data);
+		if (ok) {
+			r = decode_tombs(sc, s, hdr, &ri, &nt);
 			if (r)
 				return r;
-			ok &= wow_scan_data_check(sc->crcs, &ri, done, data, n,
-						  bs, &csum);
-			done += n;
+			ok = decode_oblocks(sc, hdr, &ri);
+			wow_scan_save_crcs(sc->crcs, hdr, &ri);
+			if (!ok)
+				why = "an origin block past the origin's end";
+			decoded = ok;
 		}
-		ok &= (ri.flags & WOW_REC_CRCS) || csum == ri.data_csum;
+		if (ok) {
+			r = check_data(sc, s, off, &ri, &ok);
+			if (r)
+				return r;
+			if (!ok)
+				why = "data checksum";
+		}
 		if (!ok) {
-			/*
-			 * Which record is missing: the one this intact header
-			 * describes if it is the life's next, else (a torn or
-			 * corrupt header, or a gap in the seqs) the next one.
-			 * An intact header's claim holds even when its data
-			 * does not: it can prove the missing record durable.
-			 */
-			bool own = kind == WOW_REC_OK &&
-				   (!off || ri.seq == last + 1);
-			u64 sseq = own ? ri.seq : off ? last + 1 : 0;
-
-			if (kind == WOW_REC_OK)
-				note_claim(sc, s, ri.seq, ri.durable_seq);
-			sc->tot.dropped++;
-			/* its origin blocks are known if its header held */
-			if (sseq)
-				su = note_suspect(sc, s, sseq,
-						  own && decoded ?
-						  sc->oblocks : NULL,
-						  ri.nr_data);
-			note(sc, off ? WOW_SCAN_DROPPED : WOW_SCAN_DROPPED_FIRST,
-			     s, off, 0, 0, 0, 0);
-			if (kind == WOW_REC_OK && ri.nr_data <= bps - off - 1) {
-				r = scan_proof(sc, s, off + 1 + ri.nr_data,
-					       ri.seq, ri.seg_seq, su);
-				if (r)
-					return r;
-				followed = true;
-			}
+			r = drop_record(sc, s, off, kind, &ri, decoded, last,
+					kind == WOW_REC_OK ? why : bad_why,
+					&su, &followed);
+			if (r)
+				return r;
 			break;
 		}
 
 		take_record(sc, s, off, &ri, nt);
+		r = record(sc, s, off, &ri, WOW_SCAN_REC_TAKEN, NULL);
+		if (r)
+			return r;
 		note_claim(sc, s, ri.seq, ri.durable_seq);
 		if (!off)
 			seg_seq = ri.seq;
@@ -671,6 +820,9 @@ static int apply_tombs(struct wow_scan *sc)
 	sc->kenv = kenv;
 	sc->nr_kenv = nke;
 	kenv = NULL;
+	sc->cenv = cenv;
+	sc->nr_cenv = nce;
+	cenv = NULL;
 	r = 0;
 out:
 	kvfree(kills);
@@ -692,6 +844,28 @@ int wow_scan_finish(struct wow_scan *sc)
 const struct wow_scan_totals *wow_scan_totals(const struct wow_scan *sc)
 {
 	return &sc->tot;
+}
+
+const struct wow_scan_claim *wow_scan_claims(const struct wow_scan *sc)
+{
+	return sc->claims;
+}
+
+const struct wow_scan_suspect *wow_scan_suspects(const struct wow_scan *sc,
+						 u32 *n)
+{
+	*n = sc->nr_suspects;
+	return sc->sus;
+}
+
+void wow_scan_envelopes(const struct wow_scan *sc,
+			const struct wow_tomb_range **kenv, u32 *nk,
+			const struct wow_tomb_range **cenv, u32 *nc)
+{
+	*kenv = sc->kenv;
+	*nk = sc->nr_kenv;
+	*cenv = sc->cenv;
+	*nc = sc->nr_cenv;
 }
 
 struct wow_scan *wow_scan_alloc(const struct wow_scan_geo *g,
@@ -737,6 +911,7 @@ void wow_scan_free(struct wow_scan *sc)
 	kvfree(sc->sus);
 	kvfree(sc->suspects);
 	kvfree(sc->kenv);
+	kvfree(sc->cenv);
 	kvfree(sc->cleans);
 	kvfree(sc->oblocks);
 	kvfree(sc->crcs);

@@ -56,8 +56,19 @@ struct wow_scan_note {
 	u32 off;
 	u32 at;
 	u32 by_seg;
+	/* DROPPED, DROPPED_FIRST: the suspect's seq, 0 when none is noted */
 	u64 seq;
 	u64 by_seq;
+	const char *why;	/* DROPPED, DROPPED_FIRST: what is wrong */
+};
+
+/* What became of a record the scan read (ops->record). */
+enum wow_scan_rec {
+	WOW_SCAN_REC_TAKEN,
+	WOW_SCAN_REC_BAD,	/* ours, its header fails its checks */
+	WOW_SCAN_REC_DROPPED,	/* its header intact, the record not taken */
+	WOW_SCAN_REC_PROOF,	/* read past a bad one for its claim only */
+	WOW_SCAN_REC_SALVAGED,	/* the same, taken (WOW_SCAN_SALVAGE) */
 };
 
 /* The reads and the effects of a scan: the caller's (the log; KUnit). */
@@ -79,11 +90,12 @@ struct wow_scan_ops {
 	/* the slot that holds origin block @b now: true, *@slot; or false */
 	bool (*lookup)(void *ctx, u64 b, u32 *slot);
 	/*
-	 * Slot @slot holds a copy of origin block @b; @newest: it is now the
-	 * block's dirty copy in the index (with block crc @crc when @has_crc)
+	 * Slot @slot holds a copy of origin block @b, of record @seq;
+	 * @newest: it is now the block's dirty copy in the index (with block
+	 * crc @crc when @has_crc)
 	 */
-	void (*place)(void *ctx, u32 slot, u64 b, bool newest, bool has_crc,
-		      u32 crc);
+	void (*place)(void *ctx, u32 slot, u64 b, u64 seq, bool newest,
+		      bool has_crc, u32 crc);
 	/* does slot @slot hold a valid copy?  Then of origin block *@b */
 	bool (*valid)(void *ctx, u32 slot, u64 *b);
 	/* a tombstone kills slot @slot's copy */
@@ -92,6 +104,18 @@ struct wow_scan_ops {
 	void (*clean)(void *ctx, u32 slot);
 	/* what the scan found (see enum wow_scan_event) */
 	void (*note)(void *ctx, const struct wow_scan_note *n);
+	/*
+	 * Optional: each record read, in the order of its segment, with what
+	 * became of it and (BAD, DROPPED) why; 0 or -errno.
+	 */
+	int (*record)(void *ctx, u32 s, u32 off,
+		      const struct wow_record_info *ri, enum wow_scan_rec st,
+		      const char *why);
+	/*
+	 * WOW_SCAN_SALVAGE only: origin block @b's version of seq @seq is in
+	 * a record not taken; 0 or -errno.
+	 */
+	int (*lost)(void *ctx, u64 b, u64 seq);
 	/* a long loop may let others run here (optional) */
 	void (*resched)(void *ctx);
 };
@@ -104,7 +128,19 @@ struct wow_scan_geo {
 	u32 blocks_per_seg;
 	u32 block_size;
 	u32 win_blocks;			/* most blocks one read returns */
+	u32 flags;			/* WOW_SCAN_* */
 };
+
+/*
+ * wowctl's: judge every suspect (wow_scan_suspects says each verdict)
+ * rather than note the first refusal and stop, as a load does.
+ */
+#define WOW_SCAN_JUDGE_ALL	0x1
+/*
+ * writeback's: a record read past a bad one is taken when its data
+ * checks; the versions of records not taken go to ops->lost.
+ */
+#define WOW_SCAN_SALVAGE	0x2
 
 /* A segment's life, as its scan found it. */
 struct wow_scan_seg {
@@ -118,6 +154,33 @@ struct wow_scan_totals {
 	u64 max_seen;			/* newest seq in any header, valid or not */
 	u64 records;			/* taken */
 	u64 dropped;			/* torn or corrupt records dropped */
+};
+
+/* A segment's newest claim: records up to @durable were durable. */
+struct wow_scan_claim {
+	u64 seq;			/* the first valid header's (0: none) */
+	u64 durable;
+	u64 proof;			/* the record that claimed @durable */
+};
+
+/* A bad record (torn or corrupt): at most one per segment. */
+struct wow_scan_suspect {
+	u64 seq;			/* first: sorted by it */
+	u32 seg;
+	u32 block;			/* where the scan found it bad */
+	const char *what;		/* what was found */
+	bool known;			/* lost[] is complete */
+	bool judged;
+	/* the verdict: a claim covers it ... */
+	bool vouched;
+	/* ... but another segment's life starts with it: nothing missing */
+	bool start;
+	/* ... but every block it loses has a newer copy or is killed */
+	bool harmless;
+	u64 proof_seq;			/* vouched: the claim's proof */
+	u32 proof_seg;
+	u32 nr_lost;			/* when its header was intact: the */
+	u64 *lost;			/* origin blocks dropping it loses */
 };
 
 struct wow_scan;
@@ -139,6 +202,18 @@ int wow_scan_segment(struct wow_scan *sc, u32 s, struct wow_scan_seg *out);
  */
 int wow_scan_finish(struct wow_scan *sc);
 const struct wow_scan_totals *wow_scan_totals(const struct wow_scan *sc);
+/* Per segment: its claim (nr_segments of them). */
+const struct wow_scan_claim *wow_scan_claims(const struct wow_scan *sc);
+/* The suspects (*@n), sorted by seq after wow_scan_finish. */
+const struct wow_scan_suspect *wow_scan_suspects(const struct wow_scan *sc,
+						 u32 *n);
+/*
+ * After wow_scan_finish: the envelopes of the tombstones (*@kenv, *@nk)
+ * and of the clean marks (*@cenv, *@nc), valid until wow_scan_free.
+ */
+void wow_scan_envelopes(const struct wow_scan *sc,
+			const struct wow_tomb_range **kenv, u32 *nk,
+			const struct wow_tomb_range **cenv, u32 *nc);
 /* Free the scan (NULL: nothing). */
 void wow_scan_free(struct wow_scan *sc);
 

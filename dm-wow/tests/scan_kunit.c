@@ -79,8 +79,8 @@ static bool s_lookup(void *ctx, u64 b, u32 *slot)
 	return false;
 }
 
-static void s_place(void *ctx, u32 slot, u64 b, bool newest, bool has_crc,
-		    u32 crc)
+static void s_place(void *ctx, u32 slot, u64 b, u64 seq, bool newest,
+		    bool has_crc, u32 crc)
 {
 	struct slog *l = ctx;
 	u32 old;
