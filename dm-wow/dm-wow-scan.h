@@ -13,6 +13,10 @@
  * struct wow_scan_ops, the caller's; so KUnit drives it with a log in
  * memory (tests/scan_kunit.c).
  *
+ * A load (dm-wow-recover.c) calls wow_scan_alloc, wow_scan_segment for
+ * every segment, wow_scan_finish, wow_scan_free; wowctl (wowcache.c) the
+ * same with WOW_SCAN_JUDGE_ALL, and WOW_SCAN_SALVAGE for writeback.
+ *
  * Contracts, for every call below: pure but for the ops and its own
  * memory (kvmalloc/kvfree, GFP_KERNEL: may sleep, so process context);
  * locking: none (recovery runs before the device is live; the ops take
@@ -44,8 +48,9 @@ enum wow_scan_event {
 	 */
 	WOW_SCAN_DURABLE_HARMLESS,
 	/*
-	 * record @seq (segment @seg) was durable (record @by_seq of segment
-	 * @by_seg says so) but is corrupt: wow_scan_finish fails, -EUCLEAN
+	 * record @seq (segment @seg) was durable (segment @by_seg's claims
+	 * say so; @by_seq is its first valid record, as the kernel log has
+	 * always named it) but is corrupt: wow_scan_finish fails, -EUCLEAN
 	 */
 	WOW_SCAN_DURABLE_CORRUPT,
 };
@@ -198,7 +203,8 @@ int wow_scan_segment(struct wow_scan *sc, u32 s, struct wow_scan_seg *out);
  * After every segment: apply the tombstones, then the clean marks, to the
  * copies placed (ops->valid, kill, clean), then judge the suspects:
  * -EUCLEAN when a record proved durable is corrupt and dropping it loses
- * a block.  -EFBIG: more tombstones than it can envelop.
+ * a block (never with WOW_SCAN_JUDGE_ALL: wow_scan_suspects has every
+ * verdict).  -EFBIG: more tombstones than it can envelop.
  */
 int wow_scan_finish(struct wow_scan *sc);
 const struct wow_scan_totals *wow_scan_totals(const struct wow_scan *sc);

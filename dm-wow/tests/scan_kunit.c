@@ -30,6 +30,11 @@ struct slog {
 	struct wow_scan_note notes[NNOTE];
 	u32 nr_notes;
 	struct wow_scan_seg life[NSEG];
+	u32 flags;			/* WOW_SCAN_*: the geometry's */
+	u64 lost[8];			/* ops->lost: origin blocks */
+	u32 nr_lost;
+	u32 nr_records[WOW_SCAN_REC_SALVAGED + 1];
+	u32 nr_corrupt;			/* JUDGE_ALL: verdicts "corrupt" */
 };
 
 static int s_read(void *ctx, u32 s, u32 off, u32 n, bool probe, void **p)
@@ -125,11 +130,31 @@ static void s_note(void *ctx, const struct wow_scan_note *n)
 	l->nr_notes++;
 }
 
+static int s_record(void *ctx, u32 s, u32 off,
+		    const struct wow_record_info *ri, enum wow_scan_rec st,
+		    const char *why)
+{
+	struct slog *l = ctx;
+
+	l->nr_records[st]++;
+	return 0;
+}
+
+static int s_lost(void *ctx, u64 b, u64 seq)
+{
+	struct slog *l = ctx;
+
+	if (l->nr_lost < ARRAY_SIZE(l->lost))
+		l->lost[l->nr_lost] = b;
+	l->nr_lost++;
+	return 0;
+}
+
 static const struct wow_scan_ops s_ops = {
 	.read = s_read, .reserve_tombs = s_reserve_tombs,
 	.add_tombs = s_add_tombs, .tombs = s_tombs, .lookup = s_lookup,
 	.place = s_place, .valid = s_valid, .kill = s_kill,
-	.clean = s_clean, .note = s_note,
+	.clean = s_clean, .note = s_note, .record = s_record, .lost = s_lost,
 };
 
 static struct slog *new_log(struct kunit *test)
@@ -180,6 +205,7 @@ static int scan(struct kunit *test, struct slog *l, struct wow_scan_totals *tot)
 	struct wow_scan_geo g = {
 		.uuid = uuid, .nr_oblocks = NOBL, .nr_segments = NSEG,
 		.blocks_per_seg = BPS, .block_size = BS, .win_blocks = BPS,
+		.flags = l->flags,
 	};
 	struct wow_scan *sc = wow_scan_alloc(&g, &s_ops, l);
 	u32 s;
@@ -190,6 +216,15 @@ static int scan(struct kunit *test, struct slog *l, struct wow_scan_totals *tot)
 		KUNIT_ASSERT_EQ(test, wow_scan_segment(sc, s, &l->life[s]), 0);
 	r = wow_scan_finish(sc);
 	*tot = *wow_scan_totals(sc);
+	if (l->flags & WOW_SCAN_JUDGE_ALL) {
+		const struct wow_scan_suspect *su;
+		u32 i, n;
+
+		su = wow_scan_suspects(sc, &n);
+		for (i = 0; i < n; i++)
+			if (su[i].vouched && !su[i].start && !su[i].harmless)
+				l->nr_corrupt++;
+	}
 	wow_scan_free(sc);
 	return r;
 }
@@ -371,6 +406,70 @@ static void wow_scan_harmless_suspect_dropped(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, l->notes[1].seq, 2ULL);
 }
 
+/* Two segments, each with a record a later one proves durable lost. */
+static void two_corrupt_segments(struct slog *l)
+{
+	static const u64 a[] = { 1 }, b[] = { 9 }, c[] = { 2 };
+	static const u64 d[] = { 3 }, e[] = { 10 }, f[] = { 4 };
+
+	rec(l, 0, 0, 1, 1, 0, a, 1, NULL, 0);
+	rec(l, 0, 2, 2, 1, 1, b, 1, NULL, 0);
+	rec(l, 0, 4, 3, 1, 2, c, 1, NULL, 0);
+	l->blk[0][3][9] ^= 1;
+	rec(l, 1, 0, 4, 4, 3, d, 1, NULL, 0);
+	rec(l, 1, 2, 5, 4, 4, e, 1, NULL, 0);
+	rec(l, 1, 4, 6, 4, 5, f, 1, NULL, 0);
+	l->blk[1][3][9] ^= 1;
+}
+
+/*
+ * A load stops at the first record proved durable and lost; wowctl
+ * (WOW_SCAN_JUDGE_ALL) judges every suspect and the scan goes on.
+ */
+static void wow_scan_judge_all_judges_every_suspect(struct kunit *test)
+{
+	struct wow_scan_totals tot;
+	struct slog *l = new_log(test);
+
+	two_corrupt_segments(l);
+	KUNIT_EXPECT_EQ(test, scan(test, l, &tot), -EUCLEAN);
+	/* two drops, one refusal */
+	KUNIT_EXPECT_EQ(test, l->nr_notes, 3U);
+
+	l = new_log(test);
+	two_corrupt_segments(l);
+	l->flags = WOW_SCAN_JUDGE_ALL;
+	KUNIT_EXPECT_EQ(test, scan(test, l, &tot), 0);
+	KUNIT_EXPECT_EQ(test, l->nr_corrupt, 2U);
+	KUNIT_EXPECT_EQ(test, l->nr_notes, 2U);
+	KUNIT_EXPECT_EQ(test, l->nr_records[WOW_SCAN_REC_TAKEN], 2U);
+	KUNIT_EXPECT_EQ(test, l->nr_records[WOW_SCAN_REC_DROPPED], 2U);
+	KUNIT_EXPECT_EQ(test, l->nr_records[WOW_SCAN_REC_PROOF], 2U);
+}
+
+/*
+ * Writeback (WOW_SCAN_SALVAGE) takes a record read past a bad one when
+ * its data checks; the bad record's versions are lost.
+ */
+static void wow_scan_salvage_takes_records_past_a_bad_one(struct kunit *test)
+{
+	struct wow_scan_totals tot;
+	struct slog *l = new_log(test);
+
+	two_corrupt_segments(l);
+	l->flags = WOW_SCAN_JUDGE_ALL | WOW_SCAN_SALVAGE;
+	KUNIT_EXPECT_EQ(test, scan(test, l, &tot), 0);
+	KUNIT_EXPECT_EQ(test, l->nr_records[WOW_SCAN_REC_SALVAGED], 2U);
+	KUNIT_EXPECT_EQ(test, holder(l, 2), SLOT(0, 5));
+	KUNIT_EXPECT_EQ(test, holder(l, 4), SLOT(1, 5));
+	KUNIT_EXPECT_EQ(test, holder(l, 9), -1);
+	KUNIT_ASSERT_EQ(test, l->nr_lost, 2U);
+	KUNIT_EXPECT_EQ(test, l->lost[0], 9ULL);
+	KUNIT_EXPECT_EQ(test, l->lost[1], 10ULL);
+	/* salvaged records are not counted as a load's */
+	KUNIT_EXPECT_EQ(test, tot.records, 2ULL);
+}
+
 static struct kunit_case wow_scan_cases[] = {
 	KUNIT_CASE(wow_scan_drops_torn_tail),
 	KUNIT_CASE(wow_scan_reused_segment_keeps_old_life_out),
@@ -378,6 +477,8 @@ static struct kunit_case wow_scan_cases[] = {
 	KUNIT_CASE(wow_scan_newest_copy_wins),
 	KUNIT_CASE(wow_scan_durable_suspect_refuses),
 	KUNIT_CASE(wow_scan_harmless_suspect_dropped),
+	KUNIT_CASE(wow_scan_judge_all_judges_every_suspect),
+	KUNIT_CASE(wow_scan_salvage_takes_records_past_a_bad_one),
 	{}
 };
 
