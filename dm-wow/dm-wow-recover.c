@@ -319,28 +319,6 @@ out:
 	return r;
 }
 
-/* Drop tombstones no record on the device can need any more. */
-struct tomb_ref {
-	struct wow_tomb_range *tr;
-	u64 seg_seq;
-};
-
-static int cmp_tomb_ref(const void *a, const void *b)
-{
-	const struct tomb_ref *x = a, *y = b;
-
-	if (x->tr->start != y->tr->start)
-		return x->tr->start < y->tr->start ? -1 : 1;
-	if (x->tr->nr != y->tr->nr)
-		return x->tr->nr < y->tr->nr ? -1 : 1;
-	if (x->tr->t != y->tr->t)
-		return x->tr->t < y->tr->t ? -1 : 1;
-	/* newest holder first */
-	return x->seg_seq > y->seg_seq ? -1 : x->seg_seq < y->seg_seq;
-}
-
-#define TOMB_DROP	0x80000000U	/* in memory only: to be dropped */
-
 /*
  * Drop tombstones no record on the device can need any more, and copies
  * of a tombstone that reclaim carried forward (the newest holder keeps
@@ -349,7 +327,7 @@ static int cmp_tomb_ref(const void *a, const void *b)
 static int prune_tombs(struct wow_cache *wc)
 {
 	u64 min = wow_seg_min_disk_seq(wc), total = 0;
-	struct tomb_ref *refs;
+	struct wow_tomb_ref *refs;
 	u32 s, i, n;
 
 	for (s = 0; s < wc->nr_segments; s++)
@@ -363,19 +341,14 @@ static int prune_tombs(struct wow_cache *wc)
 			refs[n].tr = &wc->segs[s].tombs[i];
 			refs[n++].seg_seq = wc->segs[s].seq;
 		}
-	sort(refs, n, sizeof(*refs), cmp_tomb_ref, NULL);
-	for (i = 0; i < n; i++)
-		if (refs[i].tr->t < min ||
-		    (i && !cmp_tomb_ref(&(struct tomb_ref){ refs[i].tr, 0 },
-					&(struct tomb_ref){ refs[i - 1].tr, 0 })))
-			refs[i].tr->flags |= TOMB_DROP;
+	wow_tomb_prune(refs, n, min);
 	kvfree(refs);
 
 	for (s = 0; s < wc->nr_segments; s++) {
 		struct wow_segment *seg = &wc->segs[s];
 
 		for (i = 0, n = 0; i < seg->nr_tombs; i++)
-			if (!(seg->tombs[i].flags & TOMB_DROP))
+			if (!(seg->tombs[i].flags & WOW_TOMB_DROP))
 				seg->tombs[n++] = seg->tombs[i];
 		seg->nr_tombs = n;
 	}

@@ -1525,33 +1525,12 @@ out:
 	return r;
 }
 
-struct tomb_ref {
-	struct wow_tomb_range *tr;
-	uint64_t seg_seq;
-};
-
-static int cmp_tomb_ref(const void *a, const void *b)
-{
-	const struct tomb_ref *x = a, *y = b;
-
-	if (x->tr->start != y->tr->start)
-		return x->tr->start < y->tr->start ? -1 : 1;
-	if (x->tr->nr != y->tr->nr)
-		return x->tr->nr < y->tr->nr ? -1 : 1;
-	if (x->tr->t != y->tr->t)
-		return x->tr->t < y->tr->t ? -1 : 1;
-	return x->seg_seq > y->seg_seq ? -1 : x->seg_seq < y->seg_seq;
-}
-
-#define TOMB_DROP	0x80000000U
-
 /* prune_tombs: drop what no record on the device can need */
 static int prune_tombs(struct wowc *c, struct wowc_view *v)
 {
 	uint64_t min = UINT64_MAX, total = 0, s;
-	struct tomb_ref *refs;
-	uint32_t i;
-	size_t n = 0;
+	struct wow_tomb_ref *refs;
+	uint32_t i, n = 0;
 
 	for (s = 0; s < c->nr_segments; s++) {
 		total += v->segs[s].nr_tombs;
@@ -1566,21 +1545,14 @@ static int prune_tombs(struct wowc *c, struct wowc_view *v)
 			refs[n].tr = &v->segs[s].tombs[i];
 			refs[n++].seg_seq = v->segs[s].seq;
 		}
-	qsort(refs, n, sizeof(*refs), cmp_tomb_ref);
-	for (i = 0; i < n; i++) {
-		struct tomb_ref a = { refs[i].tr, 0 };
-		struct tomb_ref b = { i ? refs[i - 1].tr : NULL, 0 };
-
-		if (refs[i].tr->t < min || (i && !cmp_tomb_ref(&a, &b)))
-			refs[i].tr->flags |= TOMB_DROP;
-	}
+	wow_tomb_prune(refs, n, min);
 	free(refs);
 	for (s = 0; s < c->nr_segments; s++) {
 		struct wowc_seg *seg = &v->segs[s];
 		uint32_t k = 0;
 
 		for (i = 0; i < seg->nr_tombs; i++)
-			if (!(seg->tombs[i].flags & TOMB_DROP))
+			if (!(seg->tombs[i].flags & WOW_TOMB_DROP))
 				seg->tombs[k++] = seg->tombs[i];
 		seg->nr_tombs = k;
 	}
