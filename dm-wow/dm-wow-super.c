@@ -85,32 +85,6 @@ u64 wow_next_epoch_seq(u64 seen)
 	return e << WOW_EPOCH_SHIFT;
 }
 
-/*
- * Recovery's verdict on bad records.  @suspects (sorted, ascending) are the
- * seqs of records a scan found torn or corrupt; a valid record with seq
- * @seq says every record of its epoch up to @durable_seq was durable.
- * Returns the index of the first suspect that claim proves durable (so it
- * is corrupt, not torn), or -1 when it proves none.
- */
-int wow_first_vouched(const u64 *suspects, u32 n, u64 seq, u64 durable_seq)
-{
-	u64 lo = wow_epoch(seq) << WOW_EPOCH_SHIFT;
-	u32 a = 0, b = n;
-
-	while (a < b) {
-		u32 mid = a + (b - a) / 2;
-
-		if (suspects[mid] < lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	if (a == n || suspects[a] > durable_seq ||
-	    wow_epoch(suspects[a]) != wow_epoch(seq))
-		return -1;
-	return a;
-}
-
 static void aio_endio(struct bio *bio)
 {
 	struct wow_aio *a = bio->bi_private;

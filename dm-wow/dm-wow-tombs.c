@@ -171,6 +171,32 @@ u32 wow_tomb_envelope(struct wow_tomb_range *r, u32 n,
 }
 
 /* The piece of envelope @env (@n pieces) covering block @b, or NULL. */
+static int cmp_tomb_ref(const void *a, const void *b)
+{
+	const struct wow_tomb_ref *x = a, *y = b;
+
+	if (x->tr->start != y->tr->start)
+		return x->tr->start < y->tr->start ? -1 : 1;
+	if (x->tr->nr != y->tr->nr)
+		return x->tr->nr < y->tr->nr ? -1 : 1;
+	if (x->tr->t != y->tr->t)
+		return x->tr->t < y->tr->t ? -1 : 1;
+	/* newest holder first */
+	return x->seg_seq > y->seg_seq ? -1 : x->seg_seq < y->seg_seq;
+}
+
+void wow_tomb_prune(struct wow_tomb_ref *refs, u32 n, u64 min)
+{
+	u32 i;
+
+	sort(refs, n, sizeof(*refs), cmp_tomb_ref, NULL);
+	for (i = 0; i < n; i++)
+		if (refs[i].tr->t < min ||
+		    (i && !cmp_tomb_ref(&(struct wow_tomb_ref){ refs[i].tr, 0 },
+					&(struct wow_tomb_ref){ refs[i - 1].tr, 0 })))
+			refs[i].tr->flags |= WOW_TOMB_DROP;
+}
+
 const struct wow_tomb_range *wow_tomb_find(const struct wow_tomb_range *env,
 					   u32 n, u64 b)
 {

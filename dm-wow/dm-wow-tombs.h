@@ -24,6 +24,17 @@ struct wow_tomb_range {
 	u32 flags;		/* WOW_TOMB_CLEAN */
 };
 
+/* A record header's tombstone @t, decoded. */
+static inline struct wow_tomb_range wow_tomb_decode(const struct wow_tomb *t)
+{
+	return (struct wow_tomb_range){
+		.start = le64_to_cpu(t->start),
+		.t = le64_to_cpu(t->t),
+		.nr = le32_to_cpu(t->nr),
+		.flags = le32_to_cpu(t->flags),
+	};
+}
+
 /*
  * A walk over the segments, pass after pass (wow_life_pass_visit): the
  * lower bound of the oldest segment life on the device and the tombstones
@@ -65,5 +76,22 @@ u32 wow_tomb_envelope(struct wow_tomb_range *r, u32 n,
 /* The piece of envelope @env (@n pieces) covering block @b, or NULL. */
 const struct wow_tomb_range *wow_tomb_find(const struct wow_tomb_range *env,
 					   u32 n, u64 b);
+
+/* A tombstone held by a segment whose life began at @seg_seq. */
+struct wow_tomb_ref {
+	struct wow_tomb_range *tr;
+	u64 seg_seq;
+};
+
+#define WOW_TOMB_DROP		0x80000000U	/* in memory only */
+
+/*
+ * At load: which held tombstones no record on the device can need any
+ * more: those below @min (the oldest life on the device, as the caller
+ * counts it), and the copies of one that reclaim carried forward (the
+ * newest holder keeps it).  Sorts @refs (@n) and sets WOW_TOMB_DROP in
+ * the flags of each to drop; the caller takes them out.
+ */
+void wow_tomb_prune(struct wow_tomb_ref *refs, u32 n, u64 min);
 
 #endif

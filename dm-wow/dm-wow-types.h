@@ -14,6 +14,7 @@
 #ifdef __KERNEL__
 #include <linux/types.h>
 #include <linux/kernel.h>
+#include <linux/bsearch.h>
 #include <linux/build_bug.h>
 #include <linux/ctype.h>
 #include <linux/crc32c.h>
@@ -22,6 +23,7 @@
 #include <linux/log2.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
+#include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/string.h>
 #include <asm/byteorder.h>

@@ -244,7 +244,6 @@ int wow_ckpt_read(const struct wow_ckpt_area *a,
 #define WOW_PROBE_BYTES		(68U << 10)
 const char *wow_foreign_signature(const void *buf, unsigned int len);
 u64 wow_next_epoch_seq(u64 seen);
-int wow_first_vouched(const u64 *suspects, u32 n, u64 seq, u64 durable_seq);
 /* I/O of a buffer in flight (wow_aio_start), waited for (wow_aio_wait). */
 struct wow_aio {
 	struct completion done;

@@ -168,6 +168,19 @@ static inline void *kvzalloc(size_t n, gfp_t gfp)
 	return kzalloc(n, gfp);
 }
 
+/* NULL when @n * @size overflows, as the kernel's */
+static inline void *kvmalloc_array(size_t n, size_t size, gfp_t gfp)
+{
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	return kvmalloc(n * size, gfp);
+}
+
+static inline void *kvcalloc(size_t n, size_t size, gfp_t gfp)
+{
+	return kvmalloc_array(n, size, gfp | __GFP_ZERO);
+}
+
 static inline void kfree(const void *p)
 {
 	free((void *)p);

@@ -25,6 +25,7 @@
 #include "../dm-wow/dm-wow-ckpt.h"
 #include "../dm-wow/dm-wow-record.h"
 #include "../dm-wow/dm-wow-sb.h"
+#include "../dm-wow/dm-wow-scan.h"
 #include "../dm-wow/dm-wow-tombs.h"
 
 #include "json.h"
@@ -47,6 +48,13 @@ static uint64_t min64(uint64_t a, uint64_t b)
 static uint64_t max64(uint64_t a, uint64_t b)
 {
 	return a > b ? a : b;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 static void seterr(char *err, const char *fmt, ...)
@@ -676,18 +684,10 @@ static int ix_init(struct wowc_view *v, uint64_t nr_slots)
 	return 0;
 }
 
-/* ---- the log scan (dm-wow-log.c) ---- */
-
-struct suspect {
-	uint64_t seq;		/* first: sorted by it */
-	uint32_t seg, block;
-	bool known, judged, vouched, harmless, start;
-	uint64_t proof_seq;
-	uint32_t proof_seg;
-	const char *what;	/* what was found */
-	uint32_t nr_lost;
-	uint64_t *lost;
-};
+/*
+ * ---- the log scan: the kernel's own (dm-wow-scan.c) decides; here its
+ * reads and what it does to the view ----
+ */
 
 struct scan {
 	struct wowc *c;
@@ -695,11 +695,6 @@ struct scan {
 	uint8_t *buf;		/* one segment */
 	uint32_t buf_seg;	/* which, UINT32_MAX: none */
 	bool buf_whole;		/* all of it, else block 0 only */
-	uint64_t *oblocks;
-	struct suspect *sus;
-	uint32_t nr_sus;
-	struct wow_tomb_range *cleans;
-	uint32_t nr_cleans, max_cleans;
 	int io_err;
 };
 
@@ -745,15 +740,7 @@ static enum wow_rec_kind rec_check(const struct wowc *c, const uint8_t *hdr,
 
 static struct wow_tomb_range rec_tomb(const uint8_t *hdr, uint32_t i)
 {
-	const struct wow_tomb *t = wow_record_tombs((void *)hdr);
-	struct wow_tomb_range tr = {
-		.start = le64toh(t[i].start),
-		.t = le64toh(t[i].t),
-		.nr = le32toh(t[i].nr),
-		.flags = le32toh(t[i].flags),
-	};
-
-	return tr;
+	return wow_tomb_decode(&wow_record_tombs((void *)hdr)[i]);
 }
 
 static uint64_t rec_oblock(const uint8_t *hdr, uint32_t nr_tombs, uint32_t i)
@@ -791,18 +778,6 @@ static int seg_add_tomb(struct wowc_seg *seg, const struct wow_tomb_range *t,
 	return 0;
 }
 
-static int add_clean(struct scan *sc, const struct wow_tomb_range *t)
-{
-	size_t max = sc->max_cleans;
-
-	if (grow((void **)&sc->cleans, &max, (size_t)sc->nr_cleans + 1,
-		 sizeof(*sc->cleans)))
-		return -ENOMEM;
-	sc->max_cleans = max;
-	sc->cleans[sc->nr_cleans++] = *t;
-	return 0;
-}
-
 static int add_rec(struct wowc_seg *seg, const struct wow_record_info *ri,
 		   uint32_t block, enum wowc_rec_status st, const char *why)
 {
@@ -836,110 +811,6 @@ static int add_lost(struct wowc_view *v, uint64_t ob, uint64_t seq)
 	return 0;
 }
 
-/* note_claim */
-static void note_claim(struct scan *sc, uint32_t s, uint64_t seq,
-		       uint64_t durable)
-{
-	struct wowc_claim *cl = &sc->v->claims[s];
-
-	sc->v->max_seen = max64(sc->v->max_seen, seq);
-	if (!cl->seq) {
-		cl->seq = seq;
-		cl->durable = durable;
-		cl->proof = seq;
-	} else if (epoch(seq) == epoch(cl->seq) && durable > cl->durable) {
-		cl->durable = durable;
-		cl->proof = seq;
-	}
-}
-
-/* suspect_loses */
-static void suspect_loses(struct suspect *su, const uint64_t *b, uint32_t n)
-{
-	uint64_t *more;
-
-	if (!su->known || !n)
-		return;
-	more = realloc(su->lost, ((size_t)su->nr_lost + n) * sizeof(*more));
-	if (!more) {
-		su->known = false;
-		return;
-	}
-	memcpy(more + su->nr_lost, b, (size_t)n * sizeof(*more));
-	su->lost = more;
-	su->nr_lost += n;
-}
-
-/* note_suspect: at most one per segment */
-static struct suspect *note_suspect(struct scan *sc, uint32_t s,
-				    uint32_t block, uint64_t seq,
-				    const uint64_t *b, uint32_t n,
-				    const char *what)
-{
-	struct suspect *su = &sc->sus[sc->nr_sus++];
-
-	sc->v->max_seen = max64(sc->v->max_seen, seq);
-	memset(su, 0, sizeof(*su));
-	su->seq = seq;
-	su->seg = s;
-	su->block = block;
-	su->what = what;
-	su->known = !!b;
-	suspect_loses(su, b, n);
-	return su;
-}
-
-/*
- * Take a checked record into the index (scan_segment's commit): its kill
- * tombstones to its segment, its clean marks to the scan, its blocks in.
- */
-static int take_record(struct scan *sc, uint32_t s, uint32_t off,
-		       const uint8_t *hdr, const struct wow_record_info *ri,
-		       bool cleans_taken)
-{
-	struct wowc_view *v = sc->v;
-	struct wowc_seg *seg = &v->segs[s];
-	uint32_t i;
-
-	for (i = 0; i < ri->nr_tombs; i++) {
-		struct wow_tomb_range tr = rec_tomb(hdr, i);
-
-		if (tr.flags & WOW_TOMB_CLEAN) {
-			if (!cleans_taken && add_clean(sc, &tr))
-				return -ENOMEM;
-		} else if (seg_add_tomb(seg, &tr, seg->nr_tombs++)) {
-			return -ENOMEM;
-		}
-	}
-	for (i = 0; i < ri->nr_data; i++) {
-		uint32_t slot = s * sc->c->bps + off + 1 + i;
-		uint64_t b = sc->oblocks[i];
-		uint32_t cur = wowc_lookup(v, b);
-
-		v->slot_seq[slot] = ri->seq;
-		if (!(v->slot[slot] & WOWC_SLOT_VALID))
-			v->slot[slot] = b;
-		/* of two copies in one record the later is current */
-		if (cur == WOWC_NO_SLOT || v->slot_seq[cur] <= ri->seq)
-			ix_insert(v, b, slot, true);
-	}
-	return 0;
-}
-
-/* The record's origin blocks into sc->oblocks; false if one is past the origin. */
-static bool decode_oblocks(struct scan *sc, const uint8_t *hdr,
-			   const struct wow_record_info *ri)
-{
-	bool ok = true;
-	uint32_t i;
-
-	for (i = 0; i < ri->nr_data; i++) {
-		sc->oblocks[i] = rec_oblock(hdr, ri->nr_tombs, i);
-		ok &= sc->oblocks[i] < sc->c->nr_oblocks;
-	}
-	return ok;
-}
-
 /*
  * The data of the record whose header is @hdr, at @d: with WOW_REC_CRCS
  * each block against its crc (data_csum is theirs, checked with the
@@ -960,450 +831,6 @@ static bool rec_data_ok(const struct wowc *c, const uint8_t *hdr,
 		    le32toh(crcs[i]))
 			return false;
 	return true;
-}
-
-static int data_ok(struct scan *sc, uint32_t s, uint32_t off,
-		   const struct wow_record_info *ri, bool *ok)
-{
-	const uint8_t *d, *hdr;
-
-	/* no data: the crc of nothing, ~0 (of no crcs with WOW_REC_CRCS) */
-	*ok = ri->data_csum == ~0U;
-	if (!ri->nr_data)
-		return 0;
-	d = blk(sc, s, off + 1);
-	if (!d)
-		return sc->io_err;
-	hdr = blk(sc, s, off);	/* the same buffer: the whole segment */
-	if (!hdr)
-		return sc->io_err;
-	*ok = rec_data_ok(sc->c, hdr, d, ri->nr_data, ri->nr_tombs, ri->flags,
-			  ri->data_csum);
-	return 0;
-}
-
-/*
- * Writeback's salvage of a record read past a bad one (WOWC_SALVAGE):
- * taken when its origin blocks are in range and its data checks, else
- * its versions are lost.
- */
-static int salvage(struct scan *sc, uint32_t s, uint32_t off,
-		   const uint8_t *hdr, const struct wow_record_info *ri, bool *taken)
-{
-	bool in_range = decode_oblocks(sc, hdr, ri), ok;
-	uint32_t i;
-	int r;
-
-	*taken = false;
-	r = data_ok(sc, s, off, ri, &ok);
-	if (r)
-		return r;
-	hdr = blk(sc, s, off);	/* the buffer may have been read again */
-	if (!hdr)
-		return sc->io_err;
-	if (in_range && ok) {
-		*taken = true;
-		return take_record(sc, s, off, hdr, ri, false);
-	}
-	for (i = 0; i < ri->nr_data; i++)
-		if (sc->oblocks[i] < sc->c->nr_oblocks &&
-		    add_lost(sc->v, sc->oblocks[i], ri->seq))
-			return -ENOMEM;
-	return 0;
-}
-
-/*
- * scan_proof: after a bad record whose header is intact, read on, headers
- * only, for the claims of later records of the same life.
- */
-static int scan_proof(struct scan *sc, uint32_t s, uint32_t off,
-		      uint64_t last, uint64_t seg_seq, struct suspect *su)
-{
-	uint32_t bps = sc->c->bps, i;
-	struct wow_record_info ri;
-	const uint8_t *hdr;
-	int r;
-
-	while (off < bps) {
-		bool taken = false;
-
-		hdr = blk(sc, s, off);
-		if (!hdr)
-			return sc->io_err;
-		if (rec_check(sc->c, hdr, &ri, NULL) != WOW_REC_OK ||
-		    ri.seg_seq != seg_seq || ri.seq != last + 1 ||
-		    ri.nr_data > bps - off - 1)
-			break;
-		note_claim(sc, s, ri.seq, ri.durable_seq);
-		if (su && su->known) {
-			for (i = 0; i < ri.nr_data; i++)
-				sc->oblocks[i] = rec_oblock(hdr, ri.nr_tombs,
-							    i);
-			suspect_loses(su, sc->oblocks, ri.nr_data);
-		}
-		if (sc->v->flags & WOWC_SALVAGE) {
-			r = salvage(sc, s, off, hdr, &ri, &taken);
-			if (r)
-				return r;
-		}
-		if (add_rec(&sc->v->segs[s], &ri, off,
-			    taken ? WOWC_REC_SALVAGED : WOWC_REC_PROOF, NULL))
-			return -ENOMEM;
-		last = ri.seq;
-		off += 1 + ri.nr_data;
-	}
-	return 0;
-}
-
-/*
- * find_continuation: the chain of segment @s's life ended at block @off at
- * a header that is not the life's next record.  A record of the same life
- * further on means the chain broke: the records between are lost.
- */
-static int find_continuation(struct scan *sc, uint32_t s, uint32_t off,
-			     uint64_t last, uint64_t seg_seq, bool noted)
-{
-	uint32_t bps = sc->c->bps, k;
-	struct wow_record_info ri;
-	const uint8_t *hdr;
-	bool taken = false;
-	int r;
-
-	for (k = off + 1; k < bps; k++) {
-		hdr = blk(sc, s, k);
-		if (!hdr)
-			return sc->io_err;
-		if (rec_check(sc->c, hdr, &ri, NULL) != WOW_REC_OK ||
-		    ri.seg_seq != seg_seq || ri.seq <= last ||
-		    ri.nr_data > bps - k - 1)
-			continue;
-		if (!noted)
-			note_suspect(sc, s, off, last + 1, NULL, 0,
-				     "the log breaks");
-		problem(&sc->v->probs, WOWC_SEV_WARN,
-			"segment %u: the log breaks at block %u and goes on at block %u (record %" PRIu64 "): the records between are lost",
-			s, off, k, (uint64_t)ri.seq);
-		note_claim(sc, s, ri.seq, ri.durable_seq);
-		if (sc->v->flags & WOWC_SALVAGE) {
-			r = salvage(sc, s, k, hdr, &ri, &taken);
-			if (r)
-				return r;
-		}
-		if (add_rec(&sc->v->segs[s], &ri, k,
-			    taken ? WOWC_REC_SALVAGED : WOWC_REC_PROOF, NULL))
-			return -ENOMEM;
-		return scan_proof(sc, s, k + 1 + ri.nr_data, ri.seq, seg_seq,
-				  NULL);
-	}
-	return 0;
-}
-
-/* scan_segment */
-static int scan_segment(struct scan *sc, uint32_t s)
-{
-	struct wowc_view *v = sc->v;
-	struct wowc_seg *seg = &v->segs[s];
-	uint32_t bps = sc->c->bps, off = 0;
-	uint64_t seg_seq = 0, last = 0;
-	struct suspect *su = NULL;
-	bool followed = false;
-	int r;
-
-	while (off < bps) {
-		const uint8_t *hdr = blk(sc, s, off);
-		bool ok, decoded = false, dok;
-		const char *why = NULL, *bad_why;
-		enum wow_rec_kind kind;
-		struct wow_record_info ri;
-		uint32_t i;
-
-		if (!hdr)
-			return sc->io_err;
-		kind = rec_check(sc->c, hdr, &ri, &bad_why);
-		if (kind == WOW_REC_FOREIGN ||
-		    (kind == WOW_REC_OK && off && ri.seg_seq != seg_seq))
-			break;
-		ok = kind == WOW_REC_OK;
-		if (ok && ri.nr_data > bps - off - 1) {
-			ok = false;
-			why = "runs past the segment's end";
-		} else if (ok && (off ? ri.seq != last + 1 :
-				  ri.seq != ri.seg_seq)) {
-			ok = false;
-			why = off ? "seq does not continue the life" :
-				    "the first record's seq is not seg_seq";
-		}
-		if (ok) {
-			/*
-			 * As the kernel: clean marks count even if the data
-			 * then fails; kill tombstones only with the record.
-			 */
-			for (i = 0; i < ri.nr_tombs; i++) {
-				struct wow_tomb_range tr = rec_tomb(hdr, i);
-
-				if ((tr.flags & WOW_TOMB_CLEAN) &&
-				    add_clean(sc, &tr))
-					return -ENOMEM;
-			}
-			ok = decode_oblocks(sc, hdr, &ri);
-			if (!ok)
-				why = "an origin block past the origin's end";
-			decoded = ok;
-		}
-		if (ok) {
-			r = data_ok(sc, s, off, &ri, &dok);
-			if (r)
-				return r;
-			hdr = blk(sc, s, off);
-			if (!dok)
-				why = "data checksum";
-			ok = dok;
-		}
-		if (!ok) {
-			/*
-			 * Which record is missing: the one this intact header
-			 * describes if it is the life's next, else the next.
-			 */
-			bool own = kind == WOW_REC_OK && (!off || ri.seq == last + 1);
-			uint64_t sseq = own ? ri.seq : off ? last + 1 : 0;
-
-			if (add_rec(seg, &ri, off, kind == WOW_REC_OK ?
-				    WOWC_REC_DROPPED : WOWC_REC_BAD,
-				    kind == WOW_REC_OK ? why : bad_why))
-				return -ENOMEM;
-			if (kind == WOW_REC_OK)
-				note_claim(sc, s, ri.seq, ri.durable_seq);
-			v->nr_dropped++;
-			if (sseq)
-				su = note_suspect(sc, s, off, sseq,
-						  own && decoded ?
-						  sc->oblocks : NULL,
-						  ri.nr_data,
-						  kind == WOW_REC_OK ? why : bad_why);
-			else
-				problem(&v->probs, WOWC_SEV_WARN,
-					"segment %u: dropped a torn or corrupt log record at block 0 (%s): the first of the segment, so all of its records (the kernel reports this at error level)",
-					s, bad_why ? bad_why : why);
-			if ((v->flags & WOWC_SALVAGE) && own && decoded)
-				for (i = 0; i < ri.nr_data; i++)
-					if (add_lost(v, sc->oblocks[i], ri.seq))
-						return -ENOMEM;
-			if (kind == WOW_REC_OK && ri.nr_data <= bps - off - 1) {
-				r = scan_proof(sc, s, off + 1 + ri.nr_data,
-					       ri.seq, ri.seg_seq, su);
-				if (r)
-					return r;
-				followed = true;
-			}
-			break;
-		}
-		r = take_record(sc, s, off, hdr, &ri, true);
-		if (r)
-			return r;
-		if (add_rec(seg, &ri, off, WOWC_REC_OK, NULL))
-			return -ENOMEM;
-		note_claim(sc, s, ri.seq, ri.durable_seq);
-		if (!off)
-			seg_seq = ri.seq;
-		last = ri.seq;
-		v->nr_records++;
-		v->max_seq = max64(v->max_seq, ri.seq);
-		off += 1 + ri.nr_data;
-	}
-	if (seg_seq && !followed && off < bps) {
-		r = find_continuation(sc, s, off, last, seg_seq, !!su);
-		if (r)
-			return r;
-	}
-	seg->seq = seg_seq;
-	seg->max_seq = last;
-	seg->wp = off;
-	return 0;
-}
-
-/* apply_tombs: kills, then clean marks, through their envelopes */
-static int apply_tombs(struct scan *sc)
-{
-	struct wowc_view *v = sc->v;
-	struct wow_tomb_range *kills;
-	uint64_t total = 0, s, nk = 0;
-	const struct wow_tomb_range *e;
-	uint32_t *heap, i;
-
-	for (s = 0; s < sc->c->nr_segments; s++)
-		total += v->segs[s].nr_tombs;
-	if (total > UINT32_MAX / 2)
-		return -EFBIG;
-	kills = malloc((total ? total : 1) * sizeof(*kills));
-	v->kenv = malloc((2 * total + 1) * sizeof(*v->kenv));
-	v->cenv = malloc((2 * (size_t)sc->nr_cleans + 1) * sizeof(*v->cenv));
-	heap = malloc((max64(total, sc->nr_cleans) + 1) * sizeof(*heap));
-	if (!kills || !v->kenv || !v->cenv || !heap) {
-		free(kills);
-		free(heap);
-		return -ENOMEM;
-	}
-	for (s = 0; s < sc->c->nr_segments; s++)
-		for (i = 0; i < v->segs[s].nr_tombs; i++)
-			kills[nk++] = v->segs[s].tombs[i];
-	v->nr_kenv = wow_tomb_envelope(kills, nk, v->kenv, heap);
-	v->nr_cenv = wow_tomb_envelope(sc->cleans, sc->nr_cleans, v->cenv, heap);
-	free(kills);
-	free(heap);
-
-	for (s = 0; s < sc->c->nr_slots; s++) {
-		uint64_t b = v->slot[s] & WOWC_SLOT_OBLOCK;
-
-		if (!(v->slot[s] & WOWC_SLOT_VALID))
-			continue;
-		e = wow_tomb_find(v->kenv, v->nr_kenv, b);
-		if (e && v->slot_seq[s] <= e->t) {
-			ix_remove(v, s);
-			continue;
-		}
-		e = wow_tomb_find(v->cenv, v->nr_cenv, b);
-		if (e && v->slot_seq[s] <= e->t)
-			v->slot[s] &= ~WOWC_SLOT_DIRTY;
-	}
-	return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* suspect_harmless */
-static bool suspect_harmless(struct wowc_view *v, const struct suspect *su)
-{
-	const struct wow_tomb_range *e;
-	uint32_t i, slot;
-
-	if (!su->known)
-		return false;
-	for (i = 0; i < su->nr_lost; i++) {
-		slot = wowc_lookup(v, su->lost[i]);
-		if (slot != WOWC_NO_SLOT && v->slot_seq[slot] > su->seq)
-			continue;
-		e = wow_tomb_find(v->kenv, v->nr_kenv, su->lost[i]);
-		if (e && e->t >= su->seq)
-			continue;
-		return false;
-	}
-	return true;
-}
-
-/* wow_first_vouched */
-static int first_vouched(const struct suspect *sus, uint32_t n, uint64_t seq,
-			 uint64_t durable)
-{
-	uint64_t lo = epoch(seq) << EPOCH_SHIFT;
-	uint32_t a = 0, b = n;
-
-	while (a < b) {
-		uint32_t mid = a + (b - a) / 2;
-
-		if (sus[mid].seq < lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	if (a == n || sus[a].seq > durable || epoch(sus[a].seq) != epoch(seq))
-		return -1;
-	return a;
-}
-
-/*
- * judge_suspects: a bad record that a valid record of its epoch proves
- * durable is corrupt (the load is refused) unless dropping it loses
- * nothing; any other is a torn tail.  Unlike the kernel, every suspect is
- * judged and reported, not just the first that refuses the load.
- */
-static int judge_suspects(struct scan *sc)
-{
-	struct wowc_view *v = sc->v;
-	uint64_t *starts, s;
-	uint32_t j, nr_starts = 0;
-	int i;
-
-	qsort(sc->sus, sc->nr_sus, sizeof(*sc->sus), cmp_u64);
-	starts = malloc((sc->c->nr_segments + 1) * sizeof(*starts));
-	if (!starts)
-		return -ENOMEM;
-	for (s = 0; s < sc->c->nr_segments; s++)
-		if (v->segs[s].seq)
-			starts[nr_starts++] = v->segs[s].seq;
-	qsort(starts, nr_starts, sizeof(*starts), cmp_u64);
-	for (s = 0; s < sc->c->nr_segments; s++) {
-		struct wowc_claim *cl = &v->claims[s];
-
-		if (!cl->seq)
-			continue;
-		i = first_vouched(sc->sus, sc->nr_sus, cl->seq, cl->durable);
-		for (j = i; i >= 0 && j < sc->nr_sus &&
-		     sc->sus[j].seq <= cl->durable &&
-		     epoch(sc->sus[j].seq) == epoch(cl->seq); j++) {
-			struct suspect *su = &sc->sus[j];
-
-			if (su->judged)
-				continue;
-			su->judged = true;
-			su->vouched = true;
-			su->proof_seq = cl->proof;
-			su->proof_seg = s;
-			if (bsearch(&su->seq, starts, nr_starts,
-				    sizeof(*starts), cmp_u64)) {
-				su->start = true;
-				continue;
-			}
-			su->harmless = suspect_harmless(v, su);
-		}
-	}
-	free(starts);
-
-	for (j = 0; j < sc->nr_sus; j++) {
-		struct suspect *su = &sc->sus[j];
-		struct wowc_corrupt *co;
-
-		if (!su->vouched) {
-			problem(&v->probs, WOWC_SEV_WARN,
-				"segment %u: dropped a torn or corrupt log record at block %u (record %" PRIu64 ": %s); nothing proves it durable, so it is a torn write that was never acknowledged",
-				su->seg, su->block, su->seq, su->what);
-			continue;
-		}
-		if (su->start) {
-			problem(&v->probs, WOWC_SEV_WARN,
-				"segment %u: dropped a torn or corrupt log record at block %u (%s); record %" PRIu64 " is the first of another segment's life, so nothing is missing",
-				su->seg, su->block, su->what, su->seq);
-			continue;
-		}
-		co = realloc(v->corrupt, (v->nr_corrupt + 1) * sizeof(*co));
-		if (!co)
-			return -ENOMEM;
-		v->corrupt = co;
-		co += v->nr_corrupt++;
-		co->seq = su->seq;
-		co->seg = su->seg;
-		co->harmless = su->harmless;
-		co->known = su->known;
-		co->proof_seq = su->proof_seq;
-		co->proof_seg = su->proof_seg;
-		if (su->harmless) {
-			problem(&v->probs, WOWC_SEV_WARN,
-				"log record %" PRIu64 " (segment %u, block %u) was durable but is corrupt (%s); every block it held has a newer version: dropped",
-				su->seq, su->seg, su->block, su->what);
-			continue;
-		}
-		if (!(v->flags & WOWC_SALVAGE))
-			v->refused = true;
-		problem(&v->probs, WOWC_SEV_ERROR,
-			"log record %" PRIu64 " (segment %u, block %u) was durable (record %" PRIu64 " of segment %u says so) but is corrupt (%s): the kernel refuses to load this cache",
-			su->seq, su->seg, su->block, su->proof_seq,
-			su->proof_seg, su->what);
-	}
-	return 0;
 }
 
 /* ---- the checkpoint (dm-wow-checkpoint.c wow_ckpt_read) ---- */
@@ -1822,71 +1249,288 @@ static int view_alloc(struct wowc_view *v)
 	return ix_init(v, v->c->nr_slots);
 }
 
-static void scan_free(struct scan *sc)
+/* struct wow_scan_ops over the image and the view */
+static int scan_read(void *ctx, u32 s, u32 off, u32 n, bool probe, void **p)
 {
-	uint32_t i;
+	struct scan *sc = ctx;
 
-	free(sc->buf);
-	free(sc->oblocks);
-	for (i = 0; i < sc->nr_sus; i++)
-		free(sc->sus[i].lost);
-	free(sc->sus);
-	free(sc->cleans);
+	(void)probe;	/* blk reads block 0 alone, the rest whole */
+	if (!blk(sc, s, off + n - 1))
+		return sc->io_err;
+	*p = sc->buf + (size_t)off * sc->c->bs;
+	return 0;
 }
 
-/* scan_log */
+static int scan_reserve_tombs(void *ctx, u32 s, u32 n)
+{
+	struct scan *sc = ctx;
+	struct wowc_seg *seg = &sc->v->segs[s];
+	size_t max = seg->max_tombs;
+
+	if (grow((void **)&seg->tombs, &max, (size_t)seg->nr_tombs + n,
+		 sizeof(*seg->tombs)))
+		return -ENOMEM;
+	seg->max_tombs = max;
+	return 0;
+}
+
+static void scan_add_tombs(void *ctx, u32 s, const struct wow_tomb_range *t,
+			   u32 n)
+{
+	struct scan *sc = ctx;
+	struct wowc_seg *seg = &sc->v->segs[s];
+
+	memcpy(seg->tombs + seg->nr_tombs, t, n * sizeof(*t));
+	seg->nr_tombs += n;
+}
+
+static const struct wow_tomb_range *scan_tombs(void *ctx, u32 s, u32 *n)
+{
+	struct scan *sc = ctx;
+
+	*n = sc->v->segs[s].nr_tombs;
+	return sc->v->segs[s].tombs;
+}
+
+static bool scan_lookup(void *ctx, u64 b, u32 *slot)
+{
+	struct scan *sc = ctx;
+
+	*slot = wowc_lookup(sc->v, b);
+	return *slot != WOWC_NO_SLOT;
+}
+
+static void scan_place(void *ctx, u32 slot, u64 b, u64 seq, bool newest,
+		       bool has_crc, u32 crc)
+{
+	struct scan *sc = ctx;
+	struct wowc_view *v = sc->v;
+
+	(void)has_crc;
+	(void)crc;
+	v->slot_seq[slot] = seq;
+	if (!(v->slot[slot] & WOWC_SLOT_VALID))
+		v->slot[slot] = b;
+	if (newest)
+		ix_insert(v, b, slot, true);
+}
+
+static bool scan_valid(void *ctx, u32 slot, u64 *b)
+{
+	struct scan *sc = ctx;
+
+	*b = sc->v->slot[slot] & WOWC_SLOT_OBLOCK;
+	return sc->v->slot[slot] & WOWC_SLOT_VALID;
+}
+
+static void scan_kill(void *ctx, u32 slot)
+{
+	struct scan *sc = ctx;
+
+	ix_remove(sc->v, slot);
+}
+
+static void scan_clean(void *ctx, u32 slot)
+{
+	struct scan *sc = ctx;
+
+	sc->v->slot[slot] &= ~WOWC_SLOT_DIRTY;
+}
+
+/* the kernel's messages as it says them while it scans; the rest after */
+static void scan_note(void *ctx, const struct wow_scan_note *n)
+{
+	struct scan *sc = ctx;
+
+	if (n->what == WOW_SCAN_DROPPED_FIRST && !n->seq)
+		problem(&sc->v->probs, WOWC_SEV_WARN,
+			"segment %u: dropped a torn or corrupt log record at block 0 (%s): the first of the segment, so all of its records (the kernel reports this at error level)",
+			n->seg, n->why);
+	else if (n->what == WOW_SCAN_BROKEN)
+		problem(&sc->v->probs, WOWC_SEV_WARN,
+			"segment %u: the log breaks at block %u and goes on at block %u (record %" PRIu64 "): the records between are lost",
+			n->seg, n->off, n->at, (uint64_t)n->seq);
+}
+
+static int scan_record(void *ctx, u32 s, u32 off,
+		       const struct wow_record_info *ri, enum wow_scan_rec st,
+		       const char *why)
+{
+	static const enum wowc_rec_status status[] = {
+		[WOW_SCAN_REC_TAKEN] = WOWC_REC_OK,
+		[WOW_SCAN_REC_BAD] = WOWC_REC_BAD,
+		[WOW_SCAN_REC_DROPPED] = WOWC_REC_DROPPED,
+		[WOW_SCAN_REC_PROOF] = WOWC_REC_PROOF,
+		[WOW_SCAN_REC_SALVAGED] = WOWC_REC_SALVAGED,
+	};
+	struct scan *sc = ctx;
+
+	return add_rec(&sc->v->segs[s], ri, off, status[st], why) ? -ENOMEM :
+								      0;
+}
+
+static int scan_lost(void *ctx, u64 b, u64 seq)
+{
+	struct scan *sc = ctx;
+
+	return add_lost(sc->v, b, seq) ? -ENOMEM : 0;
+}
+
+static const struct wow_scan_ops scan_ops = {
+	.read = scan_read,
+	.reserve_tombs = scan_reserve_tombs,
+	.add_tombs = scan_add_tombs,
+	.tombs = scan_tombs,
+	.lookup = scan_lookup,
+	.place = scan_place,
+	.valid = scan_valid,
+	.kill = scan_kill,
+	.clean = scan_clean,
+	.note = scan_note,
+	.record = scan_record,
+	.lost = scan_lost,
+};
+
+/*
+ * The scan's verdicts on the bad records (sorted by seq): a bad record
+ * that a valid record of its epoch proves durable is corrupt (the load is
+ * refused) unless dropping it loses nothing; any other is a torn tail.
+ * Unlike the kernel, every suspect is judged (WOW_SCAN_JUDGE_ALL) and
+ * reported, not just the first that refuses the load.
+ */
+static int report_suspects(struct wowc_view *v,
+			   const struct wow_scan_suspect *sus, uint32_t n)
+{
+	uint32_t j;
+
+	for (j = 0; j < n; j++) {
+		const struct wow_scan_suspect *su = &sus[j];
+		struct wowc_corrupt *co;
+
+		if (!su->vouched) {
+			problem(&v->probs, WOWC_SEV_WARN,
+				"segment %u: dropped a torn or corrupt log record at block %u (record %" PRIu64 ": %s); nothing proves it durable, so it is a torn write that was never acknowledged",
+				su->seg, su->block, (uint64_t)su->seq, su->what);
+			continue;
+		}
+		if (su->start) {
+			problem(&v->probs, WOWC_SEV_WARN,
+				"segment %u: dropped a torn or corrupt log record at block %u (%s); record %" PRIu64 " is the first of another segment's life, so nothing is missing",
+				su->seg, su->block, su->what, (uint64_t)su->seq);
+			continue;
+		}
+		co = realloc(v->corrupt, (v->nr_corrupt + 1) * sizeof(*co));
+		if (!co)
+			return -ENOMEM;
+		v->corrupt = co;
+		co += v->nr_corrupt++;
+		co->seq = su->seq;
+		co->seg = su->seg;
+		co->harmless = su->harmless;
+		co->known = su->known;
+		co->proof_seq = su->proof_seq;
+		co->proof_seg = su->proof_seg;
+		if (su->harmless) {
+			problem(&v->probs, WOWC_SEV_WARN,
+				"log record %" PRIu64 " (segment %u, block %u) was durable but is corrupt (%s); every block it held has a newer version: dropped",
+				(uint64_t)su->seq, su->seg, su->block, su->what);
+			continue;
+		}
+		if (!(v->flags & WOWC_SALVAGE))
+			v->refused = true;
+		problem(&v->probs, WOWC_SEV_ERROR,
+			"log record %" PRIu64 " (segment %u, block %u) was durable (record %" PRIu64 " of segment %u says so) but is corrupt (%s): the kernel refuses to load this cache",
+			(uint64_t)su->seq, su->seg, su->block,
+			(uint64_t)su->proof_seq, su->proof_seg, su->what);
+	}
+	return 0;
+}
+
+/* An envelope of the scan's, copied into the view (*@n pieces). */
+static struct wow_tomb_range *copy_env(const struct wow_tomb_range *e,
+				       uint32_t n)
+{
+	struct wow_tomb_range *c = malloc(((size_t)n + 1) * sizeof(*c));
+
+	if (c && n)
+		memcpy(c, e, n * sizeof(*c));
+	return c;
+}
+
+/* Rebuild the view from the whole log, as a load without a checkpoint. */
 static int scan_log(struct wowc *c, struct wowc_view *v)
 {
 	struct scan sc = { .c = c, .v = v, .buf_seg = UINT32_MAX };
+	struct wow_scan_geo g = {
+		.uuid = c->sb.uuid,
+		.nr_oblocks = c->nr_oblocks,
+		.nr_segments = c->nr_segments,
+		.blocks_per_seg = c->bps,
+		.block_size = c->bs,
+		.win_blocks = c->bps,
+		.flags = WOW_SCAN_JUDGE_ALL |
+			 (v->flags & WOWC_SALVAGE ? WOW_SCAN_SALVAGE : 0),
+	};
+	const struct wow_tomb_range *kenv, *cenv;
+	const struct wow_scan_claim *cl;
+	const struct wow_scan_totals *tot;
+	const struct wow_scan_suspect *sus;
+	struct wow_scan *ws = NULL;
+	struct wow_scan_seg life;
+	uint32_t nsus, nk, nc;
 	uint64_t s;
 	int r = -ENOMEM;
 
 	sc.buf = xalloc((size_t)c->bps * c->bs);
-	sc.oblocks = malloc((wow_record_capacity(c->bs, 0, 0) + 1) * 8);
 	v->claims = calloc(c->nr_segments, sizeof(*v->claims));
-	sc.sus = calloc(c->nr_segments, sizeof(*sc.sus));
-	if (!sc.buf || !sc.oblocks || !v->claims || !sc.sus)
+	if (sc.buf && v->claims)
+		ws = wow_scan_alloc(&g, &scan_ops, &sc);
+	if (!ws)
 		goto out;
 	for (s = 0; s < c->nr_segments; s++) {
-		r = scan_segment(&sc, s);
+		r = wow_scan_segment(ws, s, &life);
 		if (r)
 			goto out;
+		v->segs[s].seq = life.seq;
+		v->segs[s].max_seq = life.max_seq;
+		v->segs[s].wp = life.wp;
 	}
-	r = apply_tombs(&sc);
-	if (!r)
-		r = judge_suspects(&sc);
+	r = wow_scan_finish(ws);
+	if (r)
+		goto out;
+	tot = wow_scan_totals(ws);
+	v->nr_records = tot->records;
+	v->nr_dropped = tot->dropped;
+	v->max_seq = tot->max_seq;
+	v->max_seen = tot->max_seen;
+	cl = wow_scan_claims(ws);
+	for (s = 0; s < c->nr_segments; s++) {
+		v->claims[s].seq = cl[s].seq;
+		v->claims[s].durable = cl[s].durable;
+		v->claims[s].proof = cl[s].proof;
+	}
+	wow_scan_envelopes(ws, &kenv, &nk, &cenv, &nc);
+	v->kenv = copy_env(kenv, nk);
+	v->cenv = copy_env(cenv, nc);
+	r = -ENOMEM;
+	if (!v->kenv || !v->cenv)
+		goto out;
+	v->nr_kenv = nk;
+	v->nr_cenv = nc;
+	sus = wow_scan_suspects(ws, &nsus);
+	r = report_suspects(v, sus, nsus);
 out:
-	scan_free(&sc);
+	wow_scan_free(ws);
+	free(sc.buf);
 	return r;
 }
-
-struct tomb_ref {
-	struct wow_tomb_range *tr;
-	uint64_t seg_seq;
-};
-
-static int cmp_tomb_ref(const void *a, const void *b)
-{
-	const struct tomb_ref *x = a, *y = b;
-
-	if (x->tr->start != y->tr->start)
-		return x->tr->start < y->tr->start ? -1 : 1;
-	if (x->tr->nr != y->tr->nr)
-		return x->tr->nr < y->tr->nr ? -1 : 1;
-	if (x->tr->t != y->tr->t)
-		return x->tr->t < y->tr->t ? -1 : 1;
-	return x->seg_seq > y->seg_seq ? -1 : x->seg_seq < y->seg_seq;
-}
-
-#define TOMB_DROP	0x80000000U
 
 /* prune_tombs: drop what no record on the device can need */
 static int prune_tombs(struct wowc *c, struct wowc_view *v)
 {
 	uint64_t min = UINT64_MAX, total = 0, s;
-	struct tomb_ref *refs;
-	uint32_t i;
-	size_t n = 0;
+	struct wow_tomb_ref *refs;
+	uint32_t i, n = 0;
 
 	for (s = 0; s < c->nr_segments; s++) {
 		total += v->segs[s].nr_tombs;
@@ -1901,21 +1545,14 @@ static int prune_tombs(struct wowc *c, struct wowc_view *v)
 			refs[n].tr = &v->segs[s].tombs[i];
 			refs[n++].seg_seq = v->segs[s].seq;
 		}
-	qsort(refs, n, sizeof(*refs), cmp_tomb_ref);
-	for (i = 0; i < n; i++) {
-		struct tomb_ref a = { refs[i].tr, 0 };
-		struct tomb_ref b = { i ? refs[i - 1].tr : NULL, 0 };
-
-		if (refs[i].tr->t < min || (i && !cmp_tomb_ref(&a, &b)))
-			refs[i].tr->flags |= TOMB_DROP;
-	}
+	wow_tomb_prune(refs, n, min);
 	free(refs);
 	for (s = 0; s < c->nr_segments; s++) {
 		struct wowc_seg *seg = &v->segs[s];
 		uint32_t k = 0;
 
 		for (i = 0; i < seg->nr_tombs; i++)
-			if (!(seg->tombs[i].flags & TOMB_DROP))
+			if (!(seg->tombs[i].flags & WOW_TOMB_DROP))
 				seg->tombs[k++] = seg->tombs[i];
 		seg->nr_tombs = k;
 	}

@@ -9,6 +9,7 @@
 #include <linux/string.h>
 
 #include "../dm-wow.h"
+#include "../dm-wow-scan.h"
 
 #define TEST_BLOCK 4096
 

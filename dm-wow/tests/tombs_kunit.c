@@ -265,6 +265,33 @@ static void wow_tombs_life_pass_model(struct kunit *test)
 	KUNIT_EXPECT_GT(test, passes, 1000U);
 }
 
+/*
+ * At load: a tombstone below the oldest life goes; of a tombstone that
+ * reclaim carried forward, the newest holder keeps its copy; another
+ * range, or another t, is another tombstone.
+ */
+static void wow_tombs_prune_at_load(struct kunit *test)
+{
+	struct wow_tomb_range tr[] = {
+		{ .start = 10, .nr = 4, .t = 20 },	/* held by life 30 */
+		{ .start = 10, .nr = 4, .t = 20 },	/* the same, by 50 */
+		{ .start = 10, .nr = 4, .t = 21 },	/* another t */
+		{ .start = 10, .nr = 4, .t = 7 },	/* below the oldest */
+		{ .start = 11, .nr = 4, .t = 20 },	/* another range */
+	};
+	struct wow_tomb_ref refs[] = {
+		{ &tr[0], 30 }, { &tr[1], 50 }, { &tr[2], 30 },
+		{ &tr[3], 50 }, { &tr[4], 30 },
+	};
+
+	wow_tomb_prune(refs, ARRAY_SIZE(refs), 8);
+	KUNIT_EXPECT_TRUE(test, tr[0].flags & WOW_TOMB_DROP);
+	KUNIT_EXPECT_FALSE(test, tr[1].flags & WOW_TOMB_DROP);
+	KUNIT_EXPECT_FALSE(test, tr[2].flags & WOW_TOMB_DROP);
+	KUNIT_EXPECT_TRUE(test, tr[3].flags & WOW_TOMB_DROP);
+	KUNIT_EXPECT_FALSE(test, tr[4].flags & WOW_TOMB_DROP);
+}
+
 static struct kunit_case wow_tombs_cases[] = {
 	KUNIT_CASE(wow_tombs_seg_disk_seq),
 	KUNIT_CASE(wow_tombs_life_pass_bound),
@@ -275,6 +302,7 @@ static struct kunit_case wow_tombs_cases[] = {
 	KUNIT_CASE(wow_tombs_nested),
 	KUNIT_CASE(wow_tombs_brute_force),
 	KUNIT_CASE(wow_tombs_crafted_wide),
+	KUNIT_CASE(wow_tombs_prune_at_load),
 	{}
 };
 
