@@ -968,7 +968,6 @@ static void hold_tombs(struct wow_cache *wc)
 		r->flags = 0;
 		seg->nr_tombs++;
 	}
-	wow_seg_changed(wc, b->seg);
 }
 
 /* Insert one written bio's blocks, starting at @slot (lock held). */
@@ -1099,8 +1098,9 @@ static int finish_batch(struct wow_cache *wc)
 	else if (b->preflush)
 		wc->durable_seq = max(wc->durable_seq, b->seq - 1);
 	wc->segs[b->seg].max_seq = b->seq;
-	wow_seg_changed(wc, b->seg);
 	hold_tombs(wc);
+	/* its max_seq and the tombstones it holds changed */
+	wow_seg_changed(wc, b->seg);
 
 	/* the copies first: a write of the same block in the record is newer */
 	slot = insert_copies(wc, wow_seg_slot(wc, b->seg, b->block + 1));
