@@ -1628,7 +1628,7 @@ static void submit_batch(struct wow_cache *wc)
 	struct wow_batch *b = &wc->batch;
 	u32 bs = wc->args.block_size, off, data_bytes = b->nr_data * bs;
 	blk_opf_t opf = REQ_OP_WRITE | REQ_SYNC | (b->fua ? REQ_FUA : 0);
-	blk_opf_t first = b->fua || b->preflush ? REQ_PREFLUSH : 0;
+	blk_opf_t first = 0;
 	struct wow_record_info ri;
 	struct bio_list full;
 	u64 origin_flush;
@@ -1641,6 +1641,17 @@ static void submit_batch(struct wow_cache *wc)
 	ri.nr_data = b->nr_data;
 	ri.nr_tombs = b->nr_tombs;
 	spin_lock_irq(&wc->lock);
+	/*
+	 * A FUA record vouches for every earlier one (its durable_seq is
+	 * seq - 1), so it flushes them first, unless each is durable already
+	 * (written FUA, or flushed since): O_SYNC writes one at a time then
+	 * cost one flush of the cache device each, not two (a device without
+	 * FUA, as virtio-blk, flushes after the write besides: issue 37).
+	 * The first record of a reused segment needs it only in that case
+	 * too (b->preflush says so).
+	 */
+	if (b->preflush || (b->fua && wc->durable_seq < wc->completed_seq))
+		first = REQ_PREFLUSH;
 	ri.durable_seq = b->fua || b->preflush ? b->seq - 1 : wc->durable_seq;
 	ri.next_seg = wow_seg_next_free(wc);
 	wc->chain_next = ri.next_seg;
