@@ -170,6 +170,10 @@ ckpt_lat() {
 	[ $_k -ge 1 ] || _k=1
 	echo "P999=$(sed -n "${_k}p" /tmp/cs-lat-sorted.txt) MAXALL=$(tail -n 1 /tmp/cs-lat-sorted.txt)"
 }
+# both traces, for a closer look on the host (results/NAME.*.trace.gz)
+for _r in none every64m; do
+	gzip -c /tmp/cs-$_r.txt > "$RESULTS/$WOW_NAME.$_r.trace.gz"
+done
 eval "$(ckpt_lat none | sed 's/^/T0_/; s/ / T0_/g')"
 rm -f /tmp/cs-worst.txt
 eval "$(ckpt_lat every64m | sed 's/^/T1_/; s/ / T1_/g')"
