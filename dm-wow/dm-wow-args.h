@@ -9,6 +9,7 @@
 
 #include "dm-wow-types.h"
 #include "dm-wow-format.h"
+#include "dm-wow-opts.h"
 
 #ifdef __KERNEL__
 #include <linux/device-mapper.h>	/* struct dm_arg_set, DMEMIT */
@@ -19,23 +20,6 @@ enum wow_policy_id {
 	WOW_POLICY_CSCAN,
 	WOW_POLICY_LRW,
 	WOW_NR_POLICIES,
-};
-
-/* Bits of wow_args.set: which options the table line named. */
-enum wow_opt {
-	WOW_OPT_BLOCK_SIZE,
-	WOW_OPT_ERASE_BLOCK_SIZE,
-	WOW_OPT_WRITE_GROUP_SIZE,
-	WOW_OPT_POLICY,
-	WOW_OPT_LOW_WATERMARK,
-	WOW_OPT_HIGH_WATERMARK,
-	WOW_OPT_MAX_DESTAGE_IOS,
-	WOW_OPT_MAX_DESTAGE_SIZE,
-	WOW_OPT_MAX_AGE,
-	WOW_OPT_SEQUENTIAL_CUTOFF,
-	WOW_OPT_CLEANER,
-	WOW_OPT_FORMAT,
-	WOW_NR_OPTS,
 };
 
 /* Defaults, chosen in Documentation/dm-wow.rst. */

@@ -2,9 +2,9 @@
 /*
  * kargs: the kernel's table line options (dm-wow-args.c, built unchanged
  * here) in plain C types, for libwow.c, whose own names (libwow.h) would
- * clash with the kernel's.  An option is its enum wow_opt_id (the same
- * order as the kernel's enum wow_opt: test_libwow checks every name); a
- * refusal comes back as the kernel's own message.
+ * clash with the kernel's.  An option is its enum wow_opt (dm-wow-opts.h,
+ * the one list of ids both build with); a refusal comes back as the
+ * kernel's own message.
  */
 #ifndef WOW_KARGS_H
 #define WOW_KARGS_H

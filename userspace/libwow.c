@@ -691,7 +691,7 @@ bool wow_rates_get(const struct wow_status *prev, const struct wow_status *cur,
 /* O(ENUM, name, unit, type, bytes) */
 #define O(e, n, u, ty, by) [WOW_OPT_##e] = { n, u, WOW_OT_##ty, by }
 
-const struct wow_opt wow_opts[WOW_NR_OPTS] = {
+const struct wow_opt_info wow_opts[WOW_NR_OPTS] = {
 	O(BLOCK_SIZE, "block_size", "bytes", U64, true),
 	O(ERASE_BLOCK_SIZE, "erase_block_size", "bytes", U64, true),
 	O(WRITE_GROUP_SIZE, "write_group_size", "bytes", U64, true),
@@ -755,7 +755,7 @@ int wow_parse_size(const char *s, uint64_t *v)
 /* A value of option @id: the kernel's check of it (dm-wow-args.c). */
 static int opt_value(int id, const char *val, uint64_t *v, char *err)
 {
-	const struct wow_opt *o = &wow_opts[id];
+	const struct wow_opt_info *o = &wow_opts[id];
 	const char *msg;
 	char num[24];
 	int r;

@@ -40,6 +40,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../dm-wow/dm-wow-opts.h"
 #include "devname.h"
 
 #define WOW_TARGET_NAME	"wow"
@@ -202,21 +203,7 @@ bool wow_derived_get(const struct wow_derived *d,
 
 /* ---- table line: <origin> <cache> <#opt_args> [<opt_args>...] ---- */
 
-enum wow_opt_id {
-	WOW_OPT_BLOCK_SIZE,
-	WOW_OPT_ERASE_BLOCK_SIZE,
-	WOW_OPT_WRITE_GROUP_SIZE,
-	WOW_OPT_POLICY,
-	WOW_OPT_LOW_WATERMARK,
-	WOW_OPT_HIGH_WATERMARK,
-	WOW_OPT_MAX_DESTAGE_IOS,
-	WOW_OPT_MAX_DESTAGE_SIZE,
-	WOW_OPT_MAX_AGE,
-	WOW_OPT_SEQUENTIAL_CUTOFF,
-	WOW_OPT_CLEANER,
-	WOW_OPT_FORMAT,
-	WOW_NR_OPTS
-};
+/* the options by the kernel's ids (enum wow_opt, dm-wow-opts.h) */
 
 enum wow_opt_type { WOW_OT_U64, WOW_OT_POLICY, WOW_OT_FLAG };
 
@@ -226,20 +213,20 @@ enum wow_opt_type { WOW_OT_U64, WOW_OT_POLICY, WOW_OT_FLAG };
  * tunables are dm-wow-args.c's alone: libwow checks options with it
  * (kargs.c).
  */
-struct wow_opt {
+struct wow_opt_info {
 	const char *name;
 	const char *unit;
 	enum wow_opt_type type;
 	bool bytes;		/* a size: K, M, G, T suffixes accepted */
 };
 
-extern const struct wow_opt wow_opts[WOW_NR_OPTS];
+extern const struct wow_opt_info wow_opts[WOW_NR_OPTS];
 
 struct wow_table {
 	char *origin;
 	char *cache;
 	uint64_t val[WOW_NR_OPTS];	/* policy as enum wow_policy, flag 1 */
-	uint32_t set;			/* bit (1 << wow_opt_id) per option */
+	uint32_t set;			/* bit (1 << enum wow_opt) per option */
 };
 
 int wow_table_parse(const char *line, struct wow_table *t, char *err);

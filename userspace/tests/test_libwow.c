@@ -254,7 +254,7 @@ static const char *table_rejects(const struct bad_line *b)
 	return NULL;
 }
 
-/* libwow's option ids and names are the kernel's (dm-wow-args.c) */
+/* libwow's table names each option (the kernel's ids) as the kernel does */
 static const char *opts_are_the_kernels(void)
 {
 	int i;
