@@ -435,3 +435,59 @@ bool wow_seg_open(struct wow_cache *wc, bool reserve, u64 seq)
 	wow_seg_changed(wc, wc->open_seg);
 	return true;
 }
+
+/* ---- what the other parts read and set of one segment ---- */
+
+u64 wow_seg_seq(struct wow_cache *wc, u32 s)
+{
+	return wc->segs[s].seq;
+}
+
+u32 wow_seg_wp(struct wow_cache *wc, u32 s)
+{
+	return wc->segs[s].wp;
+}
+
+u32 wow_seg_head(struct wow_cache *wc)
+{
+	return wc->open_seg;
+}
+
+void wow_seg_ckpt_info(struct wow_cache *wc, u32 s,
+		       struct wow_ckpt_seg_info *si)
+{
+	struct wow_segment *seg = &wc->segs[s];
+
+	si->seq = seg->seq;
+	si->max_seq = seg->seq ? seg->max_seq : 0;
+	si->wp = seg->seq ? seg->wp : 0;
+	si->nr_tombs = seg->seq ? seg->nr_tombs : 0;
+	si->closed = seg->seq && seg->state != WOW_SEG_FREE;
+}
+
+const struct wow_tomb_range *wow_seg_tombs(struct wow_cache *wc, u32 s,
+					   u32 *n)
+{
+	*n = wc->segs[s].nr_tombs;
+	return wc->segs[s].tombs;
+}
+
+void wow_seg_set_life(struct wow_cache *wc, u32 s, u64 seq, u64 max_seq,
+		      u32 wp)
+{
+	struct wow_segment *seg = &wc->segs[s];
+
+	seg->seq = seq;
+	seg->max_seq = max_seq;
+	seg->wp = wp;
+	seg->open_time = jiffies;
+}
+
+void wow_seg_add_tombs(struct wow_cache *wc, u32 s,
+		       const struct wow_tomb_range *t, u32 n)
+{
+	struct wow_segment *seg = &wc->segs[s];
+
+	memcpy(seg->tombs + seg->nr_tombs, t, n * sizeof(*t));
+	seg->nr_tombs += n;
+}

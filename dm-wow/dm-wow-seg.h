@@ -126,4 +126,46 @@ bool wow_seg_on_chain(struct wow_cache *wc, u32 s);
  */
 bool wow_seg_open(struct wow_cache *wc, bool reserve, u64 seq);
 
+/* ---- what the other parts read and set of one segment ---- */
+
+/*
+ * Segment @s's open seq (0: no life on disk) and its write pointer (the
+ * next block to write).  No assert: the lock held, or recovering, or the
+ * commit worker reading the segment it writes (only it moves the head).
+ */
+u64 wow_seg_seq(struct wow_cache *wc, u32 s);
+u32 wow_seg_wp(struct wow_cache *wc, u32 s);
+
+/* The open segment (the log head), or WOW_NO_SEG.  Or recovering. */
+u32 wow_seg_head(struct wow_cache *wc);
+
+/*
+ * What a checkpoint holds of segment @s, into @si.  No assert: the lock
+ * held, or recovering, or the checkpoint's reader (the commit worker
+ * between two records with ckpt_reading set: nothing it reads changes).
+ */
+void wow_seg_ckpt_info(struct wow_cache *wc, u32 s,
+		       struct wow_ckpt_seg_info *si);
+
+/*
+ * The tombstones segment @s holds, @n of them; valid until the next
+ * change to its list.  Locking as wow_seg_ckpt_info().
+ */
+const struct wow_tomb_range *wow_seg_tombs(struct wow_cache *wc, u32 s,
+					   u32 *n);
+
+/*
+ * A load found segment @s's life: open seq @seq, newest record @max_seq,
+ * written up to block @wp; its open time is now.  Recovering.
+ */
+void wow_seg_set_life(struct wow_cache *wc, u32 s, u64 seq, u64 max_seq,
+		      u32 wp);
+
+/*
+ * Segment @s holds @n more tombstones, copied from @t; the room was
+ * reserved first (wow_seg_reserve_tombs).  Recovering.
+ */
+void wow_seg_add_tombs(struct wow_cache *wc, u32 s,
+		       const struct wow_tomb_range *t, u32 n);
+
 #endif /* DM_WOW_SEG_H */
