@@ -491,3 +491,57 @@ void wow_seg_add_tombs(struct wow_cache *wc, u32 s,
 	memcpy(seg->tombs + seg->nr_tombs, t, n * sizeof(*t));
 	seg->nr_tombs += n;
 }
+
+u32 wow_seg_nr_free(struct wow_cache *wc)
+{
+	return wc->nr_free_segs;
+}
+
+enum wow_seg_state wow_seg_state(struct wow_cache *wc, u32 s)
+{
+	lockdep_assert_held(&wc->lock);
+	return wc->segs[s].state;
+}
+
+u32 wow_seg_nr_dirty(struct wow_cache *wc, u32 s)
+{
+	lockdep_assert_held(&wc->lock);
+	return wc->segs[s].nr_dirty;
+}
+
+u32 wow_seg_nr_bad(struct wow_cache *wc, u32 s)
+{
+	lockdep_assert_held(&wc->lock);
+	return wc->segs[s].nr_bad;
+}
+
+bool wow_seg_cleanable(struct wow_cache *wc, u32 s)
+{
+	lockdep_assert_held(&wc->lock);
+	return wc->segs[s].state == WOW_SEG_CLOSED && !wc->segs[s].nr_bad;
+}
+
+void wow_seg_usage(struct wow_cache *wc, u32 s, struct wow_seg_usage *u)
+{
+	struct wow_segment *seg = &wc->segs[s];
+	u64 newest = max(seg->max_seq, seg->seq);
+
+	lockdep_assert_held(&wc->lock);
+	u->nr_dirty = seg->nr_dirty;
+	u->age = wc->next_seq > newest ? wc->next_seq - newest : 0;
+}
+
+u32 wow_seg_oldest_cleanable(struct wow_cache *wc, u32 walk)
+{
+	struct wow_segment *seg;
+	u32 n = 0;
+
+	lockdep_assert_held(&wc->lock);
+	list_for_each_entry(seg, &wc->seg_order, order) {
+		if (seg->state == WOW_SEG_CLOSED && !seg->nr_bad)
+			return seg - wc->segs;
+		if (++n == walk)
+			break;
+	}
+	return WOW_NO_SEG;
+}

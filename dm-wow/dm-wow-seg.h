@@ -168,4 +168,29 @@ void wow_seg_set_life(struct wow_cache *wc, u32 s, u64 seq, u64 max_seq,
 void wow_seg_add_tombs(struct wow_cache *wc, u32 s,
 		       const struct wow_tomb_range *t, u32 n);
 
+/* Free segments (on the free list).  Or recovering. */
+u32 wow_seg_nr_free(struct wow_cache *wc);
+
+/*
+ * Segment @s's state, and its counts of dirty and of bad slots (a bad
+ * one never leaves: the segment is no victim).  Lock held.
+ */
+enum wow_seg_state wow_seg_state(struct wow_cache *wc, u32 s);
+u32 wow_seg_nr_dirty(struct wow_cache *wc, u32 s);
+u32 wow_seg_nr_bad(struct wow_cache *wc, u32 s);
+
+/*
+ * Cleaning's view of segment @s: may it be a victim (closed, no bad
+ * block), and what would freeing it cost and gain (@u: its dirty blocks,
+ * the records appended since its newest).  Lock held.
+ */
+bool wow_seg_cleanable(struct wow_cache *wc, u32 s);
+void wow_seg_usage(struct wow_cache *wc, u32 s, struct wow_seg_usage *u);
+
+/*
+ * The oldest segment in write order that may be a victim, looking at
+ * @walk segments at most, or WOW_NO_SEG.  Lock held.
+ */
+u32 wow_seg_oldest_cleanable(struct wow_cache *wc, u32 walk);
+
 #endif /* DM_WOW_SEG_H */
