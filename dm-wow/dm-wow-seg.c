@@ -545,3 +545,128 @@ u32 wow_seg_oldest_cleanable(struct wow_cache *wc, u32 walk)
 	}
 	return WOW_NO_SEG;
 }
+
+u64 wow_seg_max_seq(struct wow_cache *wc, u32 s)
+{
+	return wc->segs[s].max_seq;
+}
+
+void wow_seg_count(struct wow_cache *wc, u32 s, int valid, int dirty,
+		   int bad)
+{
+	struct wow_segment *seg = &wc->segs[s];
+
+	seg->nr_valid += valid;
+	seg->nr_dirty += dirty;
+	seg->nr_bad += bad;
+}
+
+/* ---- recovery ---- */
+
+void wow_seg_new_life(struct wow_cache *wc, u32 s, u64 seq)
+{
+	struct wow_segment *seg = &wc->segs[s];
+
+	seg->seq = seq;
+	seg->max_seq = 0;
+	seg->wp = 0;
+	seg->nr_tombs = 0;
+	seg->open_time = jiffies;
+}
+
+void wow_seg_set_written(struct wow_cache *wc, u32 s, u64 max_seq, u32 wp)
+{
+	wc->segs[s].max_seq = max_seq;
+	wc->segs[s].wp = wp;
+}
+
+/*
+ * Drop tombstones no record on the device can need any more, and copies
+ * of a tombstone that reclaim carried forward (the newest holder keeps
+ * it), so segments whose tombstones all moved on are free again
+ * (recovering).
+ */
+int wow_seg_prune_tombs(struct wow_cache *wc)
+{
+	u64 min = wow_seg_min_disk_seq(wc), total = 0;
+	struct wow_tomb_ref *refs;
+	u32 s, i, n;
+
+	for (s = 0; s < wc->nr_segments; s++)
+		total += wc->segs[s].nr_tombs;
+	refs = kvmalloc_array(max_t(u64, total, 1), sizeof(*refs), GFP_KERNEL);
+	if (!refs)
+		return -ENOMEM;
+	n = 0;
+	for (s = 0; s < wc->nr_segments; s++)
+		for (i = 0; i < wc->segs[s].nr_tombs; i++) {
+			refs[n].tr = &wc->segs[s].tombs[i];
+			refs[n++].seg_seq = wc->segs[s].seq;
+		}
+	wow_tomb_prune(refs, n, min);
+	kvfree(refs);
+
+	for (s = 0; s < wc->nr_segments; s++) {
+		struct wow_segment *seg = &wc->segs[s];
+
+		for (i = 0, n = 0; i < seg->nr_tombs; i++)
+			if (!(seg->tombs[i].flags & WOW_TOMB_DROP))
+				seg->tombs[n++] = seg->tombs[i];
+		seg->nr_tombs = n;
+	}
+	/* the runtime's lower bound starts here (wow_seg_visit) */
+	wow_life_pass_init(&wc->life_pass, min_t(u64, min, wc->next_seq));
+	return 0;
+}
+
+/*
+ * After a load (recovering): empty segments go on the free list first,
+ * then dead ones (nothing current, no tombstone), oldest content first;
+ * the rest are closed; then the write order.
+ */
+int wow_seg_load_done(struct wow_cache *wc)
+{
+	u32 s;
+
+	for (s = 0; s < wc->nr_segments; s++)
+		if (!wc->segs[s].seq)
+			wow_seg_free_add(wc, s);
+	for (s = 0; s < wc->nr_segments; s++) {
+		struct wow_segment *seg = &wc->segs[s];
+
+		if (!seg->seq)
+			continue;
+		if (!seg->nr_valid && !seg->nr_tombs)
+			wow_seg_free_add(wc, s);
+		else
+			seg->state = WOW_SEG_CLOSED;
+	}
+	return wow_seg_order_rebuild(wc);
+}
+
+/* Forget what a failed load built (recovering). */
+void wow_seg_reset(struct wow_cache *wc)
+{
+	u32 s;
+
+	for (s = 0; s < wc->nr_segments; s++) {
+		struct wow_segment *seg = &wc->segs[s];
+
+		seg->seq = 0;
+		seg->prev_seq = 0;
+		seg->max_seq = 0;
+		seg->wp = 0;
+		seg->nr_valid = 0;
+		seg->nr_dirty = 0;
+		seg->nr_tombs = 0;
+		seg->state = WOW_SEG_FREE;
+		INIT_LIST_HEAD(&seg->list);
+		INIT_LIST_HEAD(&seg->order);
+	}
+	INIT_LIST_HEAD(&wc->free_segs);
+	INIT_LIST_HEAD(&wc->drained);
+	wow_life_pass_init(&wc->life_pass, 0);
+	INIT_LIST_HEAD(&wc->seg_order);
+	wc->lrw_cursor = WOW_NO_SLOT;
+	wc->nr_free_segs = 0;
+}

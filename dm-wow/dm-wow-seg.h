@@ -193,4 +193,33 @@ void wow_seg_usage(struct wow_cache *wc, u32 s, struct wow_seg_usage *u);
  */
 u32 wow_seg_oldest_cleanable(struct wow_cache *wc, u32 walk);
 
+/* Segment @s's newest record (its life's).  Locking as wow_seg_seq(). */
+u64 wow_seg_max_seq(struct wow_cache *wc, u32 s);
+
+/*
+ * Segment @s's slots: @valid more hold current copies, @dirty more of them
+ * are dirty, @bad more do not match their crc (each may be negative).  Or
+ * recovering.
+ */
+void wow_seg_count(struct wow_cache *wc, u32 s, int valid, int dirty,
+		   int bad);
+
+/*
+ * Recovery's steps, in order (recovering, all of them): a replay that
+ * finds a new life of segment @s begins it (wow_seg_new_life: its old
+ * content and tombstones are gone) and applies its records
+ * (wow_seg_set_written: written up to block @wp, newest record
+ * @max_seq); once the index is counted (wow_seg_count), the tombstones
+ * no record on the device needs go (wow_seg_prune_tombs: allocates,
+ * GFP_KERNEL, -ENOMEM; the walk's bound starts there), then every
+ * segment is free or closed and the write order is rebuilt
+ * (wow_seg_load_done: allocates, -ENOMEM).  wow_seg_reset() forgets it
+ * all after a failed load: every segment free and off every list.
+ */
+void wow_seg_new_life(struct wow_cache *wc, u32 s, u64 seq);
+void wow_seg_set_written(struct wow_cache *wc, u32 s, u64 max_seq, u32 wp);
+int wow_seg_prune_tombs(struct wow_cache *wc);
+int wow_seg_load_done(struct wow_cache *wc);
+void wow_seg_reset(struct wow_cache *wc);
+
 #endif /* DM_WOW_SEG_H */
