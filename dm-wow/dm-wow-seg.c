@@ -34,6 +34,7 @@
 #include <linux/list_sort.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
+#include <linux/vmalloc.h>
 
 #include "dm-wow.h"
 #include "dm-wow-seg.h"
@@ -54,6 +55,15 @@ bool wow_seg_oblock_dirty(void *ctx, u64 ob)
 }
 
 /* ---- write order: lrw's source ---- */
+
+/*
+ * The log is its own record of write order: a block written (or written
+ * again) gets a slot at the head, so the dirty blocks in the order they
+ * were last written are the dirty slots of the segments in seq order
+ * (wc->seg_order), each from block 0 to its write pointer.  lrw walks
+ * that; wc->lrw_cursor keeps its place: every slot before it is clean or
+ * dead, and stays so (only the head gets new dirty slots).
+ */
 
 /* The slot after @slot in write order, or WOW_NO_SLOT (lock held). */
 static u32 order_next(struct wow_cache *wc, u32 slot)
@@ -669,4 +679,177 @@ void wow_seg_reset(struct wow_cache *wc)
 	INIT_LIST_HEAD(&wc->seg_order);
 	wc->lrw_cursor = WOW_NO_SLOT;
 	wc->nr_free_segs = 0;
+}
+
+/* ---- the table ---- */
+
+int wow_seg_alloc(struct wow_cache *wc)
+{
+	u32 i;
+
+	wc->segs = vzalloc(array_size(wc->nr_segments, sizeof(*wc->segs)));
+	wc->segs_changed = bitmap_alloc(wc->nr_segments, GFP_KERNEL);
+	if (!wc->segs || !wc->segs_changed)
+		return -ENOMEM;
+	wow_seg_all_changed(wc);
+	INIT_LIST_HEAD(&wc->free_segs);
+	INIT_LIST_HEAD(&wc->drained);
+	INIT_LIST_HEAD(&wc->seg_order);
+	wc->lrw_cursor = WOW_NO_SLOT;
+	for (i = 0; i < wc->nr_segments; i++) {
+		INIT_LIST_HEAD(&wc->segs[i].list);
+		INIT_LIST_HEAD(&wc->segs[i].order);
+		atomic_set(&wc->segs[i].pins, 0);
+	}
+	wc->open_seg = WOW_NO_SEG;
+	return 0;
+}
+
+void wow_seg_free(struct wow_cache *wc)
+{
+	u32 i;
+
+	if (wc->segs) {
+		for (i = 0; i < wc->nr_segments; i++)
+			kvfree(wc->segs[i].tombs);
+		vfree(wc->segs);
+		wc->segs = NULL;
+	}
+	bitmap_free(wc->segs_changed);
+	wc->segs_changed = NULL;
+}
+
+/* ---- the log's calls ---- */
+
+u64 wow_seg_prev_seq(struct wow_cache *wc, u32 s)
+{
+	lockdep_assert_held(&wc->lock);
+	return wc->segs[s].prev_seq;
+}
+
+bool wow_seg_head_reserved(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	if (wc->open_reserved && wc->nr_free_segs > WOW_RESERVE_SEGMENTS)
+		wc->open_reserved = false;	/* the reserve is back */
+	return wc->open_seg != WOW_NO_SEG && wc->open_reserved;
+}
+
+bool wow_seg_room(struct wow_cache *wc, u32 nr)
+{
+	lockdep_assert_held(&wc->lock);
+	return (wc->open_seg != WOW_NO_SEG &&
+		wc->blocks_per_seg - wc->segs[wc->open_seg].wp >= nr) ||
+	       wc->nr_free_segs > WOW_RESERVE_SEGMENTS +
+				  DIV_ROUND_UP(nr, wc->blocks_per_seg);
+}
+
+void wow_seg_append(struct wow_cache *wc, u32 s, u32 n)
+{
+	lockdep_assert_held(&wc->lock);
+	wc->segs[s].wp += n;
+	wow_seg_changed(wc, s);
+}
+
+void wow_seg_record_done(struct wow_cache *wc, u32 s, u64 seq,
+			 const struct wow_tomb *t, u32 n)
+{
+	struct wow_segment *seg = &wc->segs[s];
+	u32 i;
+
+	lockdep_assert_held(&wc->lock);
+	seg->max_seq = seq;
+	for (i = 0; i < n; i++) {
+		struct wow_tomb_range *r = &seg->tombs[seg->nr_tombs];
+
+		/* clean marks are hints: never carried */
+		if (le32_to_cpu(t[i].flags) & WOW_TOMB_CLEAN)
+			continue;
+		r->start = le64_to_cpu(t[i].start);
+		r->t = le64_to_cpu(t[i].t);
+		r->nr = le32_to_cpu(t[i].nr);
+		r->flags = 0;
+		seg->nr_tombs++;
+	}
+	wow_seg_changed(wc, s);
+}
+
+void wow_seg_pin(struct wow_cache *wc, u32 s)
+{
+	lockdep_assert_held(&wc->lock);
+	atomic_inc(&wc->segs[s].pins);
+}
+
+bool wow_seg_unpin(struct wow_cache *wc, u32 s)
+{
+	return atomic_dec_and_test(&wc->segs[s].pins) &&
+	       READ_ONCE(wc->segs[s].state) == WOW_SEG_DRAINING;
+}
+
+u32 wow_seg_retire_room(struct wow_cache *wc, u32 s)
+{
+	lockdep_assert_held(&wc->lock);
+	return wc->segs[s].nr_valid + wc->segs[s].nr_tombs;
+}
+
+u32 wow_seg_live_tombs(struct wow_cache *wc, u32 s, u64 min_seq,
+		       struct wow_tomb_range *to)
+{
+	struct wow_segment *seg = &wc->segs[s];
+	u32 i, n = 0;
+
+	lockdep_assert_held(&wc->lock);
+	for (i = 0; i < seg->nr_tombs; i++)
+		if (seg->tombs[i].t >= min_seq)
+			to[n++] = seg->tombs[i];
+	return n;
+}
+
+void wow_seg_freeing(struct wow_cache *wc, u32 s)
+{
+	lockdep_assert_held(&wc->lock);
+	wc->segs[s].state = WOW_SEG_FREEING;
+}
+
+void wow_seg_reclose(struct wow_cache *wc, u32 s)
+{
+	lockdep_assert_held(&wc->lock);
+	wc->segs[s].state = WOW_SEG_CLOSED;
+}
+
+void wow_seg_drain(struct wow_cache *wc, u32 s)
+{
+	lockdep_assert_held(&wc->lock);
+	wc->segs[s].nr_tombs = 0;
+	wc->segs[s].state = WOW_SEG_DRAINING;
+	wow_seg_changed(wc, s);
+}
+
+bool wow_seg_drained_add(struct wow_cache *wc, u32 s)
+{
+	struct wow_segment *seg = &wc->segs[s];
+
+	lockdep_assert_held(&wc->lock);
+	if (seg->state != WOW_SEG_DRAINING)
+		return false;
+	if (list_empty(&seg->list))
+		list_add_tail(&seg->list, &wc->drained);
+	return true;
+}
+
+u32 wow_seg_reap_drained(struct wow_cache *wc)
+{
+	struct wow_segment *seg, *tmp;
+	u32 n = 0;
+
+	lockdep_assert_held(&wc->lock);
+	list_for_each_entry_safe(seg, tmp, &wc->drained, list) {
+		if (atomic_read(&seg->pins))
+			continue;
+		list_del_init(&seg->list);
+		wow_seg_free_add(wc, seg - wc->segs);
+		atomic64_inc(&wc->stats.reclaimed_segments);
+		n++;
+	}
+	return n;
 }

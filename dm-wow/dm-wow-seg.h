@@ -222,4 +222,95 @@ int wow_seg_prune_tombs(struct wow_cache *wc);
 int wow_seg_load_done(struct wow_cache *wc);
 void wow_seg_reset(struct wow_cache *wc);
 
+/* ---- what the log asks of the segments ---- */
+
+/*
+ * The segment table for wc->nr_segments segments: every one free, on no
+ * list yet (recovery or format puts them on the free list), and marked
+ * changed; no log head.  Recovering (the constructor's preresume);
+ * allocates (GFP_KERNEL), -ENOMEM.  wow_seg_free() frees what it
+ * allocated, also after it failed; recovering or after the last I/O.
+ */
+int wow_seg_alloc(struct wow_cache *wc);
+void wow_seg_free(struct wow_cache *wc);
+
+/*
+ * The log wants space: cleaning runs, writes are paced.  Lock held (no
+ * assert: an inline read of the count).
+ */
+static inline bool wow_log_short(struct wow_cache *wc)
+{
+	return wow_seg_nr_free(wc) < wow_reclaim_threshold(wc);
+}
+
+/*
+ * The open segment's earlier life, recovery's to find until the new
+ * life's first record is durable (0: none).  Lock held.
+ */
+u64 wow_seg_prev_seq(struct wow_cache *wc, u32 s);
+
+/*
+ * May the log head take ordinary writes?  False while it came from the
+ * reserve (only reclaim's records may fill it), or there is no head; the
+ * reserve coming back (more free segments than it) ends that.  Lock held.
+ */
+bool wow_seg_head_reserved(struct wow_cache *wc);
+
+/*
+ * Would @nr blocks fit at the log head, or in free segments past the
+ * reserve?  Lock held.
+ */
+bool wow_seg_room(struct wow_cache *wc, u32 nr);
+
+/*
+ * A record of @n blocks (header and data) was laid at segment @s's write
+ * pointer, which moves past it; the segment counts as changed.  Lock held.
+ */
+void wow_seg_append(struct wow_cache *wc, u32 s, u32 n);
+
+/*
+ * The record with seq @seq in segment @s finished: its newest record,
+ * and the @n tombstones @t of the record it now holds (clean marks are
+ * hints: never held; the room was reserved, wow_seg_reserve_tombs); the
+ * segment counts as changed once, after both.  Lock held.
+ */
+void wow_seg_record_done(struct wow_cache *wc, u32 s, u64 seq,
+			 const struct wow_tomb *t, u32 n);
+
+/*
+ * A read or a destage run from segment @s is in flight (lock held): the
+ * segment is not freed under it.  wow_seg_unpin() ends it, in any
+ * context; true when that was the last pin of a DRAINING segment (it may
+ * be freed now: kick the worker).
+ */
+void wow_seg_pin(struct wow_cache *wc, u32 s);
+bool wow_seg_unpin(struct wow_cache *wc, u32 s);
+
+/*
+ * Retiring a victim, @s, closed with every block clean (the state
+ * diagram in dm-wow-seg.c).  wow_seg_retire_room(): the most tombstones
+ * its record can need (its current copies and those it holds).
+ * wow_seg_live_tombs(): copies to @to those it holds that a record from
+ * @min_seq on may still need, returns how many.  wow_seg_freeing(): its
+ * record is queued (FREEING).  wow_seg_reclose(): that record was
+ * withdrawn or failed: CLOSED again.  wow_seg_drain(): its tombstones are
+ * durable or none was needed; it holds none now (DRAINING).  All with the
+ * lock held.
+ */
+u32 wow_seg_retire_room(struct wow_cache *wc, u32 s);
+u32 wow_seg_live_tombs(struct wow_cache *wc, u32 s, u64 min_seq,
+		       struct wow_tomb_range *to);
+void wow_seg_freeing(struct wow_cache *wc, u32 s);
+void wow_seg_reclose(struct wow_cache *wc, u32 s);
+void wow_seg_drain(struct wow_cache *wc, u32 s);
+
+/*
+ * A DRAINING segment @s waits on the drained list for its pins to go:
+ * true when it is DRAINING (then on that list), false otherwise.
+ * wow_seg_reap_drained() frees those no pin holds any more, returns how
+ * many.  Lock held.
+ */
+bool wow_seg_drained_add(struct wow_cache *wc, u32 s);
+u32 wow_seg_reap_drained(struct wow_cache *wc);
+
 #endif /* DM_WOW_SEG_H */

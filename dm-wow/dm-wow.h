@@ -799,12 +799,6 @@ static inline u32 wow_reclaim_threshold(struct wow_cache *wc)
 	return WOW_RESERVE_SEGMENTS + 2 + wc->nr_segments / 32;
 }
 
-/* The log wants space: cleaning runs, writes are paced (lock held). */
-static inline bool wow_log_short(struct wow_cache *wc)
-{
-	return wc->nr_free_segs < wow_reclaim_threshold(wc);
-}
-
 /*
  * Dirty occupancy, in basis points, as the destage rate sees it: dirty
  * blocks over the blocks the log can hold while keeping the free segments
