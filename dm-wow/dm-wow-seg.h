@@ -2,6 +2,9 @@
 /*
  * dm-wow segments (dm-wow-seg.c): the segment table's states, the free
  * list, the write order, the log head, and the tombstones segments hold.
+ * The table is opaque: struct wow_segs and struct wow_segment are
+ * defined in dm-wow-seg.c alone; wc->segs points to it (wow_seg_alloc)
+ * and the other files go through the calls below.
  *
  * Locking: wc->lock guards all of it.  A call runs with the lock held,
  * and asserts it, unless its comment says "recovering" (called by
@@ -16,6 +19,15 @@
 #define DM_WOW_SEG_H
 
 #include "dm-wow.h"
+
+/* A segment's state (the diagram at the top of dm-wow-seg.c). */
+enum wow_seg_state {
+	WOW_SEG_FREE,		/* on the free list */
+	WOW_SEG_OPEN,		/* the log head: records append here */
+	WOW_SEG_CLOSED,		/* full or recovered: read and destaged */
+	WOW_SEG_FREEING,	/* its tombstone record is being written */
+	WOW_SEG_DRAINING,	/* waiting for reads to finish */
+};
 
 /* The slot of block @block of segment @seg. */
 static inline u32 wow_seg_slot(struct wow_cache *wc, u32 seg, u32 block)
@@ -86,16 +98,10 @@ u64 wow_seg_held_tombs(struct wow_cache *wc);
  * snapshot that takes the bit reads the new entry or sees the bit again
  * next time.  Any context (an atomic bit); every segment starts changed.
  */
-static inline void wow_seg_changed(struct wow_cache *wc, u32 s)
-{
-	set_bit(s, wc->segs_changed);
-}
+void wow_seg_changed(struct wow_cache *wc, u32 s);
 
 /* Is segment @s marked changed (not taken since)?  Any context. */
-static inline bool wow_seg_is_changed(struct wow_cache *wc, u32 s)
-{
-	return test_bit(s, wc->segs_changed);
-}
+bool wow_seg_is_changed(struct wow_cache *wc, u32 s);
 
 /* Every segment counts as changed (a load rebuilt the table).  Or recovering. */
 void wow_seg_all_changed(struct wow_cache *wc);
