@@ -137,7 +137,8 @@ bool wow_seg_open(struct wow_cache *wc, bool reserve, u64 seq);
 /*
  * Segment @s's open seq (0: no life on disk) and its write pointer (the
  * next block to write).  No assert: the lock held, or recovering, or the
- * commit worker reading the segment it writes (only it moves the head).
+ * commit worker reading its batch's segment while the record is in
+ * flight (the log head: nothing else changes its seq then).
  */
 u64 wow_seg_seq(struct wow_cache *wc, u32 s);
 u32 wow_seg_wp(struct wow_cache *wc, u32 s);
@@ -216,11 +217,12 @@ void wow_seg_count(struct wow_cache *wc, u32 s, int valid, int dirty,
  * content and tombstones are gone) and applies its records
  * (wow_seg_set_written: written up to block @wp, newest record
  * @max_seq); once the index is counted (wow_seg_count), the tombstones
- * no record on the device needs go (wow_seg_prune_tombs: allocates,
+ * no record on the device needs go (wow_seg_prune_tombs: may sleep,
  * GFP_KERNEL, -ENOMEM; the walk's bound starts there), then every
  * segment is free or closed and the write order is rebuilt
- * (wow_seg_load_done: allocates, -ENOMEM).  wow_seg_reset() forgets it
- * all after a failed load: every segment free and off every list.
+ * (wow_seg_load_done: may sleep, GFP_KERNEL, -ENOMEM).  wow_seg_reset()
+ * forgets it all after a failed load: every segment free and off every
+ * list (its held tombstones' memory stays, for the next load).
  */
 void wow_seg_new_life(struct wow_cache *wc, u32 s, u64 seq);
 void wow_seg_set_written(struct wow_cache *wc, u32 s, u64 max_seq, u32 wp);
@@ -233,9 +235,10 @@ void wow_seg_reset(struct wow_cache *wc);
 /*
  * The segment table for wc->nr_segments segments: every one free, on no
  * list yet (recovery or format puts them on the free list), and marked
- * changed; no log head.  Recovering (the constructor's preresume);
- * allocates (GFP_KERNEL), -ENOMEM.  wow_seg_free() frees what it
- * allocated, also after it failed; recovering or after the last I/O.
+ * changed; no log head.  Recovering (the constructor, through
+ * wow_log_alloc); may sleep (GFP_KERNEL); -ENOMEM.  wow_seg_free() frees
+ * what it allocated, also after it failed (wc->segs NULL: nothing); the
+ * destructor, after the last I/O; may sleep.
  */
 int wow_seg_alloc(struct wow_cache *wc);
 void wow_seg_free(struct wow_cache *wc);
@@ -256,9 +259,10 @@ static inline bool wow_log_short(struct wow_cache *wc)
 u64 wow_seg_prev_seq(struct wow_cache *wc, u32 s);
 
 /*
- * May the log head take ordinary writes?  False while it came from the
- * reserve (only reclaim's records may fill it), or there is no head; the
- * reserve coming back (more free segments than it) ends that.  Lock held.
+ * Is the log head reclaim's alone?  True while it came from the reserve
+ * (only reclaim's records may fill it: writes wait), false when there is
+ * no head.  The reserve coming back (more free segments than it) ends
+ * that first.  Lock held.
  */
 bool wow_seg_head_reserved(struct wow_cache *wc);
 
@@ -296,8 +300,9 @@ bool wow_seg_unpin(struct wow_cache *wc, u32 s);
  * Retiring a victim, @s, closed with every block clean (the state
  * diagram in dm-wow-seg.c).  wow_seg_retire_room(): the most tombstones
  * its record can need (its current copies and those it holds).
- * wow_seg_live_tombs(): copies to @to those it holds that a record from
- * @min_seq on may still need, returns how many.  wow_seg_freeing(): its
+ * wow_seg_live_tombs(): copies to @to those it holds whose t is at or
+ * above @min_seq (the oldest life on the device, or a lower bound of it:
+ * the others can kill nothing there), returns how many.  wow_seg_freeing(): its
  * record is queued (FREEING).  wow_seg_reclose(): that record was
  * withdrawn or failed: CLOSED again.  wow_seg_drain(): its tombstones are
  * durable or none was needed; it holds none now (DRAINING).  All with the
