@@ -192,15 +192,8 @@ static void ckpt_seg_infos(void *ctx, u64 first, u64 n,
 	struct wow_cache *wc = ctx;
 	u64 i;
 
-	for (i = 0; i < n; i++, si++) {
-		struct wow_segment *seg = &wc->segs[first + i];
-
-		si->seq = seg->seq;
-		si->max_seq = seg->seq ? seg->max_seq : 0;
-		si->wp = seg->seq ? seg->wp : 0;
-		si->nr_tombs = seg->seq ? seg->nr_tombs : 0;
-		si->closed = seg->seq && seg->state != WOW_SEG_FREE;
-	}
+	for (i = 0; i < n; i++, si++)
+		wow_seg_ckpt_info(wc, first + i, si);
 }
 
 static u64 ckpt_next_seg_changed(void *ctx, u64 s)
@@ -210,20 +203,14 @@ static u64 ckpt_next_seg_changed(void *ctx, u64 s)
 
 static const struct wow_tomb_range *ckpt_seg_tombs(void *ctx, u64 s)
 {
-	struct wow_cache *wc = ctx;
+	u32 n;
 
-	return wc->segs[s].tombs;
+	return wow_seg_tombs(ctx, s, &n);
 }
 
 static int ckpt_load_seg(void *ctx, u64 s, const struct wow_ckpt_seg_info *si)
 {
-	struct wow_cache *wc = ctx;
-	struct wow_segment *seg = &wc->segs[s];
-
-	seg->seq = si->seq;
-	seg->max_seq = si->max_seq;
-	seg->wp = si->wp;
-	seg->open_time = jiffies;
+	wow_seg_set_life(ctx, s, si->seq, si->max_seq, si->wp);
 	return 0;
 }
 
@@ -233,7 +220,7 @@ static int ckpt_load_tomb(void *ctx, u64 s, const struct wow_tomb_range *tr)
 	int r = wow_seg_reserve_tombs(wc, s, 1);
 
 	if (!r)
-		wc->segs[s].tombs[wc->segs[s].nr_tombs++] = *tr;
+		wow_seg_add_tombs(wc, s, tr, 1);
 	return r;
 }
 
@@ -242,11 +229,11 @@ static int ckpt_load_slot(void *ctx, u64 slot, u64 ob, bool dirty, u32 crc,
 			  bool has_crc)
 {
 	struct wow_cache *wc = ctx;
-	struct wow_segment *seg = &wc->segs[wow_slot_seg(wc, slot)];
-	u32 block = slot - wow_slot_seg(wc, slot) * wc->blocks_per_seg;
+	u32 s = wow_slot_seg(wc, slot);
+	u32 block = slot - s * wc->blocks_per_seg;
 
-	if (ob >= wc->ti->len >> wc->block_shift || !seg->seq || !block ||
-	    block >= seg->wp ||
+	if (ob >= wc->ti->len >> wc->block_shift || !wow_seg_seq(wc, s) ||
+	    !block || block >= wow_seg_wp(wc, s) ||
 	    wow_index_lookup(&wc->index, to_oblock(ob)) != WOW_NO_SLOT)
 		return -EUCLEAN;
 	wow_index_insert(&wc->index, to_oblock(ob), slot,
@@ -423,9 +410,9 @@ static bool ckpt_start(struct wow_cache *wc, struct ckpt_run *cr, bool epoch)
 		   wc->chain_next == wow_seg_next_free(wc);
 	cr->ci.next_seq = wc->next_seq;
 	cr->ci.completed_seq = wc->completed_seq;
-	cr->ci.head_seg = wc->open_seg;
-	cr->ci.head_wp = wc->open_seg != WOW_NO_SEG ?
-			 wc->segs[wc->open_seg].wp : 0;
+	cr->ci.head_seg = wow_seg_head(wc);
+	cr->ci.head_wp = cr->ci.head_seg != WOW_NO_SEG ?
+			 wow_seg_wp(wc, cr->ci.head_seg) : 0;
 	cr->ci.next_seg = wow_seg_next_free(wc);
 	cr->dirty = wc->dirty_blocks;
 	cr->valid = wc->valid_blocks;

@@ -34,15 +34,6 @@
 #include "dm-wow-log.h"
 #include "dm-wow-seg.h"
 
-static void seg_usage(struct wow_cache *wc, struct wow_segment *seg,
-		      struct wow_seg_usage *u)
-{
-	u64 newest = max(seg->max_seq, seg->seq);
-
-	u->nr_dirty = seg->nr_dirty;
-	u->age = wc->next_seq > newest ? wc->next_seq - newest : 0;
-}
-
 /*
  * Urgent (free segments down to the reserve plus one), a victim needs
  * less to come free the longer no segment has been freed: at first as
@@ -93,21 +84,6 @@ static u32 urgent_free_pct(struct wow_cache *wc)
 /* the oldest closed segment is looked for this far into the write order */
 #define WOW_VICTIM_OLDEST_WALK	64
 
-static u32 oldest_closed(struct wow_cache *wc)
-{
-	struct wow_segment *seg;
-	u32 n = 0;
-
-	lockdep_assert_held(&wc->lock);
-	list_for_each_entry(seg, &wc->seg_order, order) {
-		if (seg->state == WOW_SEG_CLOSED && !seg->nr_bad)
-			return seg - wc->segs;
-		if (++n == WOW_VICTIM_OLDEST_WALK)
-			break;
-	}
-	return WOW_NO_SEG;
-}
-
 #ifdef WOW_TEST_HOOKS
 /*
  * Test builds only: the most segments one pick walked when it found a
@@ -132,12 +108,11 @@ static void note_scan(u32 seen)
 
 static bool still_victim(struct wow_cache *wc, u32 v, u32 pct, bool urgent)
 {
-	struct wow_segment *seg = &wc->segs[v];
 	struct wow_seg_usage u;
 
-	if (seg->state != WOW_SEG_CLOSED || seg->nr_bad)
+	if (!wow_seg_cleanable(wc, v))
 		return false;
-	seg_usage(wc, seg, &u);
+	wow_seg_usage(wc, v, &u);
 	return wow_victim_eligible(&u, wc->blocks_per_seg,
 				   urgent ? pct : WOW_CLEAN_MIN_FREE_PCT,
 				   urgent && !pct);
@@ -151,7 +126,7 @@ static u32 pick_victim(struct wow_cache *wc)
 	bool urgent;
 
 	spin_lock_irq(&wc->lock);
-	urgent = wc->nr_free_segs <= WOW_RESERVE_SEGMENTS + 1;
+	urgent = wow_seg_nr_free(wc) <= WOW_RESERVE_SEGMENTS + 1;
 	if (!urgent)
 		wc->urgent_since = 0;
 	pct = urgent ? urgent_free_pct(wc) : 0;
@@ -163,16 +138,13 @@ static u32 pick_victim(struct wow_cache *wc)
 	       (seen < WOW_VICTIM_WINDOW || lazy.seg == WOW_NO_SEG)) {
 		spin_lock_irq(&wc->lock);
 		for (i = 0; i < WOW_VICTIM_CHUNK && seen < n; i++, seen++) {
-			struct wow_segment *seg;
-
 			s = wc->victim_cursor;
 			wc->victim_cursor = s + 1 < n ? s + 1 : 0;
 			wow_seg_visit(wc, s);
-			seg = &wc->segs[s];
 			/* a bad block stays where it is until written again */
-			if (seg->state != WOW_SEG_CLOSED || seg->nr_bad)
+			if (!wow_seg_cleanable(wc, s))
 				continue;
-			seg_usage(wc, seg, &u);
+			wow_seg_usage(wc, s, &u);
 			wow_victim_consider(&lazy, s, &u, wc->blocks_per_seg,
 					    WOW_CLEAN_MIN_FREE_PCT, false);
 			if (urgent)
@@ -192,10 +164,10 @@ static u32 pick_victim(struct wow_cache *wc)
 	if (v != WOW_NO_SEG &&
 	    !still_victim(wc, v, pct, lazy.seg == WOW_NO_SEG && urgent))
 		v = WOW_NO_SEG;
-	oldest = oldest_closed(wc);
+	oldest = wow_seg_oldest_cleanable(wc, WOW_VICTIM_OLDEST_WALK);
 	if (oldest != WOW_NO_SEG &&
 	    wow_seg_held_tombs(wc) > wc->nr_slots / 16) {
-		seg_usage(wc, &wc->segs[oldest], &u);
+		wow_seg_usage(wc, oldest, &u);
 		if (wow_victim_eligible(&u, wc->blocks_per_seg, 0, true))
 			v = oldest;
 	}
@@ -438,7 +410,6 @@ static bool victim_copyable(struct wow_cache *wc)
 /* One step of cleaning: pick a victim, copy, record it, free it. */
 void wow_clean(struct wow_cache *wc)
 {
-	struct wow_segment *seg;
 	bool copy;
 	u32 v;
 
@@ -451,7 +422,6 @@ void wow_clean(struct wow_cache *wc)
 		queue_work(wc->wq, &wc->commit_work);
 	}
 	if (wc->victim != WOW_NO_SEG) {
-		seg = &wc->segs[wc->victim];
 		if (wow_log_free_seg(wc, wc->victim)) {
 			wc->victim = WOW_NO_SEG;
 			wc->urgent_since = 0;	/* progress */
@@ -476,7 +446,7 @@ void wow_clean(struct wow_cache *wc)
 		spin_lock_irq(&wc->lock);
 		/* only cleaning moves a CLOSED segment on; checked anyway */
 		if (wc->victim == WOW_NO_SEG && !wc->stopped &&
-		    v != WOW_NO_SEG && wc->segs[v].state == WOW_SEG_CLOSED)
+		    v != WOW_NO_SEG && wow_seg_state(wc, v) == WOW_SEG_CLOSED)
 			wc->victim = v;
 	}
 	if (wc->victim == WOW_NO_SEG || wow_log_meta_inflight(wc) ||
@@ -484,19 +454,18 @@ void wow_clean(struct wow_cache *wc)
 		spin_unlock_irq(&wc->lock);
 		return;
 	}
-	seg = &wc->segs[wc->victim];
-	if (seg->state != WOW_SEG_CLOSED) {
+	if (wow_seg_state(wc, wc->victim) != WOW_SEG_CLOSED) {
 		spin_unlock_irq(&wc->lock);
 		return;
 	}
-	if (seg->nr_bad) {
+	if (wow_seg_nr_bad(wc, wc->victim)) {
 		/* a copy found a bad block in it: another victim */
 		wc->victim = WOW_NO_SEG;
 		spin_unlock_irq(&wc->lock);
 		wow_kick(wc);
 		return;
 	}
-	if (seg->nr_dirty) {
+	if (wow_seg_nr_dirty(wc, wc->victim)) {
 		/* copies, or runs in flight, will clean it */
 		copy = wc->copies_inflight < WOW_CLEAN_COPIES &&
 		       wc->state == WOW_STATE_OK && victim_copyable(wc);

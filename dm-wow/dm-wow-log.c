@@ -85,21 +85,9 @@ int wow_log_alloc(struct wow_cache *wc)
 		   WOW_RECORD_DATA_BYTES / bs);
 	wc->max_record_blocks = rounddown_pow_of_two(cap);
 
-	wc->segs = vzalloc(array_size(wc->nr_segments, sizeof(*wc->segs)));
-	wc->segs_changed = bitmap_alloc(wc->nr_segments, GFP_KERNEL);
-	if (!wc->segs || !wc->segs_changed)
-		return -ENOMEM;
-	wow_seg_all_changed(wc);
-	INIT_LIST_HEAD(&wc->free_segs);
-	INIT_LIST_HEAD(&wc->drained);
-	INIT_LIST_HEAD(&wc->seg_order);
-	wc->lrw_cursor = WOW_NO_SLOT;
-	for (i = 0; i < wc->nr_segments; i++) {
-		INIT_LIST_HEAD(&wc->segs[i].list);
-		INIT_LIST_HEAD(&wc->segs[i].order);
-		atomic_set(&wc->segs[i].pins, 0);
-	}
-	wc->open_seg = WOW_NO_SEG;
+	r = wow_seg_alloc(wc);
+	if (r)
+		return r;
 
 	r = wow_index_init(&wc->index, wc->nr_slots);
 	if (r)
@@ -196,14 +184,7 @@ void wow_log_free(struct wow_cache *wc)
 {
 	u32 i;
 
-	if (wc->segs) {
-		for (i = 0; i < wc->nr_segments; i++)
-			kvfree(wc->segs[i].tombs);
-		vfree(wc->segs);
-		wc->segs = NULL;
-	}
-	bitmap_free(wc->segs_changed);
-	wc->segs_changed = NULL;
+	wow_seg_free(wc);
 	if (wc->policy.ops)
 		wow_policy_exit(&wc->policy);
 	wow_index_exit(&wc->index);
@@ -235,15 +216,6 @@ void wow_log_free(struct wow_cache *wc)
 	}
 	bioset_exit(&wc->log_bs);
 }
-
-/*
- * The log is its own record of write order: a block written (or written
- * again) gets a slot at the head, so the dirty blocks in the order they
- * were last written are the dirty slots of the segments in seq order
- * (wc->seg_order), each from block 0 to its write pointer.  lrw walks
- * that; wc->lrw_cursor keeps its place: every slot before it is clean or
- * dead, and stays so (only the head gets new dirty slots).
- */
 
 /* The crc32c of @len bytes at byte @off of @pages (lowmem, back to back). */
 static u32 pages_crc(struct page **pages, u32 off, u32 len)
@@ -322,7 +294,7 @@ u32 wow_log_check_blocks(struct wow_cache *wc, const u32 *slots,
 		    from_oblock(wow_slot_oblock(sl)) != ob || sl->crc == crcs[i])
 			continue;
 		wow_index_set_flags(&wc->index, slots[i], WOW_SLOT_BAD, 0);
-		wc->segs[wow_slot_seg(wc, slots[i])].nr_bad++;
+		wow_seg_count(wc, wow_slot_seg(wc, slots[i]), 0, 0, 1);
 		bad++;
 		DMERR_LIMIT(MSG_BAD_BLOCK, wow_name(wc), ob, slots[i], sl->crc,
 			    crcs[i]);
@@ -343,20 +315,17 @@ u32 wow_log_check_blocks(struct wow_cache *wc, const u32 *slots,
 static void __drop_slot(struct wow_cache *wc, u32 slot, bool replaced)
 {
 	struct wow_slot *sl = wow_slot_at(&wc->index, slot);
-	struct wow_segment *seg = &wc->segs[wow_slot_seg(wc, slot)];
 	u64 ob = from_oblock(wow_slot_oblock(sl));
-	bool forget = false;
+	bool forget = false, dirty = sl->flags & WOW_SLOT_DIRTY;
 
 	lockdep_assert_held(&wc->lock);
-	if (sl->flags & WOW_SLOT_DIRTY) {
+	if (dirty) {
 		/* a DESTAGING copy: its run_done tells the policy */
 		forget = !replaced && !(sl->flags & WOW_SLOT_DESTAGING);
-		wc->segs[wow_slot_seg(wc, slot)].nr_dirty--;
 		wc->dirty_blocks--;
 	}
-	if (sl->flags & WOW_SLOT_BAD)
-		seg->nr_bad--;
-	seg->nr_valid--;
+	wow_seg_count(wc, wow_slot_seg(wc, slot), -1, dirty ? -1 : 0,
+		      sl->flags & WOW_SLOT_BAD ? -1 : 0);
 	wc->valid_blocks--;
 	wow_index_remove(&wc->index, slot);
 	if (forget)
@@ -543,7 +512,7 @@ static void unvictim(struct wow_cache *wc, struct list_head *metas)
 	list_for_each_entry(m, metas, list) {
 		if (m->victim == WOW_NO_SEG)
 			continue;
-		wc->segs[m->victim].state = WOW_SEG_CLOSED;
+		wow_seg_reclose(wc, m->victim);
 		wc->meta_inflight = false;
 	}
 }
@@ -573,12 +542,11 @@ void wow_log_cancel_metas(struct wow_cache *wc)
 static struct wow_meta *build_meta(struct wow_cache *wc, u32 v)
 {
 	u32 first = v * wc->blocks_per_seg, i, n, cap;
-	struct wow_segment *seg = &wc->segs[v];
 	struct wow_meta *m;
-	u64 min_seq;
+	u64 min_seq, max_seq;
 
 	spin_lock_irq(&wc->lock);
-	cap = seg->nr_valid + seg->nr_tombs;
+	cap = wow_seg_retire_room(wc, v);
 	spin_unlock_irq(&wc->lock);
 
 	m = kzalloc(sizeof(*m), GFP_NOIO);
@@ -597,6 +565,7 @@ static struct wow_meta *build_meta(struct wow_cache *wc, u32 v)
 
 	spin_lock_irq(&wc->lock);
 	min_seq = wow_seg_min_disk_seq_bound(wc);
+	max_seq = wow_seg_max_seq(wc, v);
 	n = 0;
 	for (i = 0; i < wc->blocks_per_seg; i++) {
 		struct wow_slot *sl = wow_slot_at(&wc->index, first + i);
@@ -611,19 +580,15 @@ static struct wow_meta *build_meta(struct wow_cache *wc, u32 v)
 		}
 		m->tombs[n].start = b;
 		m->tombs[n].nr = 1;
-		m->tombs[n].t = seg->max_seq;
+		m->tombs[n].t = max_seq;
 		m->tombs[n].flags = 0;
 		m->own_last[n] = i;
 		n++;
 	}
 	m->nr_own = n;
-	for (i = 0; i < seg->nr_tombs; i++)
-		if (seg->tombs[i].t >= min_seq)
-			m->tombs[n++] = seg->tombs[i];
+	n += wow_seg_live_tombs(wc, v, min_seq, m->tombs + n);
 	if (!n) {
-		seg->nr_tombs = 0;
-		seg->state = WOW_SEG_DRAINING;
-		wow_seg_changed(wc, v);
+		wow_seg_drain(wc, v);
 		spin_unlock_irq(&wc->lock);
 		kvfree(m->tombs);
 		kvfree(m->own_last);
@@ -631,7 +596,7 @@ static struct wow_meta *build_meta(struct wow_cache *wc, u32 v)
 		return NULL;
 	}
 	m->nr_tombs = n;
-	seg->state = WOW_SEG_FREEING;
+	wow_seg_freeing(wc, v);
 	wc->meta_inflight = true;
 	spin_unlock_irq(&wc->lock);
 	return m;
@@ -644,14 +609,13 @@ static struct wow_meta *build_meta(struct wow_cache *wc, u32 v)
 void wow_log_pin(struct wow_cache *wc, u32 s)
 {
 	lockdep_assert_held(&wc->lock);
-	atomic_inc(&wc->segs[s].pins);
+	wow_seg_pin(wc, s);
 }
 
 /* The read is done; a retired segment it held may be freed now. */
 void wow_log_unpin(struct wow_cache *wc, u32 s)
 {
-	if (atomic_dec_and_test(&wc->segs[s].pins) &&
-	    READ_ONCE(wc->segs[s].state) == WOW_SEG_DRAINING)
+	if (wow_seg_unpin(wc, s))
 		wow_kick(wc);
 }
 
@@ -693,13 +657,9 @@ int wow_log_retire_seg(struct wow_cache *wc, u32 v)
  */
 bool wow_log_free_seg(struct wow_cache *wc, u32 v)
 {
-	struct wow_segment *seg = &wc->segs[v];
-
 	lockdep_assert_held(&wc->lock);
-	if (seg->state != WOW_SEG_DRAINING)
+	if (!wow_seg_drained_add(wc, v))
 		return false;
-	if (list_empty(&seg->list))
-		list_add_tail(&seg->list, &wc->drained);
 	wow_log_reap_drained(wc);
 	return true;
 }
@@ -711,19 +671,8 @@ bool wow_log_free_seg(struct wow_cache *wc, u32 v)
  */
 u32 wow_log_reap_drained(struct wow_cache *wc)
 {
-	struct wow_segment *seg, *tmp;
-	u32 n = 0;
-
 	lockdep_assert_held(&wc->lock);
-	list_for_each_entry_safe(seg, tmp, &wc->drained, list) {
-		if (atomic_read(&seg->pins))
-			continue;
-		list_del_init(&seg->list);
-		wow_seg_free_add(wc, seg - wc->segs);
-		atomic64_inc(&wc->stats.reclaimed_segments);
-		n++;
-	}
-	return n;
+	return wow_seg_reap_drained(wc);
 }
 
 /* Has a retired segment's record been handed to the log? (lock held) */
@@ -784,7 +733,7 @@ void wow_log_block_clean(struct wow_cache *wc, u32 slot, u64 ob)
 {
 	lockdep_assert_held(&wc->lock);
 	wow_index_set_flags(&wc->index, slot, 0, WOW_SLOT_DIRTY);
-	wc->segs[wow_slot_seg(wc, slot)].nr_dirty--;
+	wow_seg_count(wc, wow_slot_seg(wc, slot), 0, -1, 0);
 	wc->dirty_blocks--;
 	note_clean(wc, ob, wc->completed_seq);
 }
@@ -947,35 +896,11 @@ static void fail_batch(struct wow_cache *wc, struct list_head *metas)
 	wow_kick(wc);
 }
 
-/* Record the batch's tombstones as held by its segment (lock held). */
-static void hold_tombs(struct wow_cache *wc)
-{
-	struct wow_batch *b = &wc->batch;
-	struct wow_tomb *t = wow_record_tombs(b->hdr);
-	struct wow_segment *seg = &wc->segs[b->seg];
-	u32 i;
-
-	lockdep_assert_held(&wc->lock);
-	for (i = 0; i < b->nr_tombs; i++) {
-		struct wow_tomb_range *r = &seg->tombs[seg->nr_tombs];
-
-		/* clean marks are hints: never carried */
-		if (le32_to_cpu(t[i].flags) & WOW_TOMB_CLEAN)
-			continue;
-		r->start = le64_to_cpu(t[i].start);
-		r->t = le64_to_cpu(t[i].t);
-		r->nr = le32_to_cpu(t[i].nr);
-		r->flags = 0;
-		seg->nr_tombs++;
-	}
-}
-
 /* Insert one written bio's blocks, starting at @slot (lock held). */
 static void insert_write(struct wow_cache *wc, struct bio *bio, u32 slot)
 {
-	struct wow_segment *seg = &wc->segs[wow_slot_seg(wc, slot)];
 	u64 ob = wow_bio_oblock(wc, bio);
-	u32 n = wow_bio_blocks(wc, bio), i;
+	u32 n = wow_bio_blocks(wc, bio), s = wow_slot_seg(wc, slot), i;
 	bool hit = false;
 
 	lockdep_assert_held(&wc->lock);
@@ -988,11 +913,11 @@ static void insert_write(struct wow_cache *wc, struct bio *bio, u32 slot)
 		}
 		wow_index_insert(&wc->index, to_oblock(ob + i), slot,
 				 WOW_SLOT_DIRTY);
-		seg->nr_valid++;
-		wc->segs[wow_slot_seg(wc, slot)].nr_dirty++;
 		wc->valid_blocks++;
 		wc->dirty_blocks++;
 	}
+	/* a record lies in one segment: so do the bio's blocks */
+	wow_seg_count(wc, s, n, n, 0);
 	WARN_ON_ONCE(wow_policy_note_write(&wc->policy, ob, n,
 					   wow_bio_io(bio)->sequential));
 	atomic64_inc(hit ? &wc->stats.write_hits : &wc->stats.write_misses);
@@ -1012,8 +937,7 @@ static void insert_copy(struct wow_cache *wc, u64 ob, u32 src, u32 slot)
 	if (old != WOW_NO_SLOT)
 		__drop_slot(wc, old, true);	/* DESTAGING: the policy keeps it */
 	wow_index_insert(&wc->index, to_oblock(ob), slot, WOW_SLOT_DIRTY);
-	wc->segs[wow_slot_seg(wc, slot)].nr_valid++;
-	wc->segs[wow_slot_seg(wc, slot)].nr_dirty++;
+	wow_seg_count(wc, wow_slot_seg(wc, slot), 1, 1, 0);
 	wc->valid_blocks++;
 	wc->dirty_blocks++;
 	WARN_ON_ONCE(wow_policy_mark_dirty(&wc->policy, ob));
@@ -1097,10 +1021,9 @@ static int finish_batch(struct wow_cache *wc)
 		wc->durable_seq = b->seq;
 	else if (b->preflush)
 		wc->durable_seq = max(wc->durable_seq, b->seq - 1);
-	wc->segs[b->seg].max_seq = b->seq;
-	hold_tombs(wc);
-	/* its max_seq and the tombstones it holds changed */
-	wow_seg_changed(wc, b->seg);
+	/* its max_seq and the tombstones it holds: one change */
+	wow_seg_record_done(wc, b->seg, b->seq, wow_record_tombs(b->hdr),
+			    b->nr_tombs);
 
 	/* the copies first: a write of the same block in the record is newer */
 	slot = insert_copies(wc, wow_seg_slot(wc, b->seg, b->block + 1));
@@ -1125,20 +1048,15 @@ static int finish_batch(struct wow_cache *wc)
 		drop_tombstoned(wc, m);
 
 	list_for_each_entry(m, &metas, list) {
-		struct wow_segment *v;
-
 		if (m->victim == WOW_NO_SEG)
 			continue;
 		/* every copy left in the victim is clean and tombstoned */
-		v = &wc->segs[m->victim];
 		for (i = 0; i < wc->blocks_per_seg; i++) {
 			slot = wow_seg_slot(wc, m->victim, i);
 			if (wow_slot_at(&wc->index, slot)->flags & WOW_SLOT_VALID)
 				drop_slot(wc, slot);
 		}
-		v->nr_tombs = 0;
-		v->state = WOW_SEG_DRAINING;
-		wow_seg_changed(wc, m->victim);
+		wow_seg_drain(wc, m->victim);
 		wc->meta_inflight = false;
 	}
 	b->done = false;
@@ -1387,9 +1305,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	tombs = !list_empty(&wc->pending_metas) ||
 		!bio_list_empty(&wc->pending_discards);
 	bio = bio_list_peek(&wc->pending_writes);
-	if (wc->open_reserved && wc->nr_free_segs > WOW_RESERVE_SEGMENTS)
-		wc->open_reserved = false;	/* the reserve is back */
-	if (wc->open_seg != WOW_NO_SEG && wc->open_reserved)
+	if (wow_seg_head_reserved(wc))
 		bio = NULL;			/* writes wait for space */
 	rate = pace_rate(wc);
 	drate = dirty_pace_rate(wc);
@@ -1414,8 +1330,8 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	}
 
 	memset(b->hdr, 0, wc->args.block_size);
-	b->seg = wc->open_seg;
-	b->block = wc->segs[b->seg].wp;
+	b->seg = wow_seg_head(wc);
+	b->block = wow_seg_wp(wc, b->seg);
 	b->seq = wc->next_seq++;
 	b->nr_tombs = 0;
 	b->nr_data = 0;
@@ -1424,7 +1340,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	 * The first record of a reused segment overwrites the earlier life:
 	 * the records that made that life dead must be durable first.
 	 */
-	b->preflush = !b->block && wc->segs[b->seg].prev_seq &&
+	b->preflush = !b->block && wow_seg_prev_seq(wc, b->seg) &&
 		      wc->durable_seq < wc->completed_seq;
 	room = wc->blocks_per_seg - b->block - 1;
 
@@ -1473,7 +1389,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 		b->nr_data += c->nr_live;
 	}
 
-	if (wc->open_reserved)
+	if (wow_seg_head_reserved(wc))
 		data_cap = 0;
 	while ((bio = bio_list_peek(&wc->pending_writes))) {
 		u32 n = wow_bio_blocks(wc, bio);
@@ -1492,8 +1408,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 
 	bio_list_merge(&b->flushes, flushes);
 	bio_list_init(flushes);
-	wc->segs[b->seg].wp += 1 + b->nr_data;
-	wow_seg_changed(wc, b->seg);
+	wow_seg_append(wc, b->seg, 1 + b->nr_data);
 	b->busy = true;
 	return true;
 }
@@ -1637,7 +1552,7 @@ static void submit_batch(struct wow_cache *wc)
 	ri.flags = wow_record_flags_v(wc->sb.version);
 	ri.data_csum = copy_batch_data(wc, ri.flags);
 	ri.seq = b->seq;
-	ri.seg_seq = wc->segs[b->seg].seq;
+	ri.seg_seq = wow_seg_seq(wc, b->seg);
 	ri.nr_data = b->nr_data;
 	ri.nr_tombs = b->nr_tombs;
 	spin_lock_irq(&wc->lock);
@@ -1871,11 +1786,7 @@ int wow_log_mark_clean(struct wow_cache *wc)
 	spin_lock_irq(&wc->lock);
 	nr = 2 * (nr + 1);
 	r = wc->state == WOW_STATE_OK &&
-	    ((wc->open_seg != WOW_NO_SEG &&
-	      wc->blocks_per_seg - wc->segs[wc->open_seg].wp >= nr) ||
-	     wc->nr_free_segs > WOW_RESERVE_SEGMENTS +
-				DIV_ROUND_UP(nr, wc->blocks_per_seg)) ?
-	    0 : -ENOSPC;
+	    wow_seg_room(wc, nr) ? 0 : -ENOSPC;
 	spin_unlock_irq(&wc->lock);
 	if (r)
 		goto out;

@@ -164,18 +164,15 @@ static void scan_add_tombs(void *ctx, u32 s, const struct wow_tomb_range *t,
 			   u32 n)
 {
 	struct wow_scan_ctx *x = ctx;
-	struct wow_segment *seg = &x->wc->segs[s];
 
-	memcpy(seg->tombs + seg->nr_tombs, t, n * sizeof(*t));
-	seg->nr_tombs += n;
+	wow_seg_add_tombs(x->wc, s, t, n);
 }
 
 static const struct wow_tomb_range *scan_tombs(void *ctx, u32 s, u32 *n)
 {
 	struct wow_scan_ctx *x = ctx;
 
-	*n = x->wc->segs[s].nr_tombs;
-	return x->wc->segs[s].tombs;
+	return wow_seg_tombs(x->wc, s, n);
 }
 
 static bool scan_lookup(void *ctx, u64 b, u32 *slot)
@@ -298,17 +295,12 @@ static int scan_log(struct wow_cache *wc, struct wow_scan_totals *tot)
 		goto out;
 	}
 	for (s = 0; s < wc->nr_segments; s++) {
-		struct wow_segment *seg = &wc->segs[s];
-
 		r = wow_scan_segment(sc, s, &life);
 		if (r) {
 			DMERR("%s: cannot read the log: %d", wow_name(wc), r);
 			goto out;
 		}
-		seg->seq = life.seq;
-		seg->max_seq = life.max_seq;
-		seg->open_time = jiffies;
-		seg->wp = life.wp;
+		wow_seg_set_life(wc, s, life.seq, life.max_seq, life.wp);
 		cond_resched();
 	}
 	r = wow_scan_finish(sc);
@@ -320,73 +312,15 @@ out:
 }
 
 /*
- * Drop tombstones no record on the device can need any more, and copies
- * of a tombstone that reclaim carried forward (the newest holder keeps
- * it), so segments whose tombstones all moved on are free again.
- */
-static int prune_tombs(struct wow_cache *wc)
-{
-	u64 min = wow_seg_min_disk_seq(wc), total = 0;
-	struct wow_tomb_ref *refs;
-	u32 s, i, n;
-
-	for (s = 0; s < wc->nr_segments; s++)
-		total += wc->segs[s].nr_tombs;
-	refs = kvmalloc_array(max_t(u64, total, 1), sizeof(*refs), GFP_KERNEL);
-	if (!refs)
-		return -ENOMEM;
-	n = 0;
-	for (s = 0; s < wc->nr_segments; s++)
-		for (i = 0; i < wc->segs[s].nr_tombs; i++) {
-			refs[n].tr = &wc->segs[s].tombs[i];
-			refs[n++].seg_seq = wc->segs[s].seq;
-		}
-	wow_tomb_prune(refs, n, min);
-	kvfree(refs);
-
-	for (s = 0; s < wc->nr_segments; s++) {
-		struct wow_segment *seg = &wc->segs[s];
-
-		for (i = 0, n = 0; i < seg->nr_tombs; i++)
-			if (!(seg->tombs[i].flags & WOW_TOMB_DROP))
-				seg->tombs[n++] = seg->tombs[i];
-		seg->nr_tombs = n;
-	}
-	/* the runtime's lower bound starts here (wow_seg_visit) */
-	wow_life_pass_init(&wc->life_pass, min_t(u64, min, wc->next_seq));
-	return 0;
-}
-
-/*
  * Forget what a failed recovery built, so that a retried preresume starts
  * from nothing (and counts nothing twice).
  */
 static int reset_log(struct wow_cache *wc)
 {
 	const struct wow_policy_ops *ops;
-	u32 s;
 	int r;
 
-	for (s = 0; s < wc->nr_segments; s++) {
-		struct wow_segment *seg = &wc->segs[s];
-
-		seg->seq = 0;
-		seg->prev_seq = 0;
-		seg->max_seq = 0;
-		seg->wp = 0;
-		seg->nr_valid = 0;
-		seg->nr_dirty = 0;
-		seg->nr_tombs = 0;
-		seg->state = WOW_SEG_FREE;
-		INIT_LIST_HEAD(&seg->list);
-		INIT_LIST_HEAD(&seg->order);
-	}
-	INIT_LIST_HEAD(&wc->free_segs);
-	INIT_LIST_HEAD(&wc->drained);
-	wow_life_pass_init(&wc->life_pass, 0);
-	INIT_LIST_HEAD(&wc->seg_order);
-	wc->lrw_cursor = WOW_NO_SLOT;
-	wc->nr_free_segs = 0;
+	wow_seg_reset(wc);
 	wc->valid_blocks = 0;
 	wc->dirty_blocks = 0;
 	ops = wc->policy.ops;
@@ -595,7 +529,6 @@ static void replay_tomb(struct wow_cache *wc, struct wow_replay *rp,
 static void replay_new_life(struct wow_cache *wc, struct wow_replay *rp,
 			    u32 s, u64 seq)
 {
-	struct wow_segment *seg = &wc->segs[s];
 	u32 i, slot;
 
 	for (i = 0; i < wc->blocks_per_seg; i++) {
@@ -605,11 +538,7 @@ static void replay_new_life(struct wow_cache *wc, struct wow_replay *rp,
 		wow_seqs_set(&rp->seqs, slot, 0);	/* never fails */
 	}
 	rp->ckpt_max[s] = 0;
-	seg->seq = seq;
-	seg->max_seq = 0;
-	seg->wp = 0;
-	seg->nr_tombs = 0;
-	seg->open_time = jiffies;
+	wow_seg_new_life(wc, s, seq);
 }
 
 /*
@@ -621,7 +550,6 @@ static int replay_record(struct wow_cache *wc, struct wow_replay *rp, u32 s,
 			 u32 off, void *hdr, const struct wow_record_info *ri)
 {
 	u64 nr_oblocks = wc->ti->len >> wc->block_shift;
-	struct wow_segment *seg = &wc->segs[s];
 	struct wow_tomb *t = wow_record_tombs(hdr);
 	__le64 *raw = wow_record_oblocks(hdr, ri->nr_tombs);
 	__le32 *crcs = wow_record_crcs(hdr, ri->nr_tombs, ri->nr_data);
@@ -653,11 +581,10 @@ static int replay_record(struct wow_cache *wc, struct wow_replay *rp, u32 s,
 		struct wow_tomb_range tr = wow_tomb_decode(&t[i]);
 
 		if (!(tr.flags & WOW_TOMB_CLEAN))
-			seg->tombs[seg->nr_tombs++] = tr;
+			wow_seg_add_tombs(wc, s, &tr, 1);
 		replay_tomb(wc, rp, &tr);
 	}
-	seg->max_seq = ri->seq;
-	seg->wp = off + 1 + ri->nr_data;
+	wow_seg_set_written(wc, s, ri->seq, off + 1 + ri->nr_data);
 	return 0;
 }
 
@@ -760,7 +687,7 @@ static int replay_chain(struct wow_cache *wc, struct wow_replay *rp,
 		.next_seg = ci->next_seg,
 		.next_seq = ci->next_seq,
 		.head_life = ci->head_seg < wc->nr_segments ?
-			     wc->segs[ci->head_seg].seq : 0,
+			     wow_seg_seq(wc, ci->head_seg) : 0,
 	};
 	int r = wow_chain_replay(&c, &replay_ops, &x);
 
@@ -794,7 +721,8 @@ static int replay_log(struct wow_cache *wc, const struct wow_ckpt_info *ci,
 	    !rp.ckpt_max || !rp.crcs)
 		goto out;
 	for (i = 0; i < wc->nr_segments; i++)
-		rp.ckpt_max[i] = wc->segs[i].seq ? wc->segs[i].max_seq : 0;
+		rp.ckpt_max[i] = wow_seg_seq(wc, i) ?
+				 wow_seg_max_seq(wc, i) : 0;
 	r = replay_chain(wc, &rp, ci);
 	*expected = rp.expected;
 	*dropped = rp.dropped;
@@ -822,7 +750,7 @@ int wow_log_recover(struct wow_cache *wc)
 	struct wow_scan_totals tot = { };
 	struct wow_ckpt_info ci;
 	u64 seen, newest;
-	u32 s, i;
+	u32 i;
 	int r;
 
 	/* a failed earlier attempt could not rebuild the index */
@@ -865,7 +793,7 @@ int wow_log_recover(struct wow_cache *wc)
 			cond_resched();
 		if (!(sl->flags & WOW_SLOT_VALID))
 			continue;
-		wc->segs[wow_slot_seg(wc, i)].nr_valid++;
+		wow_seg_count(wc, wow_slot_seg(wc, i), 1, 0, 0);
 		wc->valid_blocks++;
 		if (!(sl->flags & WOW_SLOT_DIRTY))
 			continue;
@@ -882,28 +810,15 @@ int wow_log_recover(struct wow_cache *wc)
 		}
 		wow_policy_mark_dirty(&wc->policy,
 				      from_oblock(wow_slot_oblock(sl)));
-		wc->segs[wow_slot_seg(wc, i)].nr_dirty++;
+		wow_seg_count(wc, wow_slot_seg(wc, i), 0, 1, 0);
 		wc->dirty_blocks++;
 	}
 
-	r = prune_tombs(wc);
+	r = wow_seg_prune_tombs(wc);
 	if (r)
 		goto out;
 	/* empty segments first, then dead ones, oldest content first */
-	for (s = 0; s < wc->nr_segments; s++)
-		if (!wc->segs[s].seq)
-			wow_seg_free_add(wc, s);
-	for (s = 0; s < wc->nr_segments; s++) {
-		struct wow_segment *seg = &wc->segs[s];
-
-		if (!seg->seq)
-			continue;
-		if (!seg->nr_valid && !seg->nr_tombs)
-			wow_seg_free_add(wc, s);
-		else
-			seg->state = WOW_SEG_CLOSED;
-	}
-	r = wow_seg_order_rebuild(wc);
+	r = wow_seg_load_done(wc);
 	if (r)
 		goto out;
 
@@ -928,11 +843,12 @@ int wow_log_recover(struct wow_cache *wc)
 	}
 	if (wc->ckpt_live)
 		DMINFO(MSG_LOADED_CKPT, wow_name(wc), ci.generation,
-		       wc->load_bytes >> 10, wc->dirty_blocks, wc->valid_blocks, wc->nr_free_segs);
+		       wc->load_bytes >> 10, wc->dirty_blocks, wc->valid_blocks,
+		       wow_seg_nr_free(wc));
 	else
 		DMINFO(MSG_RECOVERED, wow_name(wc), tot.records,
-		       wc->load_bytes >> 10, wc->dirty_blocks, wc->valid_blocks, wc->nr_free_segs,
-		       tot.dropped);
+		       wc->load_bytes >> 10, wc->dirty_blocks, wc->valid_blocks,
+		       wow_seg_nr_free(wc), tot.dropped);
 	r = 0;
 out:
 	if (r) {

@@ -586,7 +586,7 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 	free = wow_seg_free_blocks(wc);
 	dirty = wc->dirty_blocks;
 	valid = wc->valid_blocks;
-	free_segs = wc->nr_free_segs;
+	free_segs = wow_seg_nr_free(wc);
 	inflight = wc->runs_inflight;
 	groups = wc->policy.nr_groups;
 	recency = wc->policy.nr_recency;

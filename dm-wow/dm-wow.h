@@ -319,14 +319,6 @@ enum wow_state {
 	WOW_STATE_FAILED,
 };
 
-enum wow_seg_state {
-	WOW_SEG_FREE,		/* on the free list */
-	WOW_SEG_OPEN,		/* the log head: records append here */
-	WOW_SEG_CLOSED,		/* full or recovered: read and destaged */
-	WOW_SEG_FREEING,	/* its tombstone record is being written */
-	WOW_SEG_DRAINING,	/* waiting for reads to finish */
-};
-
 /* dm-wow-tombs.c, tombstone lifetime and envelope (pure): dm-wow-tombs.h */
 
 /* dm-wow-victim.c: which closed segment cleaning frees next */
@@ -377,31 +369,6 @@ bool wow_pace_admit(struct wow_pace *p, u32 n, u64 rate, u64 now_ns,
 bool wow_pace_admit_batch(struct wow_pace *p, u32 n, u32 batch, u64 rate,
 			  u64 now_ns, u64 *wait_ns);
 u32 wow_pace_batch(u64 rate, u64 queued, u32 first);
-
-/* A log segment: one erase block of the cache device. */
-struct wow_segment {
-	/* owner: log (every state change, dm-wow-seg.c's diagram) */
-	u64 seq;		/* open seq of the life on disk; 0: none */
-	/*
-	 * The life this one replaced: still what recovery would find until
-	 * the new life's first record is durable (durable_seq >= seq).
-	 */
-	u64 prev_seq;
-	u64 max_seq;		/* newest record of that life */
-	unsigned long open_time;	/* jiffies when opened or recovered */
-	u32 wp;			/* next block to write */
-	u32 nr_valid;		/* slots holding current copies */
-	u32 nr_dirty;		/* of which dirty */
-	u32 nr_bad;		/* of which WOW_SLOT_BAD: never a victim */
-	enum wow_seg_state state;
-	atomic_t pins;		/* reads in flight from this segment */
-	struct list_head list;	/* free list */
-	struct list_head order;	/* wc->seg_order, while it has a life */
-	/* tombstones whose newest copy lives here */
-	struct wow_tomb_range *tombs;
-	u32 nr_tombs;
-	u32 max_tombs;
-};
 
 /* A reclaim request to the log: write these tombstones durably. */
 struct wow_meta {
@@ -552,6 +519,8 @@ struct ckpt_run {
 	u64 valid;
 };
 
+struct wow_segs;
+
 struct wow_cache {
 	/* owner: target (constructor, messages, map) */
 	struct dm_target *ti;
@@ -590,23 +559,8 @@ struct wow_cache {
 	u32 nr_segments;
 	u32 nr_slots;
 	u32 max_record_blocks;		/* data blocks per record */
-	struct wow_segment *segs;
-	/*
-	 * A bit per segment whose checkpoint entry (seq, max_seq, wp,
-	 * nr_tombs, free or not) changed since a background checkpoint last
-	 * copied it (wow_seg_changed, wow_seg_next_changed): set after the
-	 * change, atomically
-	 */
-	unsigned long *segs_changed;
-	struct list_head free_segs;
-	u32 nr_free_segs;
-	/* retired (DRAINING) segments a read or a destage run still pins */
-	struct list_head drained;
-	/* segments with a life on disk, oldest first (seq order) */
-	struct list_head seg_order;
-	u32 lrw_cursor;			/* first slot in that order not clean */
-	u32 open_seg;			/* WOW_NO_SEG when none */
-	bool open_reserved;		/* open_seg came from the reserve */
+	/* the segment table: dm-wow-seg.c's alone (dm-wow-seg.h) */
+	struct wow_segs *segs;
 	/* the index and the policy change only through their own functions */
 	struct wow_index index;
 	struct wow_policy policy;
@@ -615,11 +569,6 @@ struct wow_cache {
 	u64 next_seq;
 	u64 completed_seq;		/* newest record completed */
 	u64 durable_seq;		/* every record <= this is durable */
-	/*
-	 * wow_seg_visit: a lower bound of wow_seg_min_disk_seq() and the
-	 * tombstones held, from the last whole pass, and the pass under way
-	 */
-	struct wow_life_pass life_pass;
 	u64 load_dropped;		/* records the last load dropped */
 	u64 load_bytes;			/* metadata the last load read */
 	bool load_from_ckpt;		/* it read the checkpoint */
@@ -797,12 +746,6 @@ static inline const char *wow_name(struct wow_cache *wc)
 static inline u32 wow_reclaim_threshold(struct wow_cache *wc)
 {
 	return WOW_RESERVE_SEGMENTS + 2 + wc->nr_segments / 32;
-}
-
-/* The log wants space: cleaning runs, writes are paced (lock held). */
-static inline bool wow_log_short(struct wow_cache *wc)
-{
-	return wc->nr_free_segs < wow_reclaim_threshold(wc);
 }
 
 /*

@@ -5,6 +5,9 @@
  * opening (the reserve, the chain rule, a segment on the replay's chain),
  * closing, the oldest life on the device, the walk's pruning, and the
  * marks a background checkpoint's snapshot copies by.
+ *
+ * The segment table is opaque: dm-wow-seg.c includes this file (when
+ * CONFIG_DM_WOW_KUNIT_TEST is set), so the tests see inside it.
  */
 #include <kunit/test.h>
 #include <linux/slab.h>
@@ -20,23 +23,26 @@ static struct wow_cache *seg_cache(struct kunit *test)
 	u32 s;
 
 	KUNIT_ASSERT_NOT_NULL(test, wc);
-	wc->segs = kunit_kcalloc(test, NSEG, sizeof(*wc->segs), GFP_KERNEL);
+	wc->segs = kunit_kzalloc(test, sizeof(*wc->segs), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, wc->segs);
-	wc->segs_changed = kunit_kcalloc(test, BITS_TO_LONGS(NSEG),
-					 sizeof(unsigned long), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, wc->segs_changed);
+	wc->segs->table = kunit_kcalloc(test, NSEG, sizeof(*wc->segs->table),
+					GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, wc->segs->table);
+	wc->segs->changed = kunit_kcalloc(test, BITS_TO_LONGS(NSEG),
+					  sizeof(unsigned long), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, wc->segs->changed);
 	spin_lock_init(&wc->lock);
 	wc->nr_segments = NSEG;
 	wc->blocks_per_seg = 8;
 	wc->nr_slots = NSEG * 8;
-	wc->open_seg = WOW_NO_SEG;
-	wc->lrw_cursor = WOW_NO_SLOT;
+	wc->segs->open = WOW_NO_SEG;
+	wc->segs->lrw_cursor = WOW_NO_SLOT;
 	wc->chain_next = WOW_NO_SEG;
-	INIT_LIST_HEAD(&wc->free_segs);
-	INIT_LIST_HEAD(&wc->seg_order);
+	INIT_LIST_HEAD(&wc->segs->free);
+	INIT_LIST_HEAD(&wc->segs->order);
 	for (s = 0; s < NSEG; s++) {
-		INIT_LIST_HEAD(&wc->segs[s].list);
-		INIT_LIST_HEAD(&wc->segs[s].order);
+		INIT_LIST_HEAD(&wc->segs->table[s].list);
+		INIT_LIST_HEAD(&wc->segs->table[s].order);
 	}
 	return wc;
 }
@@ -65,8 +71,8 @@ static bool seg_open(struct wow_cache *wc, bool reserve, u64 seq)
 static void seg_close_all(struct wow_cache *wc)
 {
 	spin_lock_irq(&wc->lock);
-	if (wc->open_seg != WOW_NO_SEG)
-		wc->segs[wc->open_seg].wp = wc->blocks_per_seg;
+	if (wc->segs->open != WOW_NO_SEG)
+		wc->segs->table[wc->segs->open].wp = wc->blocks_per_seg;
 	wow_seg_close_if_short(wc, 1);
 	spin_unlock_irq(&wc->lock);
 }
@@ -78,31 +84,31 @@ static void wow_seg_fifo(struct kunit *test)
 	struct wow_cache *wc = seg_cache(test);
 
 	free_in(wc, order, NSEG);
-	KUNIT_EXPECT_EQ(test, wc->nr_free_segs, NSEG);
+	KUNIT_EXPECT_EQ(test, wc->segs->nr_free, NSEG);
 	spin_lock_irq(&wc->lock);
 	KUNIT_EXPECT_EQ(test, wow_seg_next_free(wc), 2U);
 	spin_unlock_irq(&wc->lock);
 	KUNIT_ASSERT_TRUE(test, seg_open(wc, false, 10));
-	KUNIT_EXPECT_EQ(test, wc->open_seg, 2U);
-	KUNIT_EXPECT_EQ(test, wc->segs[2].state, WOW_SEG_OPEN);
-	KUNIT_EXPECT_EQ(test, wc->segs[2].seq, 10ULL);
-	KUNIT_EXPECT_EQ(test, wc->nr_free_segs, NSEG - 1);
+	KUNIT_EXPECT_EQ(test, wc->segs->open, 2U);
+	KUNIT_EXPECT_EQ(test, wc->segs->table[2].state, WOW_SEG_OPEN);
+	KUNIT_EXPECT_EQ(test, wc->segs->table[2].seq, 10ULL);
+	KUNIT_EXPECT_EQ(test, wc->segs->nr_free, NSEG - 1);
 	/* open already: a second call keeps it */
 	KUNIT_EXPECT_TRUE(test, seg_open(wc, false, 11));
-	KUNIT_EXPECT_EQ(test, wc->open_seg, 2U);
+	KUNIT_EXPECT_EQ(test, wc->segs->open, 2U);
 	seg_close_all(wc);
-	KUNIT_EXPECT_EQ(test, wc->segs[2].state, WOW_SEG_CLOSED);
-	KUNIT_EXPECT_EQ(test, wc->open_seg, WOW_NO_SEG);
+	KUNIT_EXPECT_EQ(test, wc->segs->table[2].state, WOW_SEG_CLOSED);
+	KUNIT_EXPECT_EQ(test, wc->segs->open, WOW_NO_SEG);
 	KUNIT_ASSERT_TRUE(test, seg_open(wc, false, 12));
-	KUNIT_EXPECT_EQ(test, wc->open_seg, 0U);
+	KUNIT_EXPECT_EQ(test, wc->segs->open, 0U);
 	/* freed again: to the tail, out of the write order */
 	seg_close_all(wc);
 	free_in(wc, order, 1);
-	KUNIT_EXPECT_EQ(test, wc->segs[2].state, WOW_SEG_FREE);
-	KUNIT_EXPECT_TRUE(test, list_empty(&wc->segs[2].order));
-	KUNIT_EXPECT_EQ(test, list_last_entry(&wc->free_segs,
+	KUNIT_EXPECT_EQ(test, wc->segs->table[2].state, WOW_SEG_FREE);
+	KUNIT_EXPECT_TRUE(test, list_empty(&wc->segs->table[2].order));
+	KUNIT_EXPECT_EQ(test, list_last_entry(&wc->segs->free,
 					      struct wow_segment, list) -
-			      wc->segs, 2);
+			      wc->segs->table, 2);
 }
 
 /* A segment closes only when what is asked does not fit. */
@@ -113,14 +119,14 @@ static void wow_seg_close_short(struct kunit *test)
 
 	free_in(wc, order, NSEG);
 	KUNIT_ASSERT_TRUE(test, seg_open(wc, false, 1));
-	wc->segs[0].wp = 5;
+	wc->segs->table[0].wp = 5;
 	spin_lock_irq(&wc->lock);
 	wow_seg_close_if_short(wc, 3);
-	KUNIT_EXPECT_EQ(test, wc->open_seg, 0U);
+	KUNIT_EXPECT_EQ(test, wc->segs->open, 0U);
 	wow_seg_close_if_short(wc, 4);
 	spin_unlock_irq(&wc->lock);
-	KUNIT_EXPECT_EQ(test, wc->open_seg, WOW_NO_SEG);
-	KUNIT_EXPECT_EQ(test, wc->segs[0].state, WOW_SEG_CLOSED);
+	KUNIT_EXPECT_EQ(test, wc->segs->open, WOW_NO_SEG);
+	KUNIT_EXPECT_EQ(test, wc->segs->table[0].state, WOW_SEG_CLOSED);
 }
 
 /* The last WOW_RESERVE_SEGMENTS free segments are reclaim's alone. */
@@ -131,12 +137,12 @@ static void wow_seg_reserve(struct kunit *test)
 
 	free_in(wc, order, 3);
 	KUNIT_ASSERT_TRUE(test, seg_open(wc, false, 1));
-	KUNIT_EXPECT_FALSE(test, wc->open_reserved);
+	KUNIT_EXPECT_FALSE(test, wc->segs->open_reserved);
 	seg_close_all(wc);
-	KUNIT_EXPECT_EQ(test, wc->nr_free_segs, WOW_RESERVE_SEGMENTS);
+	KUNIT_EXPECT_EQ(test, wc->segs->nr_free, WOW_RESERVE_SEGMENTS);
 	KUNIT_EXPECT_FALSE(test, seg_open(wc, false, 2));
 	KUNIT_ASSERT_TRUE(test, seg_open(wc, true, 2));
-	KUNIT_EXPECT_TRUE(test, wc->open_reserved);
+	KUNIT_EXPECT_TRUE(test, wc->segs->open_reserved);
 	seg_close_all(wc);
 	KUNIT_ASSERT_TRUE(test, seg_open(wc, true, 3));
 	seg_close_all(wc);
@@ -161,16 +167,17 @@ static void wow_seg_chain_rule(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, wc->ckpt_wanted);
 	wc->ckpt_wanted = false;
 	wc->chain_next = 3;
-	wc->segs[3].seq = 12;
-	wc->segs[3].max_seq = 21;	/* a record at or after the checkpoint */
+	wc->segs->table[3].seq = 12;
+	/* a record at or after the checkpoint */
+	wc->segs->table[3].max_seq = 21;
 	KUNIT_EXPECT_FALSE(test, seg_open(wc, false, 30));
 	KUNIT_EXPECT_TRUE(test, wc->ckpt_wanted);
 	wc->ckpt_wanted = false;
-	wc->segs[3].max_seq = 19;
+	wc->segs->table[3].max_seq = 19;
 	KUNIT_EXPECT_TRUE(test, seg_open(wc, false, 30));
-	KUNIT_EXPECT_EQ(test, wc->open_seg, 3U);
+	KUNIT_EXPECT_EQ(test, wc->segs->open, 3U);
 	/* its earlier life counts until the new one's first record is durable */
-	KUNIT_EXPECT_EQ(test, wc->segs[3].prev_seq, 12ULL);
+	KUNIT_EXPECT_EQ(test, wc->segs->table[3].prev_seq, 12ULL);
 	spin_lock_irq(&wc->lock);
 	KUNIT_EXPECT_TRUE(test, wow_seg_on_chain(wc, 1));	/* the head */
 	spin_unlock_irq(&wc->lock);
@@ -181,14 +188,14 @@ static void wow_seg_min_disk(struct kunit *test)
 {
 	struct wow_cache *wc = seg_cache(test);
 
-	wc->segs[0].seq = 40;
-	wc->segs[0].prev_seq = 7;
-	wc->segs[1].seq = 25;
+	wc->segs->table[0].seq = 40;
+	wc->segs->table[0].prev_seq = 7;
+	wc->segs->table[1].seq = 25;
 	wc->durable_seq = 39;
 	KUNIT_EXPECT_EQ(test, wow_seg_min_disk_seq(wc), 7ULL);
 	wc->durable_seq = 40;
 	KUNIT_EXPECT_EQ(test, wow_seg_min_disk_seq(wc), 25ULL);
-	wc->segs[1].seq = 0;
+	wc->segs->table[1].seq = 0;
 	KUNIT_EXPECT_EQ(test, wow_seg_min_disk_seq(wc), 40ULL);
 }
 
@@ -208,13 +215,13 @@ static void wow_seg_visit_prunes(struct kunit *test)
 		t[0].t = 5;
 		t[1].t = 50;
 		t[2].t = 9;
-		wc->segs[s].tombs = t;
-		wc->segs[s].nr_tombs = 3;
-		wc->segs[s].max_tombs = 3;
-		wc->segs[s].state = WOW_SEG_CLOSED;
+		wc->segs->table[s].tombs = t;
+		wc->segs->table[s].nr_tombs = 3;
+		wc->segs->table[s].max_tombs = 3;
+		wc->segs->table[s].state = WOW_SEG_CLOSED;
 	}
-	wc->segs[1].state = WOW_SEG_FREEING;
-	wow_life_pass_init(&wc->life_pass, 10);
+	wc->segs->table[1].state = WOW_SEG_FREEING;
+	wow_life_pass_init(&wc->segs->life_pass, 10);
 	wc->next_seq = 100;
 	spin_lock_irq(&wc->lock);
 	wow_seg_visit(wc, 0);
@@ -223,10 +230,10 @@ static void wow_seg_visit_prunes(struct kunit *test)
 	wow_seg_visit(wc, 2);
 	wc->ckpt_reading = false;
 	spin_unlock_irq(&wc->lock);
-	KUNIT_EXPECT_EQ(test, wc->segs[0].nr_tombs, 1U);
-	KUNIT_EXPECT_EQ(test, wc->segs[0].tombs[0].t, 50ULL);
-	KUNIT_EXPECT_EQ(test, wc->segs[1].nr_tombs, 3U);
-	KUNIT_EXPECT_EQ(test, wc->segs[2].nr_tombs, 3U);
+	KUNIT_EXPECT_EQ(test, wc->segs->table[0].nr_tombs, 1U);
+	KUNIT_EXPECT_EQ(test, wc->segs->table[0].tombs[0].t, 50ULL);
+	KUNIT_EXPECT_EQ(test, wc->segs->table[1].nr_tombs, 3U);
+	KUNIT_EXPECT_EQ(test, wc->segs->table[2].nr_tombs, 3U);
 	/* not a whole pass yet (6 segments): nothing published */
 	spin_lock_irq(&wc->lock);
 	KUNIT_EXPECT_EQ(test, wow_seg_min_disk_seq_bound(wc), 10ULL);
@@ -280,21 +287,21 @@ static void wow_seg_marks_changes(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, t);
 	t[0].t = 5;
 	t[1].t = 50;
-	wc->segs[0].tombs = t;
-	wc->segs[0].nr_tombs = 2;
-	wc->segs[0].max_tombs = 2;
-	wc->segs[0].state = WOW_SEG_CLOSED;
-	wow_life_pass_init(&wc->life_pass, 3);
+	wc->segs->table[0].tombs = t;
+	wc->segs->table[0].nr_tombs = 2;
+	wc->segs->table[0].max_tombs = 2;
+	wc->segs->table[0].state = WOW_SEG_CLOSED;
+	wow_life_pass_init(&wc->segs->life_pass, 3);
 	wc->next_seq = 100;
 	spin_lock_irq(&wc->lock);
 	wow_seg_visit(wc, 0);		/* bound 3: drops none */
 	spin_unlock_irq(&wc->lock);
 	KUNIT_EXPECT_EQ(test, take_marks(wc), 0U);
-	wow_life_pass_init(&wc->life_pass, 10);
+	wow_life_pass_init(&wc->segs->life_pass, 10);
 	spin_lock_irq(&wc->lock);
 	wow_seg_visit(wc, 0);		/* bound 10: drops the first */
 	spin_unlock_irq(&wc->lock);
-	KUNIT_EXPECT_EQ(test, wc->segs[0].nr_tombs, 1U);
+	KUNIT_EXPECT_EQ(test, wc->segs->table[0].nr_tombs, 1U);
 	KUNIT_EXPECT_EQ(test, take_marks(wc), 1U);
 	KUNIT_ASSERT_EQ(test, wow_seg_order_rebuild(wc), 0);
 	KUNIT_EXPECT_EQ(test, take_marks(wc), 0x3fU);
