@@ -54,12 +54,18 @@ def test_init_of_another_parts_list(tmp_path):
     assert rc == 1 and 'writes runs_read, owned by destage' in out
 
 
-def test_segment_field_through_a_pointer(tmp_path):
-    d = copy(tmp_path)
-    plant(d, 'dm-wow-clean.c', 'void wow_clean(struct wow_cache *wc)\n{\n',
-          '\tstruct wow_segment *sg = &wc->segs[0];\n\n\tsg->state = 0;\n')
-    rc, out = run(str(d))
-    assert rc == 1 and 'writes segment state, owned by log' in out
+def test_segment_table_is_opaque():
+    # the compiler enforces the segment table's ownership (ownership.py
+    # has no rule for it): its structs are defined in dm-wow-seg.c alone,
+    # so a header that defined them again would open it to every file
+    defs = ('struct wow_segment {', 'struct wow_segs {')
+    seg = open(os.path.join(SRC, 'dm-wow-seg.c')).read()
+    assert all(x in seg for x in defs)
+    for name in sorted(os.listdir(SRC)):
+        if name.endswith('.h') or (name.endswith('.c') and
+                                   name != 'dm-wow-seg.c'):
+            text = open(os.path.join(SRC, name)).read()
+            assert not any(x in text for x in defs), name
 
 
 def test_field_with_no_owner(tmp_path):
