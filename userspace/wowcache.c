@@ -953,7 +953,7 @@ out:
 	return r;
 }
 
-/* ---- the replay after a checkpoint (dm-wow-log.c replay_*) ---- */
+/* ---- the replay after a checkpoint (dm-wow-recover.c replay_*) ---- */
 
 /*
  * The checkpoint is a base: written periodically, at a clean shutdown and
@@ -1110,9 +1110,10 @@ static const struct wow_replay_ops replay_effects = {
 };
 
 /*
- * The chain's decisions are the module's own (dm-wow-chain.c, built here
- * too); these callbacks read through the scan's buffer and apply to the
- * view, as dm-wow-log.c's do to the cache.
+ * The chain's decisions, and what each record does, are the module's own
+ * (dm-wow-chain.c, dm-wow-replay.c, built here too); these callbacks read
+ * through the scan's buffer, and the ops above apply to the view, as
+ * dm-wow-recover.c's do to the cache.
  */
 static int chain_header(void *ctx, uint32_t s, uint32_t off, bool probe,
 			enum wow_rec_kind *kind, struct wow_record_info *wi)
