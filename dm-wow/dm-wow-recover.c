@@ -5,9 +5,10 @@
  * with no checkpoint to trust, a scan of the whole log (the records, the
  * proofs of durability, the breaks and where the log goes on, the
  * suspects), then the tombstones' envelope; version 1 caches upgraded.
- * The replay's decisions are dm-wow-chain.c's, the scan's dm-wow-scan.c's
- * (pure: the userspace tools build them too); here are their reads of the
- * cache device and what they do to the index and the segments.
+ * The replay's decisions are dm-wow-chain.c's (the walk) and
+ * dm-wow-replay.c's (what a record does), the scan's dm-wow-scan.c's (pure:
+ * the userspace tools build them too); here are their reads of the cache
+ * device and what they do to the index and the segments.
  *
  * Runs in preresume (and the constructor's format), before the device is
  * live: no worker runs, so the segments, the index and the policy are
@@ -24,6 +25,7 @@
 #include "dm-wow-seg.h"
 #include "dm-wow-ckptlog.h"
 #include "dm-wow-scan.h"
+#include "dm-wow-replay.h"
 
 /* A fresh cache: write the superblock; every segment is free. */
 int wow_log_format(struct wow_cache *wc)
@@ -464,145 +466,138 @@ static void upgrade_v1(struct wow_cache *wc)
 
 /* ---- replay of the log since the checkpoint, along its chain ---- */
 
-struct wow_replay {
+struct replay_run {
+	struct wow_cache *wc;
 	struct wow_win win;
+	struct wow_replay core;		/* the decisions: dm-wow-replay.c */
 	struct wow_seqs seqs;		/* of the records replayed */
 	u32 *crcs;			/* one record's block crcs */
-	u64 *ckpt_max;			/* per segment: newest seq of its
-					 * checkpointed life (0: none left)
-					 */
 	u64 expected;			/* seq of the next record */
 	u64 records;
 	u64 dropped;			/* a torn tail, as the scan says */
 };
 
-/*
- * Does tombstone or clean mark @t cover slot @slot's copy?  A replayed
- * copy's seq is known; a checkpointed one's only lies in its segment's
- * life (wow_ckpt_covers).
- */
-static bool replay_covers(struct wow_cache *wc, struct wow_replay *rp,
-			  u32 slot, u64 t)
+/* struct wow_replay_ops over the cache's index and segments */
+static bool rops_lookup(void *ctx, u64 b, u32 *slot)
 {
-	u64 seq = wow_seqs_get(&rp->seqs, slot);
+	struct replay_run *x = ctx;
 
-	if (seq)
-		return seq <= t;
-	return wow_ckpt_covers(rp->ckpt_max[wow_slot_seg(wc, slot)], t);
+	*slot = wow_index_lookup(&x->wc->index, to_oblock(b));
+	return *slot != WOW_NO_SLOT;
 }
 
-static void replay_cover(struct wow_cache *wc, u32 slot,
-			 const struct wow_tomb_range *tr)
+static bool rops_valid(void *ctx, u32 slot, u64 *b)
 {
-	if (tr->flags & WOW_TOMB_CLEAN)
-		wow_index_set_flags(&wc->index, slot, 0, WOW_SLOT_DIRTY);
-	else
-		wow_index_remove(&wc->index, slot);
+	struct replay_run *x = ctx;
+	struct wow_slot *sl = wow_slot_at(&x->wc->index, slot);
+
+	*b = from_oblock(wow_slot_oblock(sl));
+	return sl->flags & WOW_SLOT_VALID;
 }
 
-/* Apply a tombstone or clean mark: a narrow range by lookups, else all */
-static void replay_tomb(struct wow_cache *wc, struct wow_replay *rp,
-			const struct wow_tomb_range *tr)
+static void rops_insert(void *ctx, u64 b, u32 slot)
 {
-	u64 b, end = tr->start + tr->nr;
-	u32 s;
+	struct replay_run *x = ctx;
 
-	if (tr->nr <= wc->nr_slots) {
-		for (b = tr->start; b < end; b++) {
-			s = wow_index_lookup(&wc->index, to_oblock(b));
-			if (s != WOW_NO_SLOT && replay_covers(wc, rp, s, tr->t))
-				replay_cover(wc, s, tr);
-		}
-		return;
-	}
-	for (s = 0; s < wc->nr_slots; s++) {
-		struct wow_slot *sl = wow_slot_at(&wc->index, s);
-
-		b = from_oblock(wow_slot_oblock(sl));
-		if ((sl->flags & WOW_SLOT_VALID) && b >= tr->start && b < end &&
-		    replay_covers(wc, rp, s, tr->t))
-			replay_cover(wc, s, tr);
-	}
+	wow_index_insert(&x->wc->index, to_oblock(b), slot, WOW_SLOT_DIRTY);
 }
 
-/* A new life of segment @s begins in the replay: its old content is gone. */
-static void replay_new_life(struct wow_cache *wc, struct wow_replay *rp,
-			    u32 s, u64 seq)
+static void rops_remove(void *ctx, u32 slot)
 {
-	u32 i, slot;
+	struct replay_run *x = ctx;
 
-	for (i = 0; i < wc->blocks_per_seg; i++) {
-		slot = wow_seg_slot(wc, s, i);
-		if (wow_slot_at(&wc->index, slot)->flags & WOW_SLOT_VALID)
-			wow_index_remove(&wc->index, slot);
-		wow_seqs_set(&rp->seqs, slot, 0);	/* never fails */
-	}
-	rp->ckpt_max[s] = 0;
-	wow_seg_new_life(wc, s, seq);
+	wow_index_remove(&x->wc->index, slot);
 }
 
-/*
- * Apply the next record (header @hdr at block @off of segment @s): its
- * copies are the newest of their blocks; then its tombstones and clean
- * marks, as the scan would (a copy is covered when its seq <= t).
- */
-static int replay_record(struct wow_cache *wc, struct wow_replay *rp, u32 s,
-			 u32 off, void *hdr, const struct wow_record_info *ri)
+static void rops_clean(void *ctx, u32 slot)
 {
-	u64 nr_oblocks = wc->ti->len >> wc->block_shift;
-	struct wow_tomb *t = wow_record_tombs(hdr);
-	__le64 *raw = wow_record_oblocks(hdr, ri->nr_tombs);
-	__le32 *crcs = wow_record_crcs(hdr, ri->nr_tombs, ri->nr_data);
-	u32 i, slot, cur;
-	int r;
+	struct replay_run *x = ctx;
 
-	for (i = 0; i < ri->nr_data; i++)
-		if (le64_to_cpu(raw[i]) >= nr_oblocks)
-			return -EUCLEAN;
-	r = wow_seg_reserve_tombs(wc, s, ri->nr_tombs);
-	if (r)
-		return r;
-	for (i = 0; i < ri->nr_data; i++) {
-		oblock_t b = to_oblock(le64_to_cpu(raw[i]));
-
-		slot = wow_seg_slot(wc, s, off + 1 + i);
-		cur = wow_index_lookup(&wc->index, b);
-		if (cur != WOW_NO_SLOT)
-			wow_index_remove(&wc->index, cur);
-		r = wow_seqs_set(&rp->seqs, slot, ri->seq);
-		if (r)
-			return r;
-		wow_index_insert(&wc->index, b, slot, WOW_SLOT_DIRTY);
-		if (ri->flags & WOW_REC_CRCS)
-			wow_index_set_crc(&wc->index, slot,
-					  le32_to_cpu(crcs[i]));
-	}
-	for (i = 0; i < ri->nr_tombs; i++) {
-		struct wow_tomb_range tr = wow_tomb_decode(&t[i]);
-
-		if (!(tr.flags & WOW_TOMB_CLEAN))
-			wow_seg_add_tombs(wc, s, &tr, 1);
-		replay_tomb(wc, rp, &tr);
-	}
-	wow_seg_set_written(wc, s, ri->seq, off + 1 + ri->nr_data);
-	return 0;
+	wow_index_set_flags(&x->wc->index, slot, 0, WOW_SLOT_DIRTY);
 }
 
-/* struct wow_chain_ops over the cache device, for wow_chain_replay(). */
-struct wow_replay_ctx {
-	struct wow_cache *wc;
-	struct wow_replay *rp;
+static void rops_set_crc(void *ctx, u32 slot, u32 crc)
+{
+	struct replay_run *x = ctx;
+
+	wow_index_set_crc(&x->wc->index, slot, crc);
+}
+
+static u64 rops_seq(void *ctx, u32 slot)
+{
+	struct replay_run *x = ctx;
+
+	return wow_seqs_get(&x->seqs, slot);
+}
+
+static int rops_set_seq(void *ctx, u32 slot, u64 seq)
+{
+	struct replay_run *x = ctx;
+
+	return wow_seqs_set(&x->seqs, slot, seq);
+}
+
+static u64 rops_ckpt_max(void *ctx, u32 s)
+{
+	struct replay_run *x = ctx;
+
+	return wow_seg_seq(x->wc, s) ? wow_seg_max_seq(x->wc, s) : 0;
+}
+
+static void rops_new_life(void *ctx, u32 s, u64 seq)
+{
+	struct replay_run *x = ctx;
+
+	wow_seg_new_life(x->wc, s, seq);
+}
+
+static int rops_reserve_tombs(void *ctx, u32 s, u32 n)
+{
+	struct replay_run *x = ctx;
+
+	return wow_seg_reserve_tombs(x->wc, s, n);
+}
+
+static void rops_add_tomb(void *ctx, u32 s, const struct wow_tomb_range *t)
+{
+	struct replay_run *x = ctx;
+
+	wow_seg_add_tombs(x->wc, s, t, 1);
+}
+
+static void rops_written(void *ctx, u32 s, u64 seq, u32 wp)
+{
+	struct replay_run *x = ctx;
+
+	wow_seg_set_written(x->wc, s, seq, wp);
+}
+
+static const struct wow_replay_ops replay_effects = {
+	.lookup = rops_lookup,
+	.valid = rops_valid,
+	.insert = rops_insert,
+	.remove = rops_remove,
+	.clean = rops_clean,
+	.set_crc = rops_set_crc,
+	.seq = rops_seq,
+	.set_seq = rops_set_seq,
+	.ckpt_max = rops_ckpt_max,
+	.new_life = rops_new_life,
+	.reserve_tombs = rops_reserve_tombs,
+	.add_tomb = rops_add_tomb,
+	.written = rops_written,
 };
 
+/* struct wow_chain_ops over the cache device, for wow_chain_replay(). */
 static int replay_header(void *ctx, u32 s, u32 off, bool probe,
 			 enum wow_rec_kind *kind, struct wow_record_info *ri)
 {
-	struct wow_replay_ctx *x = ctx;
+	struct replay_run *x = ctx;
 	struct wow_cache *wc = x->wc;
 	void *hdr;
 
 	/* a probe reads the header block alone (where the log may end) */
-	hdr = scan_blocks(wc, &x->rp->win, s, off, 1, probe || !off);
+	hdr = scan_blocks(wc, &x->win, s, off, 1, probe || !off);
 	if (IS_ERR(hdr))
 		return PTR_ERR(hdr);
 	*kind = wow_record_check(hdr, wc->args.block_size, wc->sb.uuid, ri);
@@ -612,9 +607,8 @@ static int replay_header(void *ctx, u32 s, u32 off, bool probe,
 static int replay_data(void *ctx, u32 s, u32 off,
 		       const struct wow_record_info *ri)
 {
-	struct wow_replay_ctx *x = ctx;
+	struct replay_run *x = ctx;
 	struct wow_cache *wc = x->wc;
-	struct wow_replay *rp = x->rp;
 	u32 bs = wc->args.block_size, done, n, csum = ~0U;
 	void *p;
 
@@ -625,39 +619,38 @@ static int replay_data(void *ctx, u32 s, u32 off,
 	 * twice: from the data on, then from the header on).
 	 */
 	if (ri->nr_data) {
-		p = scan_blocks(wc, &rp->win, s, off, 2, false);
+		p = scan_blocks(wc, &x->win, s, off, 2, false);
 		if (IS_ERR(p))
 			return PTR_ERR(p);
-		wow_scan_save_crcs(rp->crcs, p, ri);
+		wow_scan_save_crcs(x->crcs, p, ri);
 	}
 	for (done = 0; done < ri->nr_data; done += n) {
-		n = min(ri->nr_data - done, rp->win.win_blocks);
-		p = scan_blocks(wc, &rp->win, s, off + 1 + done, n, false);
+		n = min(ri->nr_data - done, x->win.win_blocks);
+		p = scan_blocks(wc, &x->win, s, off + 1 + done, n, false);
 		if (IS_ERR(p))
 			return PTR_ERR(p);
-		if (!wow_scan_data_check(rp->crcs, ri, done, p, n, bs, &csum))
+		if (!wow_scan_data_check(x->crcs, ri, done, p, n, bs, &csum))
 			return false;
 	}
 	return (ri->flags & WOW_REC_CRCS) || csum == ri->data_csum;
 }
 
+/* what the record does is dm-wow-replay.c's decision */
 static int replay_apply(void *ctx, u32 s, u32 off,
 			const struct wow_record_info *ri)
 {
-	struct wow_replay_ctx *x = ctx;
-	void *hdr = scan_blocks(x->wc, &x->rp->win, s, off, 1, false);
+	struct replay_run *x = ctx;
+	void *hdr = scan_blocks(x->wc, &x->win, s, off, 1, false);
 
 	if (IS_ERR(hdr))
 		return PTR_ERR(hdr);
-	if (!off)
-		replay_new_life(x->wc, x->rp, s, ri->seq);
 	cond_resched();
-	return replay_record(x->wc, x->rp, s, off, hdr, ri);
+	return wow_replay_apply(&x->core, s, off, hdr, ri);
 }
 
 static void replay_torn(void *ctx, u32 s, u32 off)
 {
-	struct wow_replay_ctx *x = ctx;
+	struct replay_run *x = ctx;
 
 	DMWARN(MSG_DROPPED, wow_name(x->wc), s, off);
 }
@@ -673,12 +666,12 @@ static const struct wow_chain_ops replay_ops = {
 
 /*
  * Replay the log written since the checkpoint @ci along its chain
- * (dm-wow-chain.c decides; the callbacks above read and apply).
+ * (dm-wow-chain.c decides the walk, dm-wow-replay.c what each record
+ * does; the callbacks above read and apply).
  */
-static int replay_chain(struct wow_cache *wc, struct wow_replay *rp,
-			const struct wow_ckpt_info *ci)
+static int replay_chain(struct replay_run *x, const struct wow_ckpt_info *ci)
 {
-	struct wow_replay_ctx x = { .wc = wc, .rp = rp };
+	struct wow_cache *wc = x->wc;
 	struct wow_chain c = {
 		.nr_segments = wc->nr_segments,
 		.blocks_per_seg = wc->blocks_per_seg,
@@ -689,11 +682,11 @@ static int replay_chain(struct wow_cache *wc, struct wow_replay *rp,
 		.head_life = ci->head_seg < wc->nr_segments ?
 			     wow_seg_seq(wc, ci->head_seg) : 0,
 	};
-	int r = wow_chain_replay(&c, &replay_ops, &x);
+	int r = wow_chain_replay(&c, &replay_ops, x);
 
-	rp->expected = c.expected;
-	rp->records = c.records;
-	rp->dropped = c.dropped;
+	x->expected = c.expected;
+	x->records = c.records;
+	x->dropped = c.dropped;
 	if (r == -EUCLEAN)
 		DMERR(MSG_CHAIN_CORRUPT, wow_name(wc), c.expected,
 		      c.vouched_by);
@@ -707,33 +700,38 @@ static int replay_chain(struct wow_cache *wc, struct wow_replay *rp,
 static int replay_log(struct wow_cache *wc, const struct wow_ckpt_info *ci,
 		      u64 *expected, u64 *dropped)
 {
-	struct wow_replay rp = { };
-	u32 bs = wc->args.block_size, i;
+	struct replay_run x = {
+		.wc = wc,
+		.core = {
+			.nr_segments = wc->nr_segments,
+			.blocks_per_seg = wc->blocks_per_seg,
+			.nr_slots = wc->nr_slots,
+			.nr_oblocks = wc->ti->len >> wc->block_shift,
+			.ops = &replay_effects,
+		},
+	};
+	u32 bs = wc->args.block_size;
 	int r = -ENOMEM;
 
-	win_init(wc, &rp.win);
-	rp.ckpt_max = kvmalloc_array(wc->nr_segments, sizeof(u64),
-				     GFP_KERNEL);
-	rp.crcs = kvmalloc_array(wow_record_capacity(bs, 0, 0), sizeof(u32),
-				 GFP_KERNEL);
+	x.core.ctx = &x;
+	win_init(wc, &x.win);
+	x.crcs = kvmalloc_array(wow_record_capacity(bs, 0, 0), sizeof(u32),
+				GFP_KERNEL);
 	/* the chunks themselves as records are replayed (wow_seqs_set) */
-	if (wow_seqs_init(&rp.seqs, wc->nr_slots, false) || !rp.win.buf ||
-	    !rp.ckpt_max || !rp.crcs)
+	if (wow_seqs_init(&x.seqs, wc->nr_slots, false) || !x.win.buf ||
+	    !x.crcs || wow_replay_init(&x.core))
 		goto out;
-	for (i = 0; i < wc->nr_segments; i++)
-		rp.ckpt_max[i] = wow_seg_seq(wc, i) ?
-				 wow_seg_max_seq(wc, i) : 0;
-	r = replay_chain(wc, &rp, ci);
-	*expected = rp.expected;
-	*dropped = rp.dropped;
-	if (!r && rp.records)
+	r = replay_chain(&x, ci);
+	*expected = x.expected;
+	*dropped = x.dropped;
+	if (!r && x.records)
 		DMINFO("%s: replayed %llu records written after checkpoint %llu",
-		       wow_name(wc), rp.records, ci->generation);
+		       wow_name(wc), x.records, ci->generation);
 out:
-	kvfree(rp.ckpt_max);
-	kvfree(rp.crcs);
-	wow_seqs_free(&rp.seqs);
-	kvfree(rp.win.buf);
+	wow_replay_free(&x.core);
+	kvfree(x.crcs);
+	wow_seqs_free(&x.seqs);
+	kvfree(x.win.buf);
 	return r;
 }
 

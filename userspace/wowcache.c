@@ -24,6 +24,7 @@
 #include "../dm-wow/dm-wow-chain.h"
 #include "../dm-wow/dm-wow-ckpt.h"
 #include "../dm-wow/dm-wow-record.h"
+#include "../dm-wow/dm-wow-replay.h"
 #include "../dm-wow/dm-wow-sb.h"
 #include "../dm-wow/dm-wow-scan.h"
 #include "../dm-wow/dm-wow-tombs.h"
@@ -738,16 +739,6 @@ static enum wow_rec_kind rec_check(const struct wowc *c, const uint8_t *hdr,
 	return wow_record_judge(hdr, c->bs, c->sb.uuid, ri, why);
 }
 
-static struct wow_tomb_range rec_tomb(const uint8_t *hdr, uint32_t i)
-{
-	return wow_tomb_decode(&wow_record_tombs((void *)hdr)[i]);
-}
-
-static uint64_t rec_oblock(const uint8_t *hdr, uint32_t nr_tombs, uint32_t i)
-{
-	return le64toh(wow_record_oblocks((void *)hdr, nr_tombs)[i]);
-}
-
 static int grow(void **p, size_t *max, size_t want, size_t size)
 {
 	size_t n = *max ? *max : 8;
@@ -962,7 +953,7 @@ out:
 	return r;
 }
 
-/* ---- the replay after a checkpoint (dm-wow-log.c replay_*) ---- */
+/* ---- the replay after a checkpoint (dm-wow-recover.c replay_*) ---- */
 
 /*
  * The checkpoint is a base: written periodically, at a clean shutdown and
@@ -975,127 +966,154 @@ out:
  */
 struct replay {
 	struct scan sc;		/* the buffer; sc.v the view */
-	uint64_t *ckpt_max;	/* per segment: newest seq of its
-				 * checkpointed life (0: none left) */
+	struct wow_replay core;	/* what a record does: dm-wow-replay.c */
 	uint8_t *hdr;		/* a copy of the record being applied */
 	bool past_end;		/* a record named a block past the origin */
 };
 
-/*
- * replay_covers and replay_cover.  A replayed copy's seq is known; a
- * checkpointed one is covered only when t reaches its life's newest seq.
- * When t lies within that life (t >= its first seq), the copy may or may
- * not be older than t: the kernel keeps it (dirty, or valid); noted in
- * v->uncertain for check's comparison with the scan.
- */
-static void replay_cover_slot(struct replay *rp, uint32_t slot,
-			      const struct wow_tomb_range *tr)
+/* struct wow_replay_ops over the view */
+static bool rops_lookup(void *ctx, u64 b, u32 *slot)
 {
-	struct wowc_view *v = rp->sc.v;
-	uint32_t s = slot / rp->sc.c->bps;
-	bool clean = tr->flags & WOW_TOMB_CLEAN, covers;
+	struct replay *rp = ctx;
 
-	if (v->slot_seq[slot]) {
-		covers = v->slot_seq[slot] <= tr->t;
-	} else {
-		covers = wow_ckpt_covers(rp->ckpt_max[s], tr->t);
-		if (!covers && rp->ckpt_max[s] && tr->t >= v->segs[s].seq &&
-		    (!clean || (v->slot[slot] & WOWC_SLOT_DIRTY)))
-			v->uncertain[slot] |= clean ? WOWC_UNSURE_CLEAN :
-						      WOWC_UNSURE_KILL;
-	}
-	if (!covers)
-		return;
-	if (clean)
-		v->slot[slot] &= ~WOWC_SLOT_DIRTY;
-	else
-		ix_remove(v, slot);
+	*slot = wowc_lookup(rp->sc.v, b);
+	return *slot != WOWC_NO_SLOT;
 }
 
-/* replay_tomb: a narrow range by lookups, else every slot */
-static void replay_tomb(struct replay *rp, const struct wow_tomb_range *tr)
+static bool rops_valid(void *ctx, u32 slot, u64 *b)
 {
-	struct wowc_view *v = rp->sc.v;
-	uint64_t b, end = tr->start + tr->nr, s;
-	uint32_t slot;
+	struct replay *rp = ctx;
 
-	if (tr->nr <= rp->sc.c->nr_slots) {
-		for (b = tr->start; b < end; b++) {
-			slot = wowc_lookup(v, b);
-			if (slot != WOWC_NO_SLOT)
-				replay_cover_slot(rp, slot, tr);
-		}
-		return;
-	}
-	for (s = 0; s < rp->sc.c->nr_slots; s++) {
-		b = v->slot[s] & WOWC_SLOT_OBLOCK;
-		if ((v->slot[s] & WOWC_SLOT_VALID) && b >= tr->start && b < end)
-			replay_cover_slot(rp, s, tr);
-	}
+	*b = rp->sc.v->slot[slot] & WOWC_SLOT_OBLOCK;
+	return rp->sc.v->slot[slot] & WOWC_SLOT_VALID;
 }
 
-/* replay_new_life: segment @s starts over; its old content is gone */
-static void replay_new_life(struct replay *rp, uint32_t s, uint64_t seq)
+static void rops_insert(void *ctx, u64 b, u32 slot)
 {
-	struct wowc_view *v = rp->sc.v;
-	struct wowc_seg *seg = &v->segs[s];
-	uint32_t bps = rp->sc.c->bps, i, slot;
+	struct replay *rp = ctx;
 
-	for (i = 0; i < bps; i++) {
-		slot = s * bps + i;
-		if (v->slot[slot] & WOWC_SLOT_VALID)
-			ix_remove(v, slot);
-		v->slot_seq[slot] = 0;
-		v->uncertain[slot] = 0;
-	}
-	rp->ckpt_max[s] = 0;
+	ix_insert(rp->sc.v, b, slot, true);
+}
+
+static void rops_remove(void *ctx, u32 slot)
+{
+	struct replay *rp = ctx;
+
+	ix_remove(rp->sc.v, slot);
+}
+
+static void rops_clean(void *ctx, u32 slot)
+{
+	struct replay *rp = ctx;
+
+	rp->sc.v->slot[slot] &= ~WOWC_SLOT_DIRTY;
+}
+
+static u64 rops_seq(void *ctx, u32 slot)
+{
+	struct replay *rp = ctx;
+
+	return rp->sc.v->slot_seq[slot];
+}
+
+/* a copy's seq is known from here on: no cover of it is uncertain */
+static int rops_set_seq(void *ctx, u32 slot, u64 seq)
+{
+	struct replay *rp = ctx;
+
+	rp->sc.v->slot_seq[slot] = seq;
+	rp->sc.v->uncertain[slot] = 0;
+	return 0;
+}
+
+static u64 rops_ckpt_max(void *ctx, u32 s)
+{
+	struct replay *rp = ctx;
+	const struct wowc_seg *seg = &rp->sc.v->segs[s];
+
+	return seg->seq ? seg->max_seq : 0;
+}
+
+static void rops_new_life(void *ctx, u32 s, u64 seq)
+{
+	struct replay *rp = ctx;
+	struct wowc_seg *seg = &rp->sc.v->segs[s];
+
 	seg->seq = seq;
 	seg->max_seq = 0;
 	seg->wp = 0;
 	seg->nr_tombs = 0;
 }
 
-/*
- * replay_record: the record's copies are the newest of their blocks,
- * dirty; then its tombstones and clean marks.  -EUCLEAN: an origin block
- * past the origin's end (the kernel's load fails).
- */
-static int replay_record(struct replay *rp, uint32_t s, uint32_t off,
-			 const struct wow_record_info *ri)
+static int rops_reserve_tombs(void *ctx, u32 s, u32 n)
 {
-	struct wowc_view *v = rp->sc.v;
-	const struct wowc *c = rp->sc.c;
-	struct wowc_seg *seg = &v->segs[s];
-	uint32_t i, slot;
+	struct replay *rp = ctx;
+	struct wowc_seg *seg = &rp->sc.v->segs[s];
+	size_t max = seg->max_tombs;
 
-	for (i = 0; i < ri->nr_data; i++)
-		if (rec_oblock(rp->hdr, ri->nr_tombs, i) >= c->nr_oblocks)
-			return -EUCLEAN;
-	for (i = 0; i < ri->nr_data; i++) {
-		uint64_t b = rec_oblock(rp->hdr, ri->nr_tombs, i);
-
-		slot = s * c->bps + off + 1 + i;
-		v->slot_seq[slot] = ri->seq;
-		v->uncertain[slot] = 0;
-		ix_insert(v, b, slot, true);
-	}
-	for (i = 0; i < ri->nr_tombs; i++) {
-		struct wow_tomb_range tr = rec_tomb(rp->hdr, i);
-
-		if (!(tr.flags & WOW_TOMB_CLEAN) &&
-		    seg_add_tomb(seg, &tr, seg->nr_tombs++))
-			return -ENOMEM;
-		replay_tomb(rp, &tr);
-	}
-	seg->max_seq = ri->seq;
-	seg->wp = off + 1 + ri->nr_data;
+	if (grow((void **)&seg->tombs, &max, (size_t)seg->nr_tombs + n,
+		 sizeof(*seg->tombs)))
+		return -ENOMEM;
+	seg->max_tombs = max;
 	return 0;
 }
 
+static void rops_add_tomb(void *ctx, u32 s, const struct wow_tomb_range *t)
+{
+	struct replay *rp = ctx;
+	struct wowc_seg *seg = &rp->sc.v->segs[s];
+
+	seg->tombs[seg->nr_tombs++] = *t;
+}
+
+static void rops_written(void *ctx, u32 s, u64 seq, u32 wp)
+{
+	struct replay *rp = ctx;
+	struct wowc_seg *seg = &rp->sc.v->segs[s];
+
+	seg->max_seq = seq;
+	seg->wp = wp;
+}
+
 /*
- * The chain's decisions are the module's own (dm-wow-chain.c, built here
- * too); these callbacks read through the scan's buffer and apply to the
- * view, as dm-wow-log.c's do to the cache.
+ * A checkpointed copy is covered only when t reaches its life's newest
+ * seq.  When t lies within that life (t >= its first seq), the copy may
+ * or may not be older than t: the kernel keeps it (dirty, or valid);
+ * noted in v->uncertain for check's comparison with the scan.
+ */
+static void rops_uncovered(void *ctx, u32 slot, const struct wow_tomb_range *t)
+{
+	struct replay *rp = ctx;
+	struct wowc_view *v = rp->sc.v;
+	bool clean = t->flags & WOW_TOMB_CLEAN;
+
+	if (t->t >= v->segs[slot / rp->sc.c->bps].seq &&
+	    (!clean || (v->slot[slot] & WOWC_SLOT_DIRTY)))
+		v->uncertain[slot] |= clean ? WOWC_UNSURE_CLEAN :
+					      WOWC_UNSURE_KILL;
+}
+
+static const struct wow_replay_ops replay_effects = {
+	.lookup = rops_lookup,
+	.valid = rops_valid,
+	.insert = rops_insert,
+	.remove = rops_remove,
+	.clean = rops_clean,
+	.seq = rops_seq,
+	.set_seq = rops_set_seq,
+	.ckpt_max = rops_ckpt_max,
+	.new_life = rops_new_life,
+	.reserve_tombs = rops_reserve_tombs,
+	.add_tomb = rops_add_tomb,
+	.written = rops_written,
+	.uncovered = rops_uncovered,
+};
+
+/*
+ * The chain's decisions, and what each record does, are the module's own
+ * (dm-wow-chain.c, dm-wow-replay.c, built here too); these callbacks read
+ * through the scan's buffer, and the ops above apply to the view, as
+ * dm-wow-recover.c's do to the cache.
  */
 static int chain_header(void *ctx, uint32_t s, uint32_t off, bool probe,
 			enum wow_rec_kind *kind, struct wow_record_info *wi)
@@ -1138,9 +1156,7 @@ static int chain_apply(void *ctx, uint32_t s, uint32_t off,
 	struct wowc_view *v = rp->sc.v;
 	int r;
 
-	if (!off)
-		replay_new_life(rp, s, ri->seq);
-	r = replay_record(rp, s, off, ri);
+	r = wow_replay_apply(&rp->core, s, off, rp->hdr, ri);
 	if (r == -EUCLEAN) {
 		v->refused = true;
 		rp->past_end = true;
@@ -1164,22 +1180,26 @@ static const struct wow_chain_ops chain_ops = {
  */
 static int replay_log(struct wowc *c, struct wowc_view *v)
 {
-	struct replay rp = { .sc = { .c = c, .v = v, .buf_seg = UINT32_MAX } };
+	struct replay rp = {
+		.sc = { .c = c, .v = v, .buf_seg = UINT32_MAX },
+		.core = {
+			.nr_segments = c->nr_segments, .blocks_per_seg = c->bps,
+			.nr_slots = c->nr_slots, .nr_oblocks = c->nr_oblocks,
+			.ops = &replay_effects,
+		},
+	};
 	struct wow_chain ch = {
 		.nr_segments = c->nr_segments, .blocks_per_seg = c->bps,
 		.head_seg = c->ckpt.head_seg, .head_wp = c->ckpt.head_wp,
 		.next_seg = c->ckpt.next_seg, .next_seq = c->ckpt.next_seq,
 	};
-	uint32_t i;
 	int r = -ENOMEM;
 
+	rp.core.ctx = &rp;
 	rp.sc.buf = xalloc((size_t)c->bps * c->bs);
 	rp.hdr = malloc(c->bs);
-	rp.ckpt_max = calloc(c->nr_segments, sizeof(*rp.ckpt_max));
-	if (!rp.sc.buf || !rp.hdr || !rp.ckpt_max)
+	if (!rp.sc.buf || !rp.hdr || wow_replay_init(&rp.core))
 		goto out;
-	for (i = 0; i < c->nr_segments; i++)
-		rp.ckpt_max[i] = v->segs[i].seq ? v->segs[i].max_seq : 0;
 	if (ch.head_seg < c->nr_segments)
 		ch.head_life = v->segs[ch.head_seg].seq;
 	r = wow_chain_replay(&ch, &chain_ops, &rp);
@@ -1197,7 +1217,7 @@ static int replay_log(struct wowc *c, struct wowc_view *v)
 out:
 	free(rp.sc.buf);
 	free(rp.hdr);
-	free(rp.ckpt_max);
+	wow_replay_free(&rp.core);
 	return r;
 }
 
