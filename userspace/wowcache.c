@@ -953,6 +953,34 @@ out:
 	return r;
 }
 
+/*
+ * The view's side of the kernel's ops that the scan and the replay both
+ * take (struct wow_scan_ops, struct wow_replay_ops): one body each.
+ */
+static bool view_lookup(struct wowc_view *v, u64 b, u32 *slot)
+{
+	*slot = wowc_lookup(v, b);
+	return *slot != WOWC_NO_SLOT;
+}
+
+static bool view_valid(struct wowc_view *v, u32 slot, u64 *b)
+{
+	*b = v->slot[slot] & WOWC_SLOT_OBLOCK;
+	return v->slot[slot] & WOWC_SLOT_VALID;
+}
+
+static int view_reserve_tombs(struct wowc_view *v, u32 s, u32 n)
+{
+	struct wowc_seg *seg = &v->segs[s];
+	size_t max = seg->max_tombs;
+
+	if (grow((void **)&seg->tombs, &max, (size_t)seg->nr_tombs + n,
+		 sizeof(*seg->tombs)))
+		return -ENOMEM;
+	seg->max_tombs = max;
+	return 0;
+}
+
 /* ---- the replay after a checkpoint (dm-wow-recover.c replay_*) ---- */
 
 /*
@@ -974,18 +1002,12 @@ struct replay {
 /* struct wow_replay_ops over the view */
 static bool rops_lookup(void *ctx, u64 b, u32 *slot)
 {
-	struct replay *rp = ctx;
-
-	*slot = wowc_lookup(rp->sc.v, b);
-	return *slot != WOWC_NO_SLOT;
+	return view_lookup(((struct replay *)ctx)->sc.v, b, slot);
 }
 
 static bool rops_valid(void *ctx, u32 slot, u64 *b)
 {
-	struct replay *rp = ctx;
-
-	*b = rp->sc.v->slot[slot] & WOWC_SLOT_OBLOCK;
-	return rp->sc.v->slot[slot] & WOWC_SLOT_VALID;
+	return view_valid(((struct replay *)ctx)->sc.v, slot, b);
 }
 
 static void rops_insert(void *ctx, u64 b, u32 slot)
@@ -1047,15 +1069,7 @@ static void rops_new_life(void *ctx, u32 s, u64 seq)
 
 static int rops_reserve_tombs(void *ctx, u32 s, u32 n)
 {
-	struct replay *rp = ctx;
-	struct wowc_seg *seg = &rp->sc.v->segs[s];
-	size_t max = seg->max_tombs;
-
-	if (grow((void **)&seg->tombs, &max, (size_t)seg->nr_tombs + n,
-		 sizeof(*seg->tombs)))
-		return -ENOMEM;
-	seg->max_tombs = max;
-	return 0;
+	return view_reserve_tombs(((struct replay *)ctx)->sc.v, s, n);
 }
 
 static void rops_add_tomb(void *ctx, u32 s, const struct wow_tomb_range *t)
@@ -1283,15 +1297,7 @@ static int scan_read(void *ctx, u32 s, u32 off, u32 n, bool probe, void **p)
 
 static int scan_reserve_tombs(void *ctx, u32 s, u32 n)
 {
-	struct scan *sc = ctx;
-	struct wowc_seg *seg = &sc->v->segs[s];
-	size_t max = seg->max_tombs;
-
-	if (grow((void **)&seg->tombs, &max, (size_t)seg->nr_tombs + n,
-		 sizeof(*seg->tombs)))
-		return -ENOMEM;
-	seg->max_tombs = max;
-	return 0;
+	return view_reserve_tombs(((struct scan *)ctx)->v, s, n);
 }
 
 static void scan_add_tombs(void *ctx, u32 s, const struct wow_tomb_range *t,
@@ -1314,10 +1320,7 @@ static const struct wow_tomb_range *scan_tombs(void *ctx, u32 s, u32 *n)
 
 static bool scan_lookup(void *ctx, u64 b, u32 *slot)
 {
-	struct scan *sc = ctx;
-
-	*slot = wowc_lookup(sc->v, b);
-	return *slot != WOWC_NO_SLOT;
+	return view_lookup(((struct scan *)ctx)->v, b, slot);
 }
 
 static void scan_place(void *ctx, u32 slot, u64 b, u64 seq, bool newest,
@@ -1337,10 +1340,7 @@ static void scan_place(void *ctx, u32 slot, u64 b, u64 seq, bool newest,
 
 static bool scan_valid(void *ctx, u32 slot, u64 *b)
 {
-	struct scan *sc = ctx;
-
-	*b = sc->v->slot[slot] & WOWC_SLOT_OBLOCK;
-	return sc->v->slot[slot] & WOWC_SLOT_VALID;
+	return view_valid(((struct scan *)ctx)->v, slot, b);
 }
 
 static void scan_kill(void *ctx, u32 slot)
