@@ -69,7 +69,7 @@ _t_load = time.monotonic()
 _KIND_LETTER = {"reads": "R", "writes": "W", "zeros": "Z", "trims": "T",
                 "flushes": "F"}
 _stats = {k: 0 for k in ("requests", "reads", "writes", "zeros", "trims",
-                         "flushes", "read_bytes", "write_bytes")}
+                         "flushes", "read_bytes", "write_bytes", "closes")}
 _stats.update(modelled_s=0.0, read_modelled_s=0.0, write_modelled_s=0.0,
               slept_s=0.0)
 
@@ -254,10 +254,14 @@ def _write_stats():
 
 
 def close(h):
-    _write_stats()
+    # the trace first: a reader that sees this close counted in the stats
+    # (closes) has every request of the connection in both
     with _Turn():
         if _trace:
             _trace.flush()
+    with _stats_lock:
+        _stats["closes"] += 1
+    _write_stats()
 
 
 def unload():

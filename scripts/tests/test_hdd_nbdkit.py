@@ -62,29 +62,32 @@ class Disk:
         for c in commands:
             args += ["-c", c]
         args.append("nbd+unix:///?socket=" + self.sock)
-        self.io_started = time.time()
+        self.connections = getattr(self, "connections", 0) + 1
         p = subprocess.run(args, capture_output=True, text=True, timeout=120)
         if check:
             assert p.returncode == 0 and "failed" not in p.stdout, p.stdout + p.stderr
         return p
 
-    def _stats_since(self, t):
-        """The stats file was written at or after time @t."""
+    def _closes(self):
+        """Connections whose close the stats file counts (0: none yet)."""
         try:
-            return os.stat(self.stats_path).st_mtime >= t - 0.01
-        except FileNotFoundError:
-            return False
+            with open(self.stats_path) as f:
+                return json.load(f).get("closes", 0)
+        except (FileNotFoundError, ValueError):
+            return 0
 
     def stop(self):
         """Stop nbdkit (its unload hook rewrites the stats) and read them."""
         if self.proc.poll() is None:
             # let nbdkit run the close callback (it writes the stats) of
-            # the connection qemu-io just dropped: it skips it at SIGTERM.
-            # Wait for that write, not for a fixed time (a loaded host
-            # took longer than 0.3 s once, and the file was not there).
+            # every connection qemu-io made: it skips it at SIGTERM.  Wait
+            # until the stats count them all, not for a fixed time nor for
+            # the file's mtime (on a loaded host the close of the one
+            # before the last ran after the last began, and its stats,
+            # one read short, passed for the last's).
             deadline = time.monotonic() + 20
-            while time.monotonic() < deadline and not self._stats_since(
-                    getattr(self, "io_started", 0)):
+            while time.monotonic() < deadline and \
+                    self._closes() < getattr(self, "connections", 0):
                 time.sleep(0.05)
             self.proc.send_signal(signal.SIGTERM)
             self.proc.wait(timeout=20)
