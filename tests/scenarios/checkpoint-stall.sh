@@ -96,6 +96,10 @@ wow_reset_disks
 wow_create cs "$ORIGIN" "$CACHE" sequential_cutoff 0
 D=$(dm_node cs)
 [ "$(read_u "$CACHE" 4 4)" -ge 2 ] || skip "no checkpoints (format version 1)"
+# the crc32c the checkpoint's seals use (under TCG a generic one is slow)
+echo "crc32c drivers (priority): $(awk '$1 == "name" { n = $3 }
+	$1 == "driver" { d = $3 }
+	$1 == "priority" && n == "crc32c" { printf "%s (%s) ", d, $3 }' /proc/crypto)"
 echo "checkpoint area: $(($(read_u "$CACHE" 48 8) * 512 / 1048576 - 1)) MiB from erase block 1"
 
 DM=$(dev_id "$D" | tr : ,)
