@@ -467,8 +467,12 @@ static void upgrade_v1(struct wow_cache *wc)
 /* ---- replay of the log since the checkpoint, along its chain ---- */
 
 struct replay_run {
-	struct wow_cache *wc;
-	struct wow_win win;
+	/*
+	 * first: the replay's effects on the index and the held tombstones
+	 * that the scan has too are the scan's own callbacks, which take a
+	 * pointer to this
+	 */
+	struct wow_scan_ctx sc;
 	struct wow_replay core;		/* the decisions: dm-wow-replay.c */
 	struct wow_seqs seqs;		/* of the records replayed */
 	u32 *crcs;			/* one record's block crcs */
@@ -477,50 +481,22 @@ struct replay_run {
 	u64 dropped;			/* a torn tail, as the scan says */
 };
 
+/* the scan's callbacks take a struct replay_run as its struct wow_scan_ctx */
+static_assert(offsetof(struct replay_run, sc) == 0);
+
 /* struct wow_replay_ops over the cache's index and segments */
-static bool rops_lookup(void *ctx, u64 b, u32 *slot)
-{
-	struct replay_run *x = ctx;
-
-	*slot = wow_index_lookup(&x->wc->index, to_oblock(b));
-	return *slot != WOW_NO_SLOT;
-}
-
-static bool rops_valid(void *ctx, u32 slot, u64 *b)
-{
-	struct replay_run *x = ctx;
-	struct wow_slot *sl = wow_slot_at(&x->wc->index, slot);
-
-	*b = from_oblock(wow_slot_oblock(sl));
-	return sl->flags & WOW_SLOT_VALID;
-}
-
 static void rops_insert(void *ctx, u64 b, u32 slot)
 {
 	struct replay_run *x = ctx;
 
-	wow_index_insert(&x->wc->index, to_oblock(b), slot, WOW_SLOT_DIRTY);
-}
-
-static void rops_remove(void *ctx, u32 slot)
-{
-	struct replay_run *x = ctx;
-
-	wow_index_remove(&x->wc->index, slot);
-}
-
-static void rops_clean(void *ctx, u32 slot)
-{
-	struct replay_run *x = ctx;
-
-	wow_index_set_flags(&x->wc->index, slot, 0, WOW_SLOT_DIRTY);
+	wow_index_insert(&x->sc.wc->index, to_oblock(b), slot, WOW_SLOT_DIRTY);
 }
 
 static void rops_set_crc(void *ctx, u32 slot, u32 crc)
 {
 	struct replay_run *x = ctx;
 
-	wow_index_set_crc(&x->wc->index, slot, crc);
+	wow_index_set_crc(&x->sc.wc->index, slot, crc);
 }
 
 static u64 rops_seq(void *ctx, u32 slot)
@@ -541,49 +517,42 @@ static u64 rops_ckpt_max(void *ctx, u32 s)
 {
 	struct replay_run *x = ctx;
 
-	return wow_seg_seq(x->wc, s) ? wow_seg_max_seq(x->wc, s) : 0;
+	return wow_seg_seq(x->sc.wc, s) ? wow_seg_max_seq(x->sc.wc, s) : 0;
 }
 
 static void rops_new_life(void *ctx, u32 s, u64 seq)
 {
 	struct replay_run *x = ctx;
 
-	wow_seg_new_life(x->wc, s, seq);
-}
-
-static int rops_reserve_tombs(void *ctx, u32 s, u32 n)
-{
-	struct replay_run *x = ctx;
-
-	return wow_seg_reserve_tombs(x->wc, s, n);
+	wow_seg_new_life(x->sc.wc, s, seq);
 }
 
 static void rops_add_tomb(void *ctx, u32 s, const struct wow_tomb_range *t)
 {
 	struct replay_run *x = ctx;
 
-	wow_seg_add_tombs(x->wc, s, t, 1);
+	wow_seg_add_tombs(x->sc.wc, s, t, 1);
 }
 
 static void rops_written(void *ctx, u32 s, u64 seq, u32 wp)
 {
 	struct replay_run *x = ctx;
 
-	wow_seg_set_written(x->wc, s, seq, wp);
+	wow_seg_set_written(x->sc.wc, s, seq, wp);
 }
 
 static const struct wow_replay_ops replay_effects = {
-	.lookup = rops_lookup,
-	.valid = rops_valid,
+	.lookup = scan_lookup,
+	.valid = scan_valid,
 	.insert = rops_insert,
-	.remove = rops_remove,
-	.clean = rops_clean,
+	.remove = scan_kill,
+	.clean = scan_clean,
 	.set_crc = rops_set_crc,
 	.seq = rops_seq,
 	.set_seq = rops_set_seq,
 	.ckpt_max = rops_ckpt_max,
 	.new_life = rops_new_life,
-	.reserve_tombs = rops_reserve_tombs,
+	.reserve_tombs = scan_reserve_tombs,
 	.add_tomb = rops_add_tomb,
 	.written = rops_written,
 };
@@ -593,11 +562,11 @@ static int replay_header(void *ctx, u32 s, u32 off, bool probe,
 			 enum wow_rec_kind *kind, struct wow_record_info *ri)
 {
 	struct replay_run *x = ctx;
-	struct wow_cache *wc = x->wc;
+	struct wow_cache *wc = x->sc.wc;
 	void *hdr;
 
 	/* a probe reads the header block alone (where the log may end) */
-	hdr = scan_blocks(wc, &x->win, s, off, 1, probe || !off);
+	hdr = scan_blocks(wc, &x->sc.win, s, off, 1, probe || !off);
 	if (IS_ERR(hdr))
 		return PTR_ERR(hdr);
 	*kind = wow_record_check(hdr, wc->args.block_size, wc->sb.uuid, ri);
@@ -608,7 +577,7 @@ static int replay_data(void *ctx, u32 s, u32 off,
 		       const struct wow_record_info *ri)
 {
 	struct replay_run *x = ctx;
-	struct wow_cache *wc = x->wc;
+	struct wow_cache *wc = x->sc.wc;
 	u32 bs = wc->args.block_size, done, n, csum = ~0U;
 	void *p;
 
@@ -619,14 +588,14 @@ static int replay_data(void *ctx, u32 s, u32 off,
 	 * twice: from the data on, then from the header on).
 	 */
 	if (ri->nr_data) {
-		p = scan_blocks(wc, &x->win, s, off, 2, false);
+		p = scan_blocks(wc, &x->sc.win, s, off, 2, false);
 		if (IS_ERR(p))
 			return PTR_ERR(p);
 		wow_scan_save_crcs(x->crcs, p, ri);
 	}
 	for (done = 0; done < ri->nr_data; done += n) {
-		n = min(ri->nr_data - done, x->win.win_blocks);
-		p = scan_blocks(wc, &x->win, s, off + 1 + done, n, false);
+		n = min(ri->nr_data - done, x->sc.win.win_blocks);
+		p = scan_blocks(wc, &x->sc.win, s, off + 1 + done, n, false);
 		if (IS_ERR(p))
 			return PTR_ERR(p);
 		if (!wow_scan_data_check(x->crcs, ri, done, p, n, bs, &csum))
@@ -640,7 +609,7 @@ static int replay_apply(void *ctx, u32 s, u32 off,
 			const struct wow_record_info *ri)
 {
 	struct replay_run *x = ctx;
-	void *hdr = scan_blocks(x->wc, &x->win, s, off, 1, false);
+	void *hdr = scan_blocks(x->sc.wc, &x->sc.win, s, off, 1, false);
 
 	if (IS_ERR(hdr))
 		return PTR_ERR(hdr);
@@ -652,7 +621,7 @@ static void replay_torn(void *ctx, u32 s, u32 off)
 {
 	struct replay_run *x = ctx;
 
-	DMWARN(MSG_DROPPED, wow_name(x->wc), s, off);
+	DMWARN(MSG_DROPPED, wow_name(x->sc.wc), s, off);
 }
 
 static const struct wow_chain_ops replay_ops = {
@@ -671,7 +640,7 @@ static const struct wow_chain_ops replay_ops = {
  */
 static int replay_chain(struct replay_run *x, const struct wow_ckpt_info *ci)
 {
-	struct wow_cache *wc = x->wc;
+	struct wow_cache *wc = x->sc.wc;
 	struct wow_chain c = {
 		.nr_segments = wc->nr_segments,
 		.blocks_per_seg = wc->blocks_per_seg,
@@ -701,7 +670,7 @@ static int replay_log(struct wow_cache *wc, const struct wow_ckpt_info *ci,
 		      u64 *expected, u64 *dropped)
 {
 	struct replay_run x = {
-		.wc = wc,
+		.sc.wc = wc,
 		.core = {
 			.nr_segments = wc->nr_segments,
 			.blocks_per_seg = wc->blocks_per_seg,
@@ -714,11 +683,11 @@ static int replay_log(struct wow_cache *wc, const struct wow_ckpt_info *ci,
 	int r = -ENOMEM;
 
 	x.core.ctx = &x;
-	win_init(wc, &x.win);
+	win_init(wc, &x.sc.win);
 	x.crcs = kvmalloc_array(wow_record_capacity(bs, 0, 0), sizeof(u32),
 				GFP_KERNEL);
 	/* the chunks themselves as records are replayed (wow_seqs_set) */
-	if (wow_seqs_init(&x.seqs, wc->nr_slots, false) || !x.win.buf ||
+	if (wow_seqs_init(&x.seqs, wc->nr_slots, false) || !x.sc.win.buf ||
 	    !x.crcs || wow_replay_init(&x.core))
 		goto out;
 	r = replay_chain(&x, ci);
@@ -731,7 +700,7 @@ out:
 	wow_replay_free(&x.core);
 	kvfree(x.crcs);
 	wow_seqs_free(&x.seqs);
-	kvfree(x.win.buf);
+	kvfree(x.sc.win.buf);
 	return r;
 }
 
