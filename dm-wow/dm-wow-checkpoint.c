@@ -32,6 +32,8 @@
  * or scans the log.
  */
 #include <linux/blkdev.h>
+#include <linux/delay.h>
+#include <linux/ktime.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -51,7 +53,19 @@
 #define WOW_CKPT_YIELD_BLOCKS	16
 
 /* Segment entries put into the stream between two chances to yield. */
-#define WOW_CKPT_YIELD_SEGS	1024
+#define WOW_CKPT_YIELD_SEGS	256
+
+/*
+ * A background checkpoint's duty cycle: after each WOW_CKPT_BURST_US of
+ * CPU it sleeps about as long, so it never holds a CPU for more than that
+ * at a time.  cond_resched alone gives the CPU only to a task that waits
+ * for it; a vCPU that stays busy still takes a host core from the threads
+ * that complete the other vCPU's I/O (Documentation/reliability.md, the
+ * checkpoint stall), and a CPU the writer leaves idle can run a write's
+ * completion the moment it comes.  A checkpoint written while writes wait
+ * (wow_ckpt_write) runs at full speed.
+ */
+#define WOW_CKPT_BURST_US	1000
 
 struct ckpt_io {
 	const struct wow_ckpt_area *a;
@@ -61,7 +75,30 @@ struct ckpt_io {
 	u64 first;			/* stream block buf holds first */
 	u32 n;				/* blocks it holds (reading) */
 	u64 pos;			/* stream byte */
+	bool pace;			/* a background write: ckpt_yield sleeps */
+	u64 since;			/* ns: when it last slept */
 };
+
+/*
+ * A chance to give the CPU back, between two pieces of a checkpoint's
+ * work: a background one (@io->pace) sleeps once it has run
+ * WOW_CKPT_BURST_US since it last did.
+ */
+static void ckpt_yield(struct ckpt_io *io)
+{
+	u64 now;
+
+	if (io->pace) {
+		now = ktime_get_ns();
+		if (now - io->since >= WOW_CKPT_BURST_US * NSEC_PER_USEC) {
+			usleep_range(WOW_CKPT_BURST_US,
+				     WOW_CKPT_BURST_US * 3 / 2);
+			io->since = ktime_get_ns();
+			return;
+		}
+	}
+	cond_resched();
+}
 
 static sector_t area_sector(const struct wow_ckpt_area *a, u64 block)
 {
@@ -148,11 +185,13 @@ static int stream_flush(struct ckpt_io *io, u64 upto)
 		wow_ckpt_seal(io->buf + i * bs, bs, io->ci->generation,
 			      io->first + i);
 		if (i % WOW_CKPT_YIELD_BLOCKS == WOW_CKPT_YIELD_BLOCKS - 1)
-			cond_resched();
+			ckpt_yield(io);
 	}
 	r = wow_sync_io(io->a->bdev,
 			area_sector(io->a, stream_start(io->ci) + io->first),
 			io->buf, n * bs, REQ_OP_WRITE);
+	/* the CPU was free while it waited */
+	io->since = ktime_get_ns();
 	memset(io->buf, 0, io->win * bs);
 	io->first += io->win;
 	return r;
@@ -396,7 +435,7 @@ static int write_tail(struct ckpt_io *io, const struct wow_ckpt_area *a,
 		wow_ckpt_seg_encode(&e, &sn->segs[s]);
 		r = stream_put(io, &e, sizeof(e));
 		if (s % WOW_CKPT_YIELD_SEGS == WOW_CKPT_YIELD_SEGS - 1)
-			cond_resched();
+			ckpt_yield(io);
 	}
 	if (!r)
 		r = stream_put(io, a->csums, ci->slot_blocks * sizeof(__le32));
@@ -485,12 +524,12 @@ int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
 			b = next_changed_block(a, ops, b + 1, nr);
 			if (i % WOW_CKPT_YIELD_BLOCKS ==
 			    WOW_CKPT_YIELD_BLOCKS - 1)
-				cond_resched();
+				ckpt_yield(&io);
 		}
 		r = wow_sync_io(a->bdev, area_sector(a, 1 + first), io.buf,
 				i * bs, REQ_OP_WRITE);
 		ci->written += i;
-		cond_resched();
+		ckpt_yield(&io);
 	}
 	if (!r)
 		r = write_tail(&io, a, ci, sn);
@@ -562,6 +601,8 @@ int wow_ckpt_snap_write(const struct wow_ckpt_area *a,
 	r = io_init(&io, a, ci);
 	if (r)
 		return r;
+	io.pace = true;
+	io.since = ktime_get_ns();
 	take = min_t(u32, io.win, WOW_CKPT_TAKE_BLOCKS);
 	e = kmalloc_array(per, sizeof(*e), GFP_KERNEL);
 	ids = kmalloc_array(io.win, sizeof(*ids), GFP_KERNEL);
@@ -587,7 +628,7 @@ int wow_ckpt_snap_write(const struct wow_ckpt_area *a,
 			a->csums[ids[i]] = block_fill(a, io.buf + i * bs, e, c);
 			if (i % WOW_CKPT_YIELD_BLOCKS ==
 			    WOW_CKPT_YIELD_BLOCKS - 1)
-				cond_resched();
+				ckpt_yield(&io);
 		}
 		for (i = 0; i < n && !r; i += run) {
 			for (run = 1; i + run < n && ids[i + run] == ids[i] + run;
@@ -596,8 +637,9 @@ int wow_ckpt_snap_write(const struct wow_ckpt_area *a,
 			r = wow_sync_io(a->bdev, area_sector(a, 1 + ids[i]),
 					io.buf + i * bs, run * bs, REQ_OP_WRITE);
 		}
+		io.since = ktime_get_ns();
 		ci->written += n;
-		cond_resched();
+		ckpt_yield(&io);
 	}
 	if (!r)
 		r = write_tail(&io, a, ci, sn);
