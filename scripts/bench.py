@@ -171,9 +171,10 @@ def destage_expected_s(r):
     return t
 
 
-def write_guest_files(out, profile, runs, wow_opts=""):
+def write_guest_files(out, profile, runs, wow_opts="", perf=False):
     """Job files and one scenario script per run; returns (scenarios dir,
-    extra files [(src, guest path)])."""
+    extra files [(src, guest path)]).  ``perf``: the CPU-cost runs record
+    a profile (benchlib.sh perf_start)."""
     jobs = os.path.join(out, "guest", "jobs")
     scen = os.path.join(out, "guest", "scenarios")
     os.makedirs(jobs, exist_ok=True)     # a second stage adds to them
@@ -209,6 +210,8 @@ def write_guest_files(out, profile, runs, wow_opts=""):
                 r.system, job, r.cache_mb, r.runtime_s, r.window_s,
                 r.turnover_pct)
         env = "B_WOW_OPTS='%s'\n" % wow_opts if wow_opts else ""
+        if perf and r.measurement == "cpu":
+            env += "B_PERF=1\n"
         if r.origin in systems.RAIDS and \
                 profile.get("raid_wow_erase_block_bytes"):
             # every dm-wow table of a RAID run (the profile's segments)
@@ -227,16 +230,31 @@ def write_guest_files(out, profile, runs, wow_opts=""):
 
 def make_bcache_files(base):
     """make-bcache and the libraries the base initramfs lacks."""
-    import wowvm
     exe = shutil.which("make-bcache") or "/usr/sbin/make-bcache"
     if not os.path.exists(exe):
         die("make-bcache is missing: apt-get install bcache-tools "
             "(or run scripts/setup.sh)")
+    return tool_files(base, exe, "/usr/sbin/make-bcache")
+
+
+def make_perf_files(base):
+    """perf (--perf) and the libraries the base initramfs lacks: the
+    host's, which must be the guest kernel's version (linux-perf)."""
+    exe = shutil.which("perf") or "/usr/bin/perf"
+    if not os.path.exists(exe):
+        die("perf is missing: apt-get install linux-perf")
+    return tool_files(base, os.path.realpath(exe), "/usr/bin/perf")
+
+
+def tool_files(base, exe, dest):
+    """[(src, guest path)] of the program ``exe`` (at ``dest`` in the
+    guest) and the libraries it needs that the base initramfs lacks."""
+    import wowvm
     have = set()
     if os.path.exists(base + ".files"):
         with open(base + ".files") as f:
             have = set(f.read().split())
-    out = [(exe, "/usr/sbin/make-bcache")]
+    out = [(exe, dest)]
     for lib in wowvm.ldd_libs(exe):
         if lib not in have:
             out.append((lib, lib))
@@ -401,8 +419,11 @@ def run_vm(out, profile, runs, args, first_boot=1, stage=""):
     kv = wowvm.kver()
     module = os.path.join(REPO, "dm-wow", "dm-wow.ko")
     base = wowvm.build_base(kv)
-    scen_dir, extra = write_guest_files(out, profile, runs, args.wow_opts)
+    scen_dir, extra = write_guest_files(out, profile, runs, args.wow_opts,
+                                        getattr(args, "perf", False))
     extra += make_bcache_files(base)
+    if getattr(args, "perf", False):
+        extra += make_perf_files(base)
     raid = any(r.origin in systems.RAIDS for r in runs)
     if raid:
         extra += make_raid_files(kv, base, out)
@@ -712,6 +733,7 @@ def resume(out, args):
     profile = meta["profile"]
     runs = [systems.Run(**r) for r in meta["runs"]]
     args.wow_opts = meta.get("wow_opts", "")
+    args.perf = meta.get("perf", False)
     done, problems = finished_before(out, meta, runs)
     sessions = meta.setdefault("sessions", [])
     if not sessions:
@@ -848,6 +870,12 @@ def main(argv=None):
                     help="extra dm-wow table options for the closed-loop "
                     "runs (e.g. 'low_watermark 30 high_watermark 40'); "
                     "the destage runs keep their own")
+    ap.add_argument("--perf", action="store_true",
+                    help="the CPU-cost runs record a profile with perf in "
+                    "the VM (linux-perf on the host): where each system's "
+                    "CPU goes, in the report (perf's sampling costs some "
+                    "CPU itself: compare those runs' IOPS among "
+                    "themselves)")
     ap.add_argument("--hdd-trace", action="store_true",
                     help="log every request the live HDD serves to "
                          "DIR/hdd-trace.txt (time, kind, sector, sectors, "
@@ -937,6 +965,7 @@ def main(argv=None):
         "profile_name": pname,
         "profile": profile,
         "wow_opts": args.wow_opts,
+        "perf": args.perf,
         "started": datetime.datetime.now().astimezone().isoformat(
             timespec="seconds"),
         "host": host_info(),

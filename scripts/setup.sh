@@ -15,9 +15,10 @@ PKGS=(
 	dkms udev systemd e2fsprogs util-linux
 	# UML / KUnit build
 	build-essential flex bison bc libelf-dev libssl-dev python3
-	# bench (mdadm: the bench's md RAID-5 and RAID-10 origins, in its guest)
+	# bench (mdadm: the bench's md RAID-5 and RAID-10 origins, in its guest;
+	# linux-perf: bench.py --perf, the CPU profile, in its guest)
 	nbdkit nbdkit-plugin-python python3-matplotlib python3-pytest bcache-tools
-	mdadm
+	mdadm linux-perf
 	# make deb (debhelper, dh-dkms, lintian); the style suite's sparse
 	# (C=2) and coccicheck; tests/vm/kernel-bpo.sh (the 7.x kernels taken
 	# apart: file and objdump find the programs it builds again)

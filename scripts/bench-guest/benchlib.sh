@@ -732,6 +732,46 @@ bench_closed() {
 
 # ---- measurement 4: CPU cost on RAM disks ----
 
+# perf_start: sample every CPU (the software clock: TCG has no PMU), with
+# call chains, until perf_stop; the host copied perf and its libraries in
+# (bench.py --perf).  perf_stop writes the profile into $OUT: perf-self.txt
+# (self time by symbol), perf-children.txt (time under each symbol,
+# callees included), perf-script.txt.gz (every sample's stack, for flame
+# graphs: the host folds it) and kallsyms-modules.txt.gz (the module each
+# module symbol is in: perf reports them all as the kernel's).
+perf_start() {
+	command -v perf > /dev/null || fail "perf is not in the VM"
+	echo 0 > /proc/sys/kernel/kptr_restrict
+	echo -1 > /proc/sys/kernel/perf_event_paranoid
+	perf record -a -g -F 499 -o /tmp/perf.data > /tmp/perf.err 2>&1 &
+	B_PERF_PID=$!
+	sleep 1
+	kill -0 "$B_PERF_PID" 2> /dev/null ||
+		fail "perf record: $(cat /tmp/perf.err)"
+	meta perf_hz 499
+}
+
+perf_stop() {
+	kill -INT "$B_PERF_PID"
+	wait "$B_PERF_PID"
+	phase perf-report
+	perf report -i /tmp/perf.data --stdio --no-children -g none \
+		--sort dso,sym --percent-limit 0.1 > "$OUT/perf-self.txt" \
+		2> /tmp/perf.err || fail "perf report: $(cat /tmp/perf.err)"
+	perf report -i /tmp/perf.data --stdio --children -g none \
+		--sort sym --percent-limit 1 > "$OUT/perf-children.txt" \
+		2> /dev/null
+	perf script -i /tmp/perf.data -F comm,ip,sym 2> /dev/null |
+		gzip > "$OUT/perf-script.txt.gz"
+	# which module each symbol is in: perf names them all kernel.kallsyms
+	awk '$4 ~ /^\[/ { print $3, $4 }' /proc/kallsyms |
+		gzip > "$OUT/kallsyms-modules.txt.gz"
+	meta perf_samples "$(perf report -i /tmp/perf.data --stdio \
+		--no-children -g none --sort dso 2> /dev/null |
+		sed -n 's/^# Samples: \([0-9]*\).*/\1/p' | head -1)"
+	rm -f /tmp/perf.data
+}
+
 # bench_cpu SYSTEM JOB CACHE_MB ORIGIN_MB: two RAM disks (brd, ORIGIN_MB
 # each), SYSTEM over /dev/ram0 with a CACHE_MB slice of /dev/ram1 as its
 # cache (dm-linear: over /dev/ram0 alone), and JOB (time based: 4 KiB
@@ -754,12 +794,14 @@ bench_cpu() {
 	meta origin_mb "$_omb"
 	phase create
 	sys_create "$_sys" /dev/ram0 "$_mb" live
+	[ "$B_PERF" = 1 ] && perf_start
 	io_snap start
 	read _x _u _n _s _i _w _q _sq _x < /proc/stat
 	phase fio
 	run_fio "$_job"
 	read _x _u2 _n2 _s2 _i2 _w2 _q2 _sq2 _x < /proc/stat
 	io_snap end
+	[ "$B_PERF" = 1 ] && perf_stop
 	meta cpu_busy_ticks $((_u2 + _n2 + _s2 + _q2 + _sq2 - _u - _n - _s - _q - _sq))
 	meta cpu_idle_ticks $((_i2 + _w2 - _i - _w))
 	case $_sys in

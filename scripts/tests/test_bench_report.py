@@ -1024,3 +1024,83 @@ def test_raid_ladder_rows():
     md = report.raid_md(t)
     assert "| BSUs (offered I/Os/s) |" in md
     assert "| 8 (400) | 392 [391–393] (3); 40.0 / 800 ms |" in md
+
+
+PERF_SELF = """# Samples: 4K of event 'cpu-clock:ppp'
+#
+# Overhead  Shared Object      Symbol
+# ........  .................  ..................
+#
+    40.00%  [kernel.kallsyms]  [k] native_safe_halt
+    15.00%  [kernel.kallsyms]  [k] crc_31
+    12.00%  [kernel.kallsyms]  [k] _raw_spin_unlock_irq
+     9.00%  [kernel.kallsyms]  [k] copy_to_batch
+     6.00%  [kernel.kallsyms]  [k] memcpy_erms
+     6.00%  [kernel.kallsyms]  [k] brd_do_bvec
+     6.00%  fio                [.] get_io_u
+     6.00%  [kernel.kallsyms]  [k] read_hpet
+"""
+
+PERF_CHILDREN = """# Children      Self  Symbol
+    30.00%     0.00%  [k] ret_from_fork
+    24.00%     0.20%  [k] wow_log_commit_work
+    12.00%     9.00%  [k] copy_to_batch
+     9.00%     0.00%  [k] crc32c
+"""
+
+PERF_SCRIPT = """             fio 
+        ffffffff81000001 crc_31+0x10
+        ffffffffc0000001 pages_crc+0x2
+        ffffffffc0000002 wow_log_commit_work+0x5
+
+         swapper 
+        ffffffff81000002 native_safe_halt+0x1
+
+             fio 
+        ffffffff81000001 crc_31+0x20
+        ffffffffc0000001 pages_crc+0x9
+        ffffffffc0000002 wow_log_commit_work+0x5
+
+"""
+
+
+def test_perf_profile(tmp_path):
+    """bench.py --perf: perf's self time sorted into kinds of work over
+    the busy (not idle) samples, module symbols named by their module, the
+    time under dm-wow's functions, the stacks folded."""
+    import gzip
+    (tmp_path / "perf-self.txt").write_text(PERF_SELF)
+    (tmp_path / "perf-children.txt").write_text(PERF_CHILDREN)
+    with gzip.open(tmp_path / "kallsyms-modules.txt.gz", "wt") as f:
+        f.write("copy_to_batch [dm_wow]\nwow_log_commit_work [dm_wow]\n"
+                "pages_crc [dm_wow]\nbrd_do_bvec [brd]\n")
+    with gzip.open(tmp_path / "perf-script.txt.gz", "wt") as f:
+        f.write(PERF_SCRIPT)
+    p = report.perf_profile(str(tmp_path))
+    assert p["busy_pct"] == pytest.approx(60.0)
+    k = p["kinds"]
+    assert k["checksums"] == pytest.approx(25.0)
+    assert k["locks"] == pytest.approx(20.0)
+    assert k["dm-wow"] == pytest.approx(15.0)
+    assert k["data copy"] == pytest.approx(10.0)
+    assert k["RAM disk"] == pytest.approx(10.0)
+    assert k["fio (user space)"] == pytest.approx(10.0)
+    assert k["other kernel"] == pytest.approx(10.0)
+    assert "idle" not in k
+    assert p["top"][0] == (15.0, "[kernel.kallsyms]", "crc_31", "checksums")
+    assert (9.0, "[dm_wow]", "copy_to_batch", "dm-wow") in p["top"]
+    assert p["under"] == [(pytest.approx(40.0), "wow_log_commit_work"),
+                          (pytest.approx(20.0), "copy_to_batch")]
+    folded = (tmp_path / "perf-folded.txt").read_text().split("\n")
+    assert "fio;wow_log_commit_work;pages_crc;crc_31 2" in folded
+    assert "swapper;native_safe_halt 1" in folded
+    # the report: a kind's share and its µs of a 100 µs write
+    cpu = {"wow": {"cpu_us_per_write": 100.0, "perf": p},
+           "linear": {"cpu_us_per_write": 50.0}}
+    md = report.perf_md(cpu)
+    assert "| checksums | 25.0% (25.0 µs) |" in md
+    assert "| 15.0% | 15.0 | [dm_wow] | copy_to_batch | dm-wow |" in md
+    assert "| 25.0% | 25.0 | [kernel.kallsyms] | crc_31 | checksums |" in md
+    assert "| 40.0% | 40.0 | wow_log_commit_work |" in md
+    assert "dm-linear" not in md       # no profile, no column
+    assert report.perf_profile(str(tmp_path / "none")) is None

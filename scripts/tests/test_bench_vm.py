@@ -79,6 +79,29 @@ def test_guest_files(tmp_path):
         # a scenario name wowvm accepts
         s = wowvm.parse_scenario(os.path.join(scen, r.id + ".sh"))
         assert s.error == "", s.error
+        assert "B_PERF" not in text
+    # --perf: the CPU-cost runs profile, the others do not
+    scen, _ = bench.write_guest_files(str(tmp_path / "perf"), prof, runs,
+                                      perf=True)
+    for r in runs:
+        text = open(os.path.join(scen, r.id + ".sh")).read()
+        assert ("B_PERF=1\n" in text) == (r.measurement == "cpu"), r.id
+
+
+def test_perf_files(tmp_path):
+    """--perf copies the host's perf and the libraries it needs that the
+    base lacks."""
+    import shutil
+    if not shutil.which("perf"):
+        pytest.skip("no perf (linux-perf)")
+    base = tmp_path / "base.cpio.gz"
+    (tmp_path / "base.cpio.gz.files").write_text("")
+    files = bench.make_perf_files(str(base))
+    assert files[0][1] == "/usr/bin/perf"
+    assert os.path.basename(files[0][0]).startswith("perf")
+    assert any("libc.so" in d for _, d in files)
+    for src, _ in files:
+        assert os.path.exists(src)
 
 
 def test_benchlib_knows_every_system():

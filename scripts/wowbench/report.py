@@ -738,7 +738,149 @@ def cost_figures(run_dir, system):
         if has_cache_dev(system) else None
     out["log_wa_run"] = run_log_wa(
         read_status_file(os.path.join(run_dir, "status-end.txt")), fio)
+    prof = perf_profile(run_dir)
+    if prof:
+        out["perf"] = prof
     return out
+
+
+# Where a CPU-cost run's CPU goes (bench.py --perf): perf's self time by
+# symbol, sorted into kinds of work.  The first pattern that matches a
+# sample's "module symbol" names its kind; "idle" is not busy time.
+PERF_KINDS = [
+    ("idle", r"(^|\s)(default_idle|native_safe_halt|pv_native_safe_halt|"
+             r"arch_cpu_idle|default_idle_call|do_idle|cpu_idle_poll|"
+             r"poll_idle|acpi_idle\w*|intel_idle\w*|cpuidle_\w+|"
+             r"mwait_idle\w*)$"),
+    ("data copy", r"\s(\w*memcpy\w*|\w*memmove\w*|copy_page\w*|"
+                  r"\w*copy_user\w*|_copy_(from|to)_iter|rep_movs\w*|"
+                  r"memcpy_orig|copy_mc\w*)$"),
+    ("checksums", r"\s(\w*crc32\w*|\w*crc_\w+|crc32c\w*)$"),
+    ("locks", r"\s(_raw_\w*(lock|unlock)\w*|\w*queued_\w*lock\w*|"
+              r"mutex_\w+|\w*rwsem\w*|\w*spin_\w*lock\w*)$"),
+    ("allocation", r"\s(kmem_cache_\w+|__?kmalloc\w*|kfree\w*|"
+                   r"mempool_\w+|\w*alloc_pages\w*|\w*free_pages\w*|"
+                   r"\w*slab\w*|__slab_\w+|___slab_\w+|kvfree\w*|"
+                   r"\w*page_frag\w*)$"),
+    ("dm-wow", r"^\[dm_wow\]"),
+    ("dm-writecache", r"^\[dm_writecache\]"),
+    ("dm core", r"^\[dm_mod\]"),
+    ("RAM disk", r"^\[brd\]|\sbrd_\w+$"),
+    ("block layer", r"\s(blk_\w+|__blk_\w+|bio_\w+|__bio_\w+|"
+                    r"submit_bio\w*|bvec_\w+)$"),
+    ("workqueues, scheduler", r"\s(\w*schedule\w*|\w*sched_\w+|"
+                              r"\w*wake_up\w*|try_to_wake_up|"
+                              r"\w*work_\w+|worker_thread|"
+                              r"\w*enqueue_\w+|\w*dequeue_\w+|"
+                              r"finish_task_switch\w*|__switch_to\w*)$"),
+    ("fio (user space)", r"^(fio|libc[.-]\S*|libaio\S*|\[unknown\])\s"),
+    ("other kernel", r"."),
+]
+
+
+def perf_kind(dso, sym):
+    """The kind of work (PERF_KINDS) of a sample in ``sym`` of ``dso``."""
+    key = "%s %s" % (dso, sym)
+    for kind, pat in PERF_KINDS:
+        if re.search(pat, key):
+            return kind
+    return "other kernel"
+
+
+def module_symbols(path):
+    """{symbol: "[module]"} from kallsyms-modules.txt.gz (benchlib.sh
+    perf_stop), {} without one."""
+    if not os.path.exists(path):
+        return {}
+    out = {}
+    with gzip.open(path, "rt", errors="replace") as f:
+        for line in f:
+            w = line.split()
+            if len(w) == 2:
+                out.setdefault(w[0], w[1])
+    return out
+
+
+def fold_stacks(path):
+    """{"comm;outermost;...;innermost": samples} from perf-script.txt.gz
+    (perf script -F comm,ip,sym: a line with the task's name, then one
+    line per frame, innermost first, a blank line after each sample): the
+    folded stacks flame graph tools take."""
+    out = {}
+    comm, frames = None, []
+
+    def done():
+        if comm is not None:
+            key = ";".join([comm] + frames[::-1])
+            out[key] = out.get(key, 0) + 1
+
+    with gzip.open(path, "rt", errors="replace") as f:
+        for line in f:
+            w = line.split()
+            if not w:
+                done()
+                comm, frames = None, []
+            elif comm is None:
+                comm = w[0]
+            elif len(w) >= 2 and re.fullmatch(r"[0-9a-f]+", w[0]):
+                frames.append(re.sub(r"\+0x[0-9a-f]+$", "", w[1]))
+    done()
+    return out
+
+
+def perf_profile(run_dir):
+    """From a run's perf-self.txt (perf report --no-children --sort dso,sym
+    --stdio), or None without one: {"top": [(pct, module, sym, kind)],
+    "kinds": {kind: pct of busy time}, "busy_pct": pct of samples not
+    idle, "under": [(pct of busy, sym)]: dm-wow's functions by the time
+    under them (perf-children.txt), "samples"}.  Shares of busy time leave
+    the idle task's samples out.  The run's folded stacks go to
+    perf-folded.txt beside them."""
+    path = os.path.join(run_dir, "perf-self.txt")
+    if not os.path.exists(path):
+        return None
+    mods = module_symbols(os.path.join(run_dir, "kallsyms-modules.txt.gz"))
+    top = []
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = re.match(r"\s*([0-9.]+)%\s+(\S+)\s+\[[k.]\]\s+(\S+)",
+                         line)
+            if m:
+                sym = m.group(3)
+                top.append((float(m.group(1)), mods.get(sym, m.group(2)),
+                            sym))
+    if not top:
+        return None
+    under = []
+    cpath = os.path.join(run_dir, "perf-children.txt")
+    if os.path.exists(cpath):
+        with open(cpath, errors="replace") as f:
+            for line in f:
+                m = re.match(r"\s*([0-9.]+)%\s+[0-9.]+%\s+\[[k.]\]\s+"
+                             r"(\S+)", line)
+                if m and mods.get(m.group(2)) == "[dm_wow]":
+                    under.append((float(m.group(1)), m.group(2)))
+    spath = os.path.join(run_dir, "perf-script.txt.gz")
+    if os.path.exists(spath):
+        folded = fold_stacks(spath)
+        with open(os.path.join(run_dir, "perf-folded.txt"), "w") as f:
+            for k in sorted(folded):
+                f.write("%s %d\n" % (k, folded[k]))
+    kinds, busy = {}, 0.0
+    rows = []
+    for pct, dso, sym in top:
+        kind = perf_kind(dso, sym)
+        rows.append((pct, dso, sym, kind))
+        if kind == "idle":
+            continue
+        busy += pct
+        kinds[kind] = kinds.get(kind, 0.0) + pct
+    if busy <= 0:
+        return None
+    return {"top": [r for r in rows if r[3] != "idle"][:25],
+            "kinds": {k: v * 100 / busy for k, v in kinds.items()},
+            "busy_pct": busy,
+            "under": [(pct * 100 / busy, sym) for pct, sym in under][:15]}
 
 
 def run_log_wa(status, fio):
@@ -1157,6 +1299,10 @@ def cpu_table(runs):
                   "cache_per_user": _mean_sd(
                       [r.get("cache_per_user") for r in rs])[0],
                   "log_wa": _mean_sd([r.get("log_wa_run") for r in rs])[0]}
+        prof = [r["perf"] for r in rs if r.get("perf")]
+        if prof:
+            # the first round's profile, its shares in µs of a write
+            out[s]["perf"] = dict(prof[0], rounds=len(prof))
     lin = out.get("linear", {}).get("iops")
     wc = out.get("writecache", {}).get("iops")
     for x in out.values():
@@ -1768,6 +1914,52 @@ def cpu_md(cpu):
                   "CPU per write", "cache B / user B", "log WA"], rows)
 
 
+def perf_md(cpu):
+    """Where the CPU goes (bench.py --perf): per system, busy time by kind
+    of work (share, and µs of a write from its CPU per write), then the
+    symbols with the most self time."""
+    systems_with = [s for s in _order(cpu, systems.SYSTEM_NAMES)
+                    if cpu[s].get("perf")]
+    if not systems_with:
+        return ""
+    kinds = [k for k, _ in PERF_KINDS if k != "idle"]
+    rows = []
+    for k in kinds:
+        if not any(cpu[s]["perf"]["kinds"].get(k) for s in systems_with):
+            continue
+        row = [k]
+        for s in systems_with:
+            pct = cpu[s]["perf"]["kinds"].get(k, 0.0)
+            us = cpu[s].get("cpu_us_per_write")
+            row.append("%.1f%% (%s)" % (pct, _f(us * pct / 100 if us else
+                                                 None, "%.1f µs")))
+        rows.append(row)
+    parts = [table(["kind of work"] + [_label(s) for s in systems_with],
+                   rows)]
+    for s in systems_with:
+        top = cpu[s]["perf"]["top"][:15]
+        busy = cpu[s]["perf"]["busy_pct"]
+        us = cpu[s].get("cpu_us_per_write")
+        parts.append("\n%s, the symbols with the most self time:\n" %
+                     _label(s))
+        parts.append(table(["share of busy", "µs of a write", "module",
+                            "symbol", "kind"],
+                           [["%.1f%%" % (pct * 100 / busy),
+                             _f(us * pct / busy if us else None, "%.1f"),
+                             dso, sym, kind]
+                            for pct, dso, sym, kind in top]))
+        under = cpu[s]["perf"].get("under")
+        if under:
+            parts.append("\n%s, its own functions by the time under them "
+                         "(callees included):\n" % _label(s))
+            parts.append(table(["share of busy", "µs of a write",
+                                "function"],
+                               [["%.1f%%" % pct,
+                                 _f(us * pct / 100 if us else None, "%.1f"),
+                                 sym] for pct, sym in under]))
+    return "\n".join(parts)
+
+
 def flush_md(fl):
     rows = []
     for sname in _order(fl, systems.SYSTEM_NAMES):
@@ -2084,6 +2276,21 @@ def markdown(res, plots=(), plot_prefix="plots/", heading="#"):
                 p.get("cpu_runtime_s", 0), p.get("cpu_origin_mb", 0),
                 p.get("cpu_cache_mb", 0), p.get("cpu_rounds", 0)))
         parts.append(ct + "\n")
+        pt = perf_md(s.get("cpu") or {})
+        if pt:
+            parts.append("%s# Where the CPU goes (perf)\n" % h)
+            parts.append(
+                "perf in the VM sampled every CPU at 499 Hz (the software "
+                "clock: TCG has no PMU) through each system's first CPU-cost "
+                "round (bench.py --perf).  Busy time, the idle task's "
+                "samples left out, by the kind of work of the function each "
+                "sample was in (its own time, not its callees': "
+                "PERF_KINDS in scripts/wowbench/report.py sorts them), and "
+                "as µs of a write from the CPU per write above.  perf's own "
+                "sampling costs CPU too, in every system alike.  Each run "
+                "keeps perf-self.txt, perf-children.txt (time under each "
+                "function) and perf-script.txt.gz (every sample's stack).\n")
+            parts.append(pt + "\n")
     ft = flush_md(s.get("flush") or {})
     if ft:
         parts.append("%s# Flush cost: every write FUA\n" % h)
