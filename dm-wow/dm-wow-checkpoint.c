@@ -56,14 +56,16 @@
 #define WOW_CKPT_YIELD_SEGS	256
 
 /*
- * A background checkpoint's duty cycle: after each WOW_CKPT_BURST_US of
- * CPU it sleeps about as long, so it never holds a CPU for more than that
- * at a time.  cond_resched alone gives the CPU only to a task that waits
- * for it; a vCPU that stays busy still takes a host core from the threads
- * that complete the other vCPU's I/O (Documentation/reliability.md, the
- * checkpoint stall), and a CPU the writer leaves idle can run a write's
- * completion the moment it comes.  A checkpoint written while writes wait
- * (wow_ckpt_write) runs at full speed.
+ * A background checkpoint's duty cycle, once its slot table is written:
+ * after each WOW_CKPT_BURST_US of CPU it sleeps about as long, so it never
+ * holds a CPU for more than that at a time while it encodes and seals the
+ * segment stream (most of its work).  cond_resched alone gives the CPU
+ * only to a task that waits for it; a vCPU that stays busy still takes a
+ * host core from the threads that complete the other vCPU's I/O
+ * (Documentation/reliability.md, the checkpoint stall), and a CPU the
+ * writer leaves idle can run a write's completion the moment it comes.
+ * A checkpoint written while writes wait (wow_ckpt_write) runs at full
+ * speed.
  */
 #define WOW_CKPT_BURST_US	1000
 
@@ -601,8 +603,6 @@ int wow_ckpt_snap_write(const struct wow_ckpt_area *a,
 	r = io_init(&io, a, ci);
 	if (r)
 		return r;
-	io.pace = true;
-	io.since = ktime_get_ns();
 	take = min_t(u32, io.win, WOW_CKPT_TAKE_BLOCKS);
 	e = kmalloc_array(per, sizeof(*e), GFP_KERNEL);
 	ids = kmalloc_array(io.win, sizeof(*ids), GFP_KERNEL);
@@ -637,10 +637,16 @@ int wow_ckpt_snap_write(const struct wow_ckpt_area *a,
 			r = wow_sync_io(a->bdev, area_sector(a, 1 + ids[i]),
 					io.buf + i * bs, run * bs, REQ_OP_WRITE);
 		}
-		io.since = ktime_get_ns();
 		ci->written += n;
 		ckpt_yield(&io);
 	}
+	/*
+	 * every slot table block is taken: no change copies one any more, so
+	 * the rest may take longer (not before: while blocks wait to be
+	 * taken, every one that changes first is copied, in limited room)
+	 */
+	io.pace = true;
+	io.since = ktime_get_ns();
 	if (!r)
 		r = write_tail(&io, a, ci, sn);
 out:
