@@ -25,6 +25,7 @@
 #include <linux/slab.h>
 
 #include "dm-wow.h"
+#include "dm-wow-destage.h"
 #include "dm-wow-log.h"
 #include "dm-wow-seg.h"
 #include "dm-wow-compat.h"
@@ -587,12 +588,12 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 	dirty = wc->dirty_blocks;
 	valid = wc->valid_blocks;
 	free_segs = wow_seg_nr_free(wc);
-	inflight = wc->runs_inflight;
+	inflight = wow_destage_inflight(wc);
 	groups = wc->policy.nr_groups;
 	recency = wc->policy.nr_recency;
 	hand = wc->policy.hand;
 	thresh = wc->thresh;
-	oldest = wc->oldest_dirty;
+	oldest = wow_destage_oldest_dirty(wc);
 	ps = wc->policy.stats;
 	needs_check = wc->health.flags & WOW_SB_F_NEEDS_CHECK;
 	spin_unlock_irq(&wc->lock);

@@ -49,9 +49,9 @@ def test_write_to_another_parts_field(tmp_path):
 def test_init_of_another_parts_list(tmp_path):
     d = copy(tmp_path)
     plant(d, 'dm-wow-target.c', '\twc->last_io = jiffies;\n',
-          '\tINIT_LIST_HEAD(&wc->runs_read);\n')
+          '\tINIT_LIST_HEAD(&wc->pending_copies);\n')
     rc, out = run(str(d))
-    assert rc == 1 and 'writes runs_read, owned by destage' in out
+    assert rc == 1 and 'writes pending_copies, owned by log' in out
 
 
 def test_segment_table_is_opaque():
