@@ -153,6 +153,8 @@ int wow_destage_alloc(struct wow_cache *wc)
 	ds->oldest_dirty = jiffies;
 	spin_lock_init(&ds->kept_runs_lock);
 	INIT_LIST_HEAD(&ds->kept_runs);
+	wow_thresholds_init(&wc->thresh, wc->args.low_watermark_pct,
+			    wc->args.high_watermark_pct);
 	return mempool_init_kmalloc_pool(&ds->run_pool, ios,
 					 run_bytes(blocks, bs));
 }
@@ -757,4 +759,11 @@ unsigned long wow_destage_oldest_dirty(struct wow_cache *wc)
 {
 	lockdep_assert_held(&wc->lock);
 	return wc->destage->oldest_dirty;
+}
+
+void wow_destage_set_watermarks(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	wow_thresholds_init(&wc->thresh, wc->args.low_watermark_pct,
+			    wc->args.high_watermark_pct);
 }

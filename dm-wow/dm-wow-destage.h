@@ -9,7 +9,7 @@
  * What stays in struct wow_cache, and why: wc->stopped (destage writes it;
  * cleaning and the checkpoints read it under the lock, and they may not
  * call destage: calls go target -> destage -> clean -> log -> core),
- * wc->thresh (the target sets it from the watermark options, the tick
+ * wc->thresh (destage sets it from the watermark options and its tick
  * adapts it; the log's dirty pacing reads its high watermark, the status
  * line both) and wc->destage_work (the core's wow_kick() queues it, so
  * that the log, cleaning and the target wake destage without calling it).
@@ -28,8 +28,10 @@ struct wow_destage;
 
 /*
  * The destage state, stopped, its run reserve sized from max_destage_ios
- * and max_destage_size.  The constructor's (args parsed, before the
- * workqueue exists); GFP_KERNEL; -ENOMEM.  wow_destage_free() must follow, even on failure.
+ * and max_destage_size, the thresholds (wc->thresh) from the watermark
+ * options.  The constructor's (args parsed, before the workqueue
+ * exists); GFP_KERNEL; -ENOMEM.  wow_destage_free() must follow, even on
+ * failure.
  */
 int wow_destage_alloc(struct wow_cache *wc);
 
@@ -52,6 +54,13 @@ void wow_destage_start(struct wow_cache *wc);
  * Takes the lock; sleeps.
  */
 void wow_destage_stop(struct wow_cache *wc);
+
+/*
+ * The thresholds (wc->thresh) start again from the watermark options in
+ * wc->args, as wow_destage_alloc() set them: after a message changed a
+ * tunable.  Lock held.
+ */
+void wow_destage_set_watermarks(struct wow_cache *wc);
 
 /*
  * Destage runs in flight (reading the cache, writing the origin, or

@@ -326,8 +326,6 @@ static int wow_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	wc->cleaner = wc->args.cleaner ||
 		      (wc->health.flags & WOW_SB_F_NEEDS_CHECK);
 	wow_policy_set_drain(&wc->policy, wc->cleaner);
-	wow_thresholds_init(&wc->thresh, wc->args.low_watermark_pct,
-			    wc->args.high_watermark_pct);
 
 	r = dm_set_target_max_io_len(ti, wc->max_record_blocks <<
 					 wc->block_shift);
@@ -706,9 +704,7 @@ static int wow_message(struct dm_target *ti, unsigned int argc, char **argv,
 		spin_lock_irq(&wc->lock);
 		r = wow_parse_tunable(&wc->args, argv[0], argv[1], &error);
 		if (!r)
-			wow_thresholds_init(&wc->thresh,
-					    wc->args.low_watermark_pct,
-					    wc->args.high_watermark_pct);
+			wow_destage_set_watermarks(wc);
 		spin_unlock_irq(&wc->lock);
 		if (r)
 			DMWARN("%s: message '%s %s' refused: %s", wow_name(wc),

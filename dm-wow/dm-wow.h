@@ -533,7 +533,6 @@ struct wow_cache {
 	bool cleaner;
 	bool loaded;			/* preresume formatted or recovered */
 	bool needs_format;		/* ctr: format at first preresume */
-	struct wow_thresholds thresh;	/* current destage thresholds */
 	/* every write's stream, at map: for the cutoff and the policy */
 	struct wow_streams streams;
 	unsigned long last_io;		/* jiffies of the last user bio */
@@ -667,6 +666,7 @@ struct wow_cache {
 	 */
 	struct wow_destage *destage;
 	bool stopped;			/* suspended: no destage, no cleaning */
+	struct wow_thresholds thresh;	/* current destage thresholds */
 	struct work_struct destage_work;	/* its worker: wow_kick() queues it */
 
 	/* owner: clean (victims, copies) */
