@@ -6,6 +6,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.join(HERE, '..', 'ownership.py')
 SRC = os.path.join(HERE, '..', '..', 'dm-wow')
@@ -54,18 +56,36 @@ def test_init_of_another_parts_list(tmp_path):
     assert rc == 1 and 'writes pending_copies, owned by log' in out
 
 
+def opaque(src, owner, defs):
+    """The structs @defs open with are defined in @owner alone: a header
+    or another .c that defined them again would open them to every file
+    that includes it."""
+    text = open(os.path.join(src, owner)).read()
+    assert all(x in text for x in defs), owner
+    for name in sorted(os.listdir(src)):
+        if name.endswith('.h') or (name.endswith('.c') and name != owner):
+            text = open(os.path.join(src, name)).read()
+            assert not any(x in text for x in defs), name
+
+
 def test_segment_table_is_opaque():
     # the compiler enforces the segment table's ownership (ownership.py
-    # has no rule for it): its structs are defined in dm-wow-seg.c alone,
-    # so a header that defined them again would open it to every file
-    defs = ('struct wow_segment {', 'struct wow_segs {')
-    seg = open(os.path.join(SRC, 'dm-wow-seg.c')).read()
-    assert all(x in seg for x in defs)
-    for name in sorted(os.listdir(SRC)):
-        if name.endswith('.h') or (name.endswith('.c') and
-                                   name != 'dm-wow-seg.c'):
-            text = open(os.path.join(SRC, name)).read()
-            assert not any(x in text for x in defs), name
+    # has no rule for it)
+    opaque(SRC, 'dm-wow-seg.c', ('struct wow_segment {', 'struct wow_segs {'))
+
+
+def test_destage_is_opaque():
+    # destage's state: the compiler enforces it; what stays in struct
+    # wow_cache (stopped, thresh, destage_work) ownership.py checks
+    opaque(SRC, 'dm-wow-destage.c', ('struct wow_destage {',))
+
+
+def test_opaque_catches_a_definition_in_a_header(tmp_path):
+    d = copy(tmp_path)
+    plant(d, 'dm-wow-destage.h', 'struct wow_destage;\n',
+          'struct wow_destage {\n\tu32 runs_inflight;\n};\n')
+    with pytest.raises(AssertionError, match='dm-wow-destage.h'):
+        opaque(str(d), 'dm-wow-destage.c', ('struct wow_destage {',))
 
 
 def test_field_with_no_owner(tmp_path):
