@@ -28,6 +28,7 @@
 #include <linux/slab.h>
 
 #include "dm-wow.h"
+#include "dm-wow-clean.h"
 #include "dm-wow-destage.h"
 #include "dm-wow-log.h"
 #include "dm-wow-seg.h"
@@ -741,7 +742,7 @@ void wow_destage_stop(struct wow_cache *wc)
 		if (wait_event_timeout(wc->idle_wait,
 				       !READ_ONCE(ds->runs_inflight) &&
 				       !READ_ONCE(wc->meta_inflight) &&
-				       !READ_ONCE(wc->copies_inflight),
+				       !wow_clean_inflight(wc),
 				       HZ / 10))
 			break;
 		wow_kick(wc);

@@ -521,6 +521,7 @@ struct ckpt_run {
 
 struct wow_segs;
 struct wow_destage;
+struct wow_clean;
 
 struct wow_cache {
 	/* owner: target (constructor, messages, map) */
@@ -669,16 +670,11 @@ struct wow_cache {
 	struct wow_thresholds thresh;	/* current destage thresholds */
 	struct work_struct destage_work;	/* its worker: wow_kick() queues it */
 
-	/* owner: clean (victims, copies) */
-	mempool_t copy_pool;		/* reserve of copy structs */
-	u32 victim;			/* segment being cleaned */
-	u32 copies_inflight;		/* reading, or queued to the log */
-	struct list_head copies_read;	/* read: to check, then queue */
-	unsigned long clean_pick_at;	/* jiffies of the last victim scan */
-	u32 victim_cursor;		/* where the next scan starts */
-	/* the log is short and no segment is cheap to clean (last scan) */
-	bool clean_starved;
-	unsigned long urgent_since;	/* jiffies: urgent, nothing freed */
+	/*
+	 * owner: clean (victims, copies): its state is opaque, dm-wow-clean.c's
+	 * alone (dm-wow-clean.h)
+	 */
+	struct wow_clean *clean;
 
 	/* owner: any (atomic counters: each part counts what it does) */
 	struct wow_stats stats;
@@ -774,12 +770,6 @@ int wow_cmp_u64(const void *a, const void *b);
 
 /* dm-wow-destage.c, rate, runs, merging, origin writes: dm-wow-destage.h */
 
-/* ---- dm-wow-clean.c: cleaning (victims, copy-forward, their records) ---- */
-
-int wow_clean_alloc(struct wow_cache *wc);
-void wow_clean_free(struct wow_cache *wc);
-void wow_clean(struct wow_cache *wc);
-u32 wow_clean_free_done(struct wow_cache *wc);
-bool wow_clean_starved(struct wow_cache *wc);
+/* dm-wow-clean.c, cleaning (victims, copy-forward): dm-wow-clean.h */
 
 #endif /* DM_WOW_H */

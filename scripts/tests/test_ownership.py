@@ -42,10 +42,10 @@ def test_module_passes():
 def test_write_to_another_parts_field(tmp_path):
     d = copy(tmp_path)
     plant(d, 'dm-wow-target.c', '\twc->last_io = jiffies;\n',
-          '\twc->victim = 0;\n')
+          '\twc->dirty_blocks = 0;\n')
     rc, out = run(str(d))
     assert rc == 1
-    assert 'writes victim, owned by clean' in out
+    assert 'writes dirty_blocks, owned by log' in out
 
 
 def test_init_of_another_parts_list(tmp_path):
@@ -108,7 +108,7 @@ def test_call_cycle(tmp_path):
 def test_comments_do_not_count(tmp_path):
     d = copy(tmp_path)
     plant(d, 'dm-wow-log.c', 'void wow_log_stop(struct wow_cache *wc)\n{\n',
-          '\t/* wow_clean_starved(wc); wc->victim = 0; */\n')
+          '\t/* wow_clean_starved(wc); wc->dirty_blocks = 0; */\n')
     rc, out = run(str(d))
     assert rc == 0, out
 
