@@ -80,6 +80,12 @@ def test_destage_is_opaque():
     opaque(SRC, 'dm-wow-destage.c', ('struct wow_destage {',))
 
 
+def test_clean_is_opaque():
+    # cleaning's state: the compiler enforces it (struct wow_cache keeps
+    # only the pointer)
+    opaque(SRC, 'dm-wow-clean.c', ('struct wow_clean {',))
+
+
 def test_opaque_catches_a_definition_in_a_header(tmp_path):
     d = copy(tmp_path)
     plant(d, 'dm-wow-destage.h', 'struct wow_destage;\n',
