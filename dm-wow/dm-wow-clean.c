@@ -20,6 +20,9 @@
  * Steps 2 and 3 are the log's (wow_log_retire_seg, wow_log_free_seg): the
  * segment's state is the log's alone.
  *
+ * Its state, struct wow_clean, is defined here alone (wc->clean); destage
+ * and the target call dm-wow-clean.h.
+ *
  * Locking: wc->lock guards the victim and the counts here, and what the log
  * and the index own; copies
  * and metas are allocated and reads submitted outside it.  A copy belongs
@@ -31,8 +34,22 @@
 #include <linux/slab.h>
 
 #include "dm-wow.h"
+#include "dm-wow-clean.h"
 #include "dm-wow-log.h"
 #include "dm-wow-seg.h"
+
+/* Cleaning's state (wc->clean): under wc->lock unless noted. */
+struct wow_clean {
+	mempool_t copy_pool;		/* reserve of copy structs */
+	u32 victim;			/* segment being cleaned */
+	u32 copies_inflight;		/* reading, or queued to the log */
+	struct list_head copies_read;	/* read: to check, then queue */
+	unsigned long clean_pick_at;	/* jiffies of the last victim scan */
+	u32 victim_cursor;		/* where the next scan starts */
+	/* the log is short and no segment is cheap to clean (last scan) */
+	bool clean_starved;
+	unsigned long urgent_since;	/* jiffies: urgent, nothing freed */
+};
 
 /*
  * Urgent (free segments down to the reserve plus one), a victim needs
@@ -46,12 +63,13 @@
  */
 static u32 urgent_free_pct(struct wow_cache *wc)
 {
+	struct wow_clean *cl = wc->clean;
 	unsigned long waited, step = msecs_to_jiffies(WOW_CLEAN_URGENT_MS);
 
 	lockdep_assert_held(&wc->lock);
-	if (!wc->urgent_since)
-		wc->urgent_since = jiffies ?: 1;
-	waited = jiffies - wc->urgent_since;
+	if (!cl->urgent_since)
+		cl->urgent_since = jiffies ?: 1;
+	waited = jiffies - cl->urgent_since;
 	if (waited < step)
 		return WOW_CLEAN_MIN_FREE_PCT;
 	if (waited < 5 * step)
@@ -120,6 +138,7 @@ static bool still_victim(struct wow_cache *wc, u32 v, u32 pct, bool urgent)
 
 static u32 pick_victim(struct wow_cache *wc)
 {
+	struct wow_clean *cl = wc->clean;
 	struct wow_victim_pick lazy, tier;
 	u32 n = wc->nr_segments, seen = 0, i, s, pct, oldest, v;
 	struct wow_seg_usage u;
@@ -128,7 +147,7 @@ static u32 pick_victim(struct wow_cache *wc)
 	spin_lock_irq(&wc->lock);
 	urgent = wow_seg_nr_free(wc) <= WOW_RESERVE_SEGMENTS + 1;
 	if (!urgent)
-		wc->urgent_since = 0;
+		cl->urgent_since = 0;
 	pct = urgent ? urgent_free_pct(wc) : 0;
 	spin_unlock_irq(&wc->lock);
 
@@ -138,8 +157,8 @@ static u32 pick_victim(struct wow_cache *wc)
 	       (seen < WOW_VICTIM_WINDOW || lazy.seg == WOW_NO_SEG)) {
 		spin_lock_irq(&wc->lock);
 		for (i = 0; i < WOW_VICTIM_CHUNK && seen < n; i++, seen++) {
-			s = wc->victim_cursor;
-			wc->victim_cursor = s + 1 < n ? s + 1 : 0;
+			s = cl->victim_cursor;
+			cl->victim_cursor = s + 1 < n ? s + 1 : 0;
 			wow_seg_visit(wc, s);
 			/* a bad block stays where it is until written again */
 			if (!wow_seg_cleanable(wc, s))
@@ -159,7 +178,7 @@ static u32 pick_victim(struct wow_cache *wc)
 	if (lazy.seg != WOW_NO_SEG)
 		note_scan(seen);
 	spin_lock_irq(&wc->lock);
-	wc->clean_starved = lazy.seg == WOW_NO_SEG;
+	cl->clean_starved = lazy.seg == WOW_NO_SEG;
 	v = lazy.seg != WOW_NO_SEG ? lazy.seg : tier.seg;
 	if (v != WOW_NO_SEG &&
 	    !still_victim(wc, v, pct, lazy.seg == WOW_NO_SEG && urgent))
@@ -182,8 +201,10 @@ static u32 pick_victim(struct wow_cache *wc)
  */
 bool wow_clean_starved(struct wow_cache *wc)
 {
+	struct wow_clean *cl = wc->clean;
+
 	lockdep_assert_held(&wc->lock);
-	return wc->clean_starved && wow_log_short(wc);
+	return cl->clean_starved && wow_log_short(wc);
 }
 
 /* ---- copies ---- */
@@ -201,23 +222,35 @@ static size_t copy_bytes(struct wow_cache *wc)
 /* The reserve of copy structs (pages: dm-wow-destage.c's reserve). */
 int wow_clean_alloc(struct wow_cache *wc)
 {
-	wc->victim = WOW_NO_SEG;
-	INIT_LIST_HEAD(&wc->copies_read);
-	return mempool_init_kmalloc_pool(&wc->copy_pool, WOW_CLEAN_COPIES,
+	struct wow_clean *cl;
+
+	cl = kzalloc(sizeof(*cl), GFP_KERNEL);
+	if (!cl)
+		return -ENOMEM;
+	wc->clean = cl;
+	cl->victim = WOW_NO_SEG;
+	INIT_LIST_HEAD(&cl->copies_read);
+	return mempool_init_kmalloc_pool(&cl->copy_pool, WOW_CLEAN_COPIES,
 					 copy_bytes(wc));
 }
 
 void wow_clean_free(struct wow_cache *wc)
 {
-	mempool_exit(&wc->copy_pool);
+	/* (none when the table failed before wow_clean_alloc) */
+	if (!wc->clean)
+		return;
+	mempool_exit(&wc->clean->copy_pool);
+	kfree(wc->clean);
+	wc->clean = NULL;
 }
 
 static void free_copy(struct wow_copy *c)
 {
 	struct wow_cache *wc = c->wc;
+	struct wow_clean *cl = wc->clean;
 
 	wow_bg_pages_free(wc, c->pages, c->nr_pages);
-	wow_bg_struct_free(&wc->copy_pool, c, c->pooled);
+	wow_bg_struct_free(&cl->copy_pool, c, c->pooled);
 }
 
 /*
@@ -227,12 +260,13 @@ static void free_copy(struct wow_copy *c)
  */
 static struct wow_copy *alloc_copy(struct wow_cache *wc)
 {
+	struct wow_clean *cl = wc->clean;
 	u32 max = wc->max_record_blocks, i;
 	size_t bytes = copy_bytes(wc);
 	struct wow_copy *c;
 	bool pooled;
 
-	c = wow_bg_struct_alloc(&wc->copy_pool, bytes, &pooled);
+	c = wow_bg_struct_alloc(&cl->copy_pool, bytes, &pooled);
 	if (!c)
 		return NULL;
 	if (pooled)
@@ -261,7 +295,8 @@ static struct wow_copy *alloc_copy(struct wow_cache *wc)
  */
 static void fill_copy(struct wow_cache *wc, struct wow_copy *c, u32 max)
 {
-	u32 first = wc->victim * wc->blocks_per_seg, i;
+	struct wow_clean *cl = wc->clean;
+	u32 first = cl->victim * wc->blocks_per_seg, i;
 
 	lockdep_assert_held(&wc->lock);
 	c->nr = 0;
@@ -277,7 +312,7 @@ static void fill_copy(struct wow_cache *wc, struct wow_copy *c, u32 max)
 			continue;
 		wow_index_set_flags(&wc->index, first + i,
 				    WOW_SLOT_DESTAGING, 0);
-		wow_log_pin(wc, wc->victim);
+		wow_log_pin(wc, cl->victim);
 		c->oblocks[c->nr] = ob;
 		c->slots[c->nr] = first + i;
 		c->nr++;
@@ -293,6 +328,7 @@ static void copy_read_endio(struct bio *bio)
 {
 	struct wow_copy *c = bio->bi_private;
 	struct wow_cache *wc = c->wc;
+	struct wow_clean *cl = wc->clean;
 	unsigned long flags;
 
 	if (bio->bi_status)
@@ -301,7 +337,7 @@ static void copy_read_endio(struct bio *bio)
 	if (!atomic_dec_and_test(&c->pending))
 		return;
 	spin_lock_irqsave(&wc->lock, flags);
-	list_add_tail(&c->list, &wc->copies_read);
+	list_add_tail(&c->list, &cl->copies_read);
 	wow_kick(wc);
 	spin_unlock_irqrestore(&wc->lock, flags);
 }
@@ -312,11 +348,12 @@ static void copy_read_endio(struct bio *bio)
  */
 static void check_copies(struct wow_cache *wc)
 {
+	struct wow_clean *cl = wc->clean;
 	struct wow_copy *c, *tmp;
 	LIST_HEAD(read);
 
 	spin_lock_irq(&wc->lock);
-	list_splice_init(&wc->copies_read, &read);
+	list_splice_init(&cl->copies_read, &read);
 	spin_unlock_irq(&wc->lock);
 	list_for_each_entry_safe(c, tmp, &read, list) {
 		list_del_init(&c->list);
@@ -336,6 +373,7 @@ static void submit_copy_reads(struct wow_cache *wc, struct wow_copy *c)
 /* Start copying a record's worth of the victim's dirty blocks forward. */
 static void start_copy(struct wow_cache *wc)
 {
+	struct wow_clean *cl = wc->clean;
 	u32 max = wc->max_record_blocks;
 	struct wow_copy *c = alloc_copy(wc);
 
@@ -344,14 +382,14 @@ static void start_copy(struct wow_cache *wc)
 	/* a policy node per busy group; short of them, fewer blocks held */
 	wow_policy_refill(wc, max);
 	spin_lock_irq(&wc->lock);
-	if (wc->victim == WOW_NO_SEG || wc->stopped) {
+	if (cl->victim == WOW_NO_SEG || wc->stopped) {
 		spin_unlock_irq(&wc->lock);
 		free_copy(c);
 		return;
 	}
 	fill_copy(wc, c, max);
 	if (c->nr)
-		wc->copies_inflight++;
+		cl->copies_inflight++;
 	spin_unlock_irq(&wc->lock);
 	if (!c->nr) {
 		free_copy(c);
@@ -366,6 +404,7 @@ static void start_copy(struct wow_cache *wc)
  */
 u32 wow_clean_free_done(struct wow_cache *wc)
 {
+	struct wow_clean *cl = wc->clean;
 	struct wow_copy *c, *tmp;
 	blk_status_t status = BLK_STS_OK;
 	LIST_HEAD(done);
@@ -374,7 +413,7 @@ u32 wow_clean_free_done(struct wow_cache *wc)
 	spin_lock_irq(&wc->lock);
 	wow_log_take_copies_done(wc, &done);
 	list_for_each_entry(c, &done, list) {
-		wc->copies_inflight--;
+		cl->copies_inflight--;
 		if (c->status)
 			status = c->status;
 	}
@@ -396,7 +435,8 @@ u32 wow_clean_free_done(struct wow_cache *wc)
 /* Does the victim hold dirty blocks no run or copy holds yet? (lock held) */
 static bool victim_copyable(struct wow_cache *wc)
 {
-	u32 first = wc->victim * wc->blocks_per_seg, i;
+	struct wow_clean *cl = wc->clean;
+	u32 first = cl->victim * wc->blocks_per_seg, i;
 
 	lockdep_assert_held(&wc->lock);
 	for (i = 0; i < wc->blocks_per_seg; i++)
@@ -410,6 +450,7 @@ static bool victim_copyable(struct wow_cache *wc)
 /* One step of cleaning: pick a victim, copy, record it, free it. */
 void wow_clean(struct wow_cache *wc)
 {
+	struct wow_clean *cl = wc->clean;
 	bool copy;
 	u32 v;
 
@@ -417,14 +458,14 @@ void wow_clean(struct wow_cache *wc)
 	wow_clean_free_done(wc);
 	spin_lock_irq(&wc->lock);
 	if (wow_log_reap_drained(wc)) {
-		wc->urgent_since = 0;	/* progress */
+		cl->urgent_since = 0;	/* progress */
 		/* writers may be waiting for the space */
 		queue_work(wc->wq, &wc->commit_work);
 	}
-	if (wc->victim != WOW_NO_SEG) {
-		if (wow_log_free_seg(wc, wc->victim)) {
-			wc->victim = WOW_NO_SEG;
-			wc->urgent_since = 0;	/* progress */
+	if (cl->victim != WOW_NO_SEG) {
+		if (wow_log_free_seg(wc, cl->victim)) {
+			cl->victim = WOW_NO_SEG;
+			cl->urgent_since = 0;	/* progress */
 			spin_unlock_irq(&wc->lock);
 			/* writers may be waiting for the space */
 			queue_work(wc->wq, &wc->commit_work);
@@ -437,44 +478,49 @@ void wow_clean(struct wow_cache *wc)
 	 * bio completion, and when no segment qualifies yet the answer does
 	 * not change that fast.
 	 */
-	if (wc->victim == WOW_NO_SEG && !wc->stopped &&
+	if (cl->victim == WOW_NO_SEG && !wc->stopped &&
 	    wc->state == WOW_STATE_OK && wow_log_short(wc) &&
-	    time_after(jiffies, wc->clean_pick_at)) {
-		wc->clean_pick_at = jiffies;
+	    time_after(jiffies, cl->clean_pick_at)) {
+		cl->clean_pick_at = jiffies;
 		spin_unlock_irq(&wc->lock);
 		v = pick_victim(wc);
 		spin_lock_irq(&wc->lock);
 		/* only cleaning moves a CLOSED segment on; checked anyway */
-		if (wc->victim == WOW_NO_SEG && !wc->stopped &&
+		if (cl->victim == WOW_NO_SEG && !wc->stopped &&
 		    v != WOW_NO_SEG && wow_seg_state(wc, v) == WOW_SEG_CLOSED)
-			wc->victim = v;
+			cl->victim = v;
 	}
-	if (wc->victim == WOW_NO_SEG || wow_log_meta_inflight(wc) ||
+	if (cl->victim == WOW_NO_SEG || wow_log_meta_inflight(wc) ||
 	    wc->stopped) {
 		spin_unlock_irq(&wc->lock);
 		return;
 	}
-	if (wow_seg_state(wc, wc->victim) != WOW_SEG_CLOSED) {
+	if (wow_seg_state(wc, cl->victim) != WOW_SEG_CLOSED) {
 		spin_unlock_irq(&wc->lock);
 		return;
 	}
-	if (wow_seg_nr_bad(wc, wc->victim)) {
+	if (wow_seg_nr_bad(wc, cl->victim)) {
 		/* a copy found a bad block in it: another victim */
-		wc->victim = WOW_NO_SEG;
+		cl->victim = WOW_NO_SEG;
 		spin_unlock_irq(&wc->lock);
 		wow_kick(wc);
 		return;
 	}
-	if (wow_seg_nr_dirty(wc, wc->victim)) {
+	if (wow_seg_nr_dirty(wc, cl->victim)) {
 		/* copies, or runs in flight, will clean it */
-		copy = wc->copies_inflight < WOW_CLEAN_COPIES &&
+		copy = cl->copies_inflight < WOW_CLEAN_COPIES &&
 		       wc->state == WOW_STATE_OK && victim_copyable(wc);
 		spin_unlock_irq(&wc->lock);
 		if (copy)
 			start_copy(wc);
 		return;
 	}
-	v = wc->victim;
+	v = cl->victim;
 	spin_unlock_irq(&wc->lock);
 	wow_log_retire_seg(wc, v);
+}
+
+u32 wow_clean_inflight(struct wow_cache *wc)
+{
+	return READ_ONCE(wc->clean->copies_inflight);
 }

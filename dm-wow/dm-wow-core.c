@@ -206,6 +206,7 @@ int wow_core_alloc(struct wow_cache *wc)
 	u32 blocks = wc->args.max_destage_size / bs;
 	int r;
 
+	init_waitqueue_head(&wc->idle_wait);
 	INIT_WORK(&wc->health_work, wow_health_work);
 	spin_lock_init(&wc->kept_lock);
 	wc->kept_pages = kvmalloc_array(WOW_KEPT_PAGES,

@@ -14,6 +14,9 @@
  * worker also runs cleaning; the log and the target wake it with
  * wow_kick() and never call into destage.
  *
+ * Its state, struct wow_destage, is defined here alone (wc->destage);
+ * the target calls dm-wow-destage.h.
+ *
  * Locking: wc->lock guards the run lists and counts, the origin flush
  * state, and what the log, the index and the policy own; cache reads,
  * origin writes and allocations happen outside it.  One destage worker
@@ -25,11 +28,41 @@
 #include <linux/slab.h>
 
 #include "dm-wow.h"
+#include "dm-wow-clean.h"
+#include "dm-wow-destage.h"
 #include "dm-wow-log.h"
 #include "dm-wow-seg.h"
 
 static void wow_tick(struct work_struct *ws);
 static void wow_destage_work(struct work_struct *ws);
+
+/* Destage's state (wc->destage): under wc->lock unless noted. */
+struct wow_destage {
+	struct wow_cache *wc;
+	u32 peak_bp;			/* peak dirty occupancy this period */
+	u32 ticks;
+	mempool_t run_pool;		/* reserve of run structs */
+	u32 reserve_run_blocks;		/* the longest run the reserve holds */
+	/* full-size runs kept for reuse (alloc_run), under kept_runs_lock */
+	spinlock_t kept_runs_lock;
+	struct list_head kept_runs;
+	u32 nr_kept_runs;
+	/* (destage worker only) a run found no memory: runs the reserve holds */
+	bool destage_lowmem;
+	struct delayed_work tick;
+	struct list_head runs_read;	/* runs reading, in policy order */
+	struct list_head runs_written;	/* origin writes done */
+	struct list_head runs_flushing;	/* covered by the origin flush */
+	bool origin_flush_inflight;
+	bool origin_flush_done;
+	blk_status_t origin_flush_status;
+	u32 runs_inflight;
+	u32 runs_unflushed;		/* written, waiting for the flush */
+	unsigned long origin_retry_at;
+	u64 last_destage_end;		/* sector after the last destage */
+	bool destaged;			/* there was a last destage */
+	unsigned long oldest_dirty;	/* jiffies: oldest dirty segment */
+};
 
 struct wow_run {
 	struct list_head list;
@@ -62,17 +95,18 @@ static bool device_idle(struct wow_cache *wc)
  */
 static u32 wow_destage_target(struct wow_cache *wc, bool idle)
 {
+	struct wow_destage *ds = wc->destage;
 	u32 max = wc->args.max_destage_ios;
 
 	lockdep_assert_held(&wc->lock);
 	if (wc->stopped || !wc->dirty_blocks ||
-	    time_before(jiffies, wc->origin_retry_at))
+	    time_before(jiffies, ds->origin_retry_at))
 		return 0;
 	if (wc->cleaner || idle || wc->state != WOW_STATE_OK ||
 	    wow_clean_starved(wc))
 		return max;
 	if (wc->args.max_age_s &&
-	    time_after(jiffies, wc->oldest_dirty +
+	    time_after(jiffies, ds->oldest_dirty +
 		       (unsigned long)wc->args.max_age_s * HZ))
 		return max;
 	return wow_rate(wow_occupancy_bp(wc), &wc->thresh, max);
@@ -103,32 +137,42 @@ int wow_destage_alloc(struct wow_cache *wc)
 	u32 bs = wc->args.block_size;
 	u32 ios = min(wc->args.max_destage_ios, WOW_RESERVE_IOS);
 	u32 blocks = wc->args.max_destage_size / bs;
+	struct wow_destage *ds;
 
-	wc->reserve_run_blocks = blocks;
-	INIT_LIST_HEAD(&wc->runs_read);
-	INIT_LIST_HEAD(&wc->runs_written);
-	INIT_LIST_HEAD(&wc->runs_flushing);
-	init_waitqueue_head(&wc->idle_wait);
+	ds = kzalloc(sizeof(*ds), GFP_KERNEL);
+	if (!ds)
+		return -ENOMEM;
+	wc->destage = ds;
+	ds->wc = wc;
+	ds->reserve_run_blocks = blocks;
+	INIT_LIST_HEAD(&ds->runs_read);
+	INIT_LIST_HEAD(&ds->runs_written);
+	INIT_LIST_HEAD(&ds->runs_flushing);
 	INIT_WORK(&wc->destage_work, wow_destage_work);
-	INIT_DELAYED_WORK(&wc->tick, wow_tick);
+	INIT_DELAYED_WORK(&ds->tick, wow_tick);
 	wc->stopped = true;
-	wc->oldest_dirty = jiffies;
-	spin_lock_init(&wc->kept_runs_lock);
-	INIT_LIST_HEAD(&wc->kept_runs);
-	return mempool_init_kmalloc_pool(&wc->run_pool, ios,
+	ds->oldest_dirty = jiffies;
+	spin_lock_init(&ds->kept_runs_lock);
+	INIT_LIST_HEAD(&ds->kept_runs);
+	wow_thresholds_init(&wc->thresh, wc->args.low_watermark_pct,
+			    wc->args.high_watermark_pct);
+	return mempool_init_kmalloc_pool(&ds->run_pool, ios,
 					 run_bytes(blocks, bs));
 }
 
 void wow_destage_free(struct wow_cache *wc)
 {
+	struct wow_destage *ds = wc->destage;
 	struct wow_run *run, *tmp;
 
-	/* (not set up when the table failed before wow_destage_alloc) */
-	if (wc->kept_runs.next)
-		list_for_each_entry_safe(run, tmp, &wc->kept_runs, list)
-			kfree(run);
-	wc->nr_kept_runs = 0;
-	mempool_exit(&wc->run_pool);
+	/* (none when the table failed before wow_destage_alloc) */
+	if (!ds)
+		return;
+	list_for_each_entry_safe(run, tmp, &ds->kept_runs, list)
+		kfree(run);
+	mempool_exit(&ds->run_pool);
+	kfree(ds);
+	wc->destage = NULL;
 }
 
 /* A run's full size: max_destage_size. */
@@ -140,21 +184,22 @@ static u32 full_run_blocks(struct wow_cache *wc)
 static void free_run(struct wow_run *run)
 {
 	struct wow_cache *wc = run->wc;
+	struct wow_destage *ds = wc->destage;
 	unsigned long flags;
 	bool kept = false;
 
 	wow_bg_pages_free(wc, run->pages, run->nr_pages);
 	if (!run->pooled && run->cap == full_run_blocks(wc)) {
-		spin_lock_irqsave(&wc->kept_runs_lock, flags);
-		if (wc->nr_kept_runs < WOW_KEPT_RUNS) {
-			list_add(&run->list, &wc->kept_runs);
-			wc->nr_kept_runs++;
+		spin_lock_irqsave(&ds->kept_runs_lock, flags);
+		if (ds->nr_kept_runs < WOW_KEPT_RUNS) {
+			list_add(&run->list, &ds->kept_runs);
+			ds->nr_kept_runs++;
 			kept = true;
 		}
-		spin_unlock_irqrestore(&wc->kept_runs_lock, flags);
+		spin_unlock_irqrestore(&ds->kept_runs_lock, flags);
 	}
 	if (!kept)
-		wow_bg_struct_free(&wc->run_pool, run, run->pooled);
+		wow_bg_struct_free(&ds->run_pool, run, run->pooled);
 }
 
 /*
@@ -164,16 +209,17 @@ static void free_run(struct wow_run *run)
  */
 static struct wow_run *kept_run(struct wow_cache *wc, u32 cap)
 {
+	struct wow_destage *ds = wc->destage;
 	struct wow_run *run;
 	unsigned long flags;
 
-	spin_lock_irqsave(&wc->kept_runs_lock, flags);
-	run = list_first_entry_or_null(&wc->kept_runs, struct wow_run, list);
+	spin_lock_irqsave(&ds->kept_runs_lock, flags);
+	run = list_first_entry_or_null(&ds->kept_runs, struct wow_run, list);
 	if (run) {
 		list_del(&run->list);
-		wc->nr_kept_runs--;
+		ds->nr_kept_runs--;
 	}
-	spin_unlock_irqrestore(&wc->kept_runs_lock, flags);
+	spin_unlock_irqrestore(&ds->kept_runs_lock, flags);
 	if (run && run->cap != cap) {
 		kfree(run);
 		run = NULL;
@@ -189,6 +235,7 @@ static struct wow_run *kept_run(struct wow_cache *wc, u32 cap)
  */
 static struct wow_run *alloc_run(struct wow_cache *wc, u32 *max_blocks)
 {
+	struct wow_destage *ds = wc->destage;
 	u32 bs = wc->args.block_size, cap = *max_blocks;
 	struct wow_run *run = NULL;
 	bool pooled = false;
@@ -196,12 +243,12 @@ static struct wow_run *alloc_run(struct wow_cache *wc, u32 *max_blocks)
 	if (cap == full_run_blocks(wc))
 		run = kept_run(wc, cap);
 	if (!run)
-		run = wow_bg_struct_alloc(&wc->run_pool, run_bytes(cap, bs),
+		run = wow_bg_struct_alloc(&ds->run_pool, run_bytes(cap, bs),
 					  &pooled);
 	if (!run)
 		return NULL;
 	if (pooled) {
-		cap = min(cap, wc->reserve_run_blocks);
+		cap = min(cap, ds->reserve_run_blocks);
 		memset(run, 0, run_bytes(cap, bs));
 	}
 	run->wc = wc;
@@ -274,8 +321,8 @@ static void write_endio(struct bio *bio)
 		return;
 	wc = run->wc;
 	spin_lock_irqsave(&wc->lock, flags);
-	list_add_tail(&run->list, &wc->runs_written);
-	wc->runs_unflushed++;
+	list_add_tail(&run->list, &wc->destage->runs_written);
+	wc->destage->runs_unflushed++;
 	wow_kick(wc);
 	spin_unlock_irqrestore(&wc->lock, flags);
 }
@@ -290,15 +337,16 @@ static void submit_reads(struct wow_cache *wc, struct wow_run *run)
 /* Write the run to the origin: one write, split only at 1 MiB bios. */
 static void submit_write(struct wow_cache *wc, struct wow_run *run)
 {
+	struct wow_destage *ds = wc->destage;
 	u32 bytes = run->nr * wc->args.block_size, off;
 	sector_t sector = run->start << wc->block_shift;
 	sector_t end = sector + (bytes >> SECTOR_SHIFT);
-	u64 last = wc->last_destage_end;
+	u64 last = ds->last_destage_end;
 
 	atomic64_add(last > sector ? last - sector : sector - last,
 		     &wc->stats.seek_sectors);
-	wc->last_destage_end = end;
-	wc->destaged = true;
+	ds->last_destage_end = end;
+	ds->destaged = true;
 	atomic64_inc(&wc->stats.destage_writes);
 	atomic64_add(run->nr, &wc->stats.destage_blocks);
 	atomic64_add(run->nr - 1, &wc->stats.merged_blocks);
@@ -328,6 +376,7 @@ static void submit_write(struct wow_cache *wc, struct wow_run *run)
  */
 static void complete_run(struct wow_cache *wc, struct wow_run *run, bool ok)
 {
+	struct wow_destage *ds = wc->destage;
 	u32 i;
 
 	lockdep_assert_held(&wc->lock);
@@ -351,19 +400,20 @@ static void complete_run(struct wow_cache *wc, struct wow_run *run, bool ok)
 		}
 	}
 	wow_policy_run_done(&wc->policy, run->start, run->nr);
-	wc->runs_inflight--;
+	ds->runs_inflight--;
 }
 
 /* Cache reads done: write to the origin, or give up on a read error. */
 static void process_reads(struct wow_cache *wc)
 {
+	struct wow_destage *ds = wc->destage;
 	struct wow_run *run, *tmp;
 	LIST_HEAD(done);
 	LIST_HEAD(failed);
 	bool errors = false;
 
 	spin_lock_irq(&wc->lock);
-	list_for_each_entry_safe(run, tmp, &wc->runs_read, list) {
+	list_for_each_entry_safe(run, tmp, &ds->runs_read, list) {
 		if (!run->read_done)
 			break;
 		list_move_tail(&run->list, &done);
@@ -398,7 +448,7 @@ static void process_reads(struct wow_cache *wc)
 	list_for_each_entry(run, &failed, list)
 		complete_run(wc, run, false);
 	if (errors)
-		wc->origin_retry_at = jiffies +
+		ds->origin_retry_at = jiffies +
 				      msecs_to_jiffies(WOW_ORIGIN_RETRY_MS);
 	spin_unlock_irq(&wc->lock);
 	list_for_each_entry_safe(run, tmp, &failed, list)
@@ -409,13 +459,14 @@ static void process_reads(struct wow_cache *wc)
 static void origin_flush_endio(struct bio *bio)
 {
 	struct wow_cache *wc = bio->bi_private;
+	struct wow_destage *ds = wc->destage;
 	blk_status_t status = bio->bi_status;
 	unsigned long flags;
 
 	bio_put(bio);
 	spin_lock_irqsave(&wc->lock, flags);
-	wc->origin_flush_status = status;
-	wc->origin_flush_done = true;
+	ds->origin_flush_status = status;
+	ds->origin_flush_done = true;
 	wow_kick(wc);
 	spin_unlock_irqrestore(&wc->lock, flags);
 }
@@ -440,6 +491,7 @@ static void submit_origin_flush(struct wow_cache *wc)
  */
 static void process_writes(struct wow_cache *wc)
 {
+	struct wow_destage *ds = wc->destage;
 	blk_status_t flush_status = BLK_STS_OK;
 	struct wow_run *run, *tmp;
 	bool flush = false, write_failed;
@@ -447,18 +499,18 @@ static void process_writes(struct wow_cache *wc)
 	LIST_HEAD(failed);
 
 	spin_lock_irq(&wc->lock);
-	if (wc->origin_flush_done) {
-		list_splice_init(&wc->runs_flushing, &flushed);
-		flush_status = wc->origin_flush_status;
-		wc->origin_flush_done = false;
-		wc->origin_flush_inflight = false;
+	if (ds->origin_flush_done) {
+		list_splice_init(&ds->runs_flushing, &flushed);
+		flush_status = ds->origin_flush_status;
+		ds->origin_flush_done = false;
+		ds->origin_flush_inflight = false;
 	}
-	list_for_each_entry_safe(run, tmp, &wc->runs_written, list)
+	list_for_each_entry_safe(run, tmp, &ds->runs_written, list)
 		if (run->status)
 			list_move_tail(&run->list, &failed);
-	if (!wc->origin_flush_inflight && !list_empty(&wc->runs_written)) {
-		list_splice_init(&wc->runs_written, &wc->runs_flushing);
-		wc->origin_flush_inflight = true;
+	if (!ds->origin_flush_inflight && !list_empty(&ds->runs_written)) {
+		list_splice_init(&ds->runs_written, &ds->runs_flushing);
+		ds->origin_flush_inflight = true;
 		flush = true;
 	}
 	spin_unlock_irq(&wc->lock);
@@ -473,10 +525,10 @@ static void process_writes(struct wow_cache *wc)
 	list_for_each_entry(run, &flushed, list) {
 		bool ok = !run->status && !flush_status;
 
-		wc->runs_unflushed--;
+		ds->runs_unflushed--;
 		if (!ok) {
 			atomic64_inc(&wc->stats.origin_errors);
-			wc->origin_retry_at = jiffies +
+			ds->origin_retry_at = jiffies +
 				msecs_to_jiffies(WOW_ORIGIN_RETRY_MS);
 		}
 		complete_run(wc, run, ok);
@@ -499,6 +551,7 @@ static void process_writes(struct wow_cache *wc)
 static void fill_run(struct wow_cache *wc, struct wow_run *run, u64 start,
 		     u32 n)
 {
+	struct wow_destage *ds = wc->destage;
 	u32 i;
 
 	lockdep_assert_held(&wc->lock);
@@ -514,7 +567,7 @@ static void fill_run(struct wow_cache *wc, struct wow_run *run, u64 start,
 		wow_index_set_flags(&wc->index, s, WOW_SLOT_DESTAGING, 0);
 		wow_log_pin(wc, wow_slot_seg(wc, s));
 	}
-	wc->runs_inflight++;
+	ds->runs_inflight++;
 }
 
 /*
@@ -524,13 +577,16 @@ static void fill_run(struct wow_cache *wc, struct wow_run *run, u64 start,
  */
 static u32 runs_busy(struct wow_cache *wc)
 {
+	struct wow_destage *ds = wc->destage;
+
 	lockdep_assert_held(&wc->lock);
-	return wc->runs_inflight - wc->runs_unflushed;
+	return ds->runs_inflight - ds->runs_unflushed;
 }
 
 /* Start new runs up to the rate target. */
 static void start_runs(struct wow_cache *wc)
 {
+	struct wow_destage *ds = wc->destage;
 	u32 max_blocks = wc->args.max_destage_size / wc->args.block_size;
 	struct wow_run *run, *tmp;
 	LIST_HEAD(runs);
@@ -550,8 +606,8 @@ static void start_runs(struct wow_cache *wc)
 			break;
 
 		/* short of memory: runs the reserve can hold */
-		if (wc->destage_lowmem)
-			max_blocks = min(max_blocks, wc->reserve_run_blocks);
+		if (ds->destage_lowmem)
+			max_blocks = min(max_blocks, ds->reserve_run_blocks);
 		run = alloc_run(wc, &max_blocks);
 		if (!run)
 			break;
@@ -564,9 +620,9 @@ static void start_runs(struct wow_cache *wc)
 		if (wow_destage_target(wc, idle) > runs_busy(wc))
 			n = wow_policy_next_run(&wc->policy, &start,
 						max_blocks);
-		if (!n && wc->destaged && runs_busy(wc) < WOW_SEQ_QUEUE &&
+		if (!n && ds->destaged && runs_busy(wc) < WOW_SEQ_QUEUE &&
 		    !wc->stopped &&
-		    time_after_eq(jiffies, wc->origin_retry_at)) {
+		    time_after_eq(jiffies, ds->origin_retry_at)) {
 			/*
 			 * The last destage continues: keep a small queue.
 			 * Only after one: with none yet, block 0 is not
@@ -574,7 +630,7 @@ static void start_runs(struct wow_cache *wc)
 			 * would drain a dirty range at its start below the
 			 * low watermark.
 			 */
-			start = wc->last_destage_end >> wc->block_shift;
+			start = ds->last_destage_end >> wc->block_shift;
 			n = wow_policy_claim(&wc->policy, start, max_blocks);
 		}
 		if (n)
@@ -588,12 +644,12 @@ static void start_runs(struct wow_cache *wc)
 			spin_lock_irq(&wc->lock);
 			complete_run(wc, run, false);
 			spin_unlock_irq(&wc->lock);
-			wc->destage_lowmem = true;
+			ds->destage_lowmem = true;
 			free_run(run);
 			break;
 		}
 		if (!run->pooled)
-			wc->destage_lowmem = false;
+			ds->destage_lowmem = false;
 		list_add_tail(&run->list, &runs);
 	}
 	if (list_empty(&runs))
@@ -613,7 +669,7 @@ static void start_runs(struct wow_cache *wc)
 		submit_reads(wc, run);
 	/* reads may be done already: their read_endio kick saw no run */
 	spin_lock_irq(&wc->lock);
-	list_splice_tail(&runs, &wc->runs_read);
+	list_splice_tail(&runs, &ds->runs_read);
 	spin_unlock_irq(&wc->lock);
 	wow_kick(wc);
 }
@@ -631,17 +687,18 @@ static void wow_destage_work(struct work_struct *ws)
 
 static void wow_tick(struct work_struct *ws)
 {
-	struct wow_cache *wc = container_of(to_delayed_work(ws),
-					    struct wow_cache, tick);
+	struct wow_destage *ds = container_of(to_delayed_work(ws),
+					      struct wow_destage, tick);
+	struct wow_cache *wc = ds->wc;
 	struct wow_group *g, *tmp;
 	LIST_HEAD(extra);
 
 	spin_lock_irq(&wc->lock);
-	wc->oldest_dirty = wow_seg_oldest_dirty(wc);
-	wc->peak_bp = max(wc->peak_bp, wow_occupancy_bp(wc));
-	if (++wc->ticks % WOW_ADAPT_TICKS == 0) {
-		wow_thresholds_adapt(&wc->thresh, wc->peak_bp);
-		wc->peak_bp = 0;
+	ds->oldest_dirty = wow_seg_oldest_dirty(wc);
+	ds->peak_bp = max(ds->peak_bp, wow_occupancy_bp(wc));
+	if (++ds->ticks % WOW_ADAPT_TICKS == 0) {
+		wow_thresholds_adapt(&wc->thresh, ds->peak_bp);
+		ds->peak_bp = 0;
 	}
 	wow_policy_trim_spares(&wc->policy, 256, &extra);
 	spin_unlock_irq(&wc->lock);
@@ -650,27 +707,31 @@ static void wow_tick(struct work_struct *ws)
 		kfree(g);
 	wow_kick(wc);
 	if (!READ_ONCE(wc->stopped))
-		queue_delayed_work(wc->wq, &wc->tick,
+		queue_delayed_work(wc->wq, &ds->tick,
 				   msecs_to_jiffies(WOW_TICK_MS));
 }
 
 /* Start destage and cleaning (resume). */
 void wow_destage_start(struct wow_cache *wc)
 {
+	struct wow_destage *ds = wc->destage;
+
 	spin_lock_irq(&wc->lock);
 	wc->stopped = false;
 	spin_unlock_irq(&wc->lock);
-	queue_delayed_work(wc->wq, &wc->tick, msecs_to_jiffies(WOW_TICK_MS));
+	queue_delayed_work(wc->wq, &ds->tick, msecs_to_jiffies(WOW_TICK_MS));
 	wow_kick(wc);
 }
 
 /* Stop starting destage and cleaning; wait for what is in flight. */
 void wow_destage_stop(struct wow_cache *wc)
 {
+	struct wow_destage *ds = wc->destage;
+
 	spin_lock_irq(&wc->lock);
 	wc->stopped = true;
 	spin_unlock_irq(&wc->lock);
-	cancel_delayed_work_sync(&wc->tick);
+	cancel_delayed_work_sync(&ds->tick);
 	while (true) {
 		flush_work(&wc->destage_work);
 		/* a cleaning record that waits for space would wait forever */
@@ -679,12 +740,31 @@ void wow_destage_stop(struct wow_cache *wc)
 		/* free the copies the log handed back meanwhile */
 		wow_clean_free_done(wc);
 		if (wait_event_timeout(wc->idle_wait,
-				       !READ_ONCE(wc->runs_inflight) &&
+				       !READ_ONCE(ds->runs_inflight) &&
 				       !READ_ONCE(wc->meta_inflight) &&
-				       !READ_ONCE(wc->copies_inflight),
+				       !wow_clean_inflight(wc),
 				       HZ / 10))
 			break;
 		wow_kick(wc);
 	}
 	flush_work(&wc->destage_work);
+}
+
+u32 wow_destage_inflight(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	return wc->destage->runs_inflight;
+}
+
+unsigned long wow_destage_oldest_dirty(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	return wc->destage->oldest_dirty;
+}
+
+void wow_destage_set_watermarks(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	wow_thresholds_init(&wc->thresh, wc->args.low_watermark_pct,
+			    wc->args.high_watermark_pct);
 }

@@ -25,6 +25,8 @@
 #include <linux/slab.h>
 
 #include "dm-wow.h"
+#include "dm-wow-clean.h"
+#include "dm-wow-destage.h"
 #include "dm-wow-log.h"
 #include "dm-wow-seg.h"
 #include "dm-wow-compat.h"
@@ -325,8 +327,6 @@ static int wow_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	wc->cleaner = wc->args.cleaner ||
 		      (wc->health.flags & WOW_SB_F_NEEDS_CHECK);
 	wow_policy_set_drain(&wc->policy, wc->cleaner);
-	wow_thresholds_init(&wc->thresh, wc->args.low_watermark_pct,
-			    wc->args.high_watermark_pct);
 
 	r = dm_set_target_max_io_len(ti, wc->max_record_blocks <<
 					 wc->block_shift);
@@ -587,12 +587,12 @@ static void wow_status(struct dm_target *ti, status_type_t type,
 	dirty = wc->dirty_blocks;
 	valid = wc->valid_blocks;
 	free_segs = wow_seg_nr_free(wc);
-	inflight = wc->runs_inflight;
+	inflight = wow_destage_inflight(wc);
 	groups = wc->policy.nr_groups;
 	recency = wc->policy.nr_recency;
 	hand = wc->policy.hand;
 	thresh = wc->thresh;
-	oldest = wc->oldest_dirty;
+	oldest = wow_destage_oldest_dirty(wc);
 	ps = wc->policy.stats;
 	needs_check = wc->health.flags & WOW_SB_F_NEEDS_CHECK;
 	spin_unlock_irq(&wc->lock);
@@ -705,9 +705,7 @@ static int wow_message(struct dm_target *ti, unsigned int argc, char **argv,
 		spin_lock_irq(&wc->lock);
 		r = wow_parse_tunable(&wc->args, argv[0], argv[1], &error);
 		if (!r)
-			wow_thresholds_init(&wc->thresh,
-					    wc->args.low_watermark_pct,
-					    wc->args.high_watermark_pct);
+			wow_destage_set_watermarks(wc);
 		spin_unlock_irq(&wc->lock);
 		if (r)
 			DMWARN("%s: message '%s %s' refused: %s", wow_name(wc),

@@ -520,6 +520,8 @@ struct ckpt_run {
 };
 
 struct wow_segs;
+struct wow_destage;
+struct wow_clean;
 
 struct wow_cache {
 	/* owner: target (constructor, messages, map) */
@@ -532,7 +534,6 @@ struct wow_cache {
 	bool cleaner;
 	bool loaded;			/* preresume formatted or recovered */
 	bool needs_format;		/* ctr: format at first preresume */
-	struct wow_thresholds thresh;	/* current destage thresholds */
 	/* every write's stream, at map: for the cutoff and the policy */
 	struct wow_streams streams;
 	unsigned long last_io;		/* jiffies of the last user bio */
@@ -551,6 +552,11 @@ struct wow_cache {
 	spinlock_t kept_lock;
 	struct page **kept_pages;
 	u32 nr_kept;
+	/*
+	 * woken as background work ends (destage runs, the log's records and
+	 * checkpoints, cleaning's copies); suspend and the log wait on it
+	 */
+	wait_queue_head_t idle_wait;
 
 	/* owner: log (segments, group commit, checkpoints, recovery) */
 	struct wow_sb_info sb;
@@ -654,45 +660,21 @@ struct wow_cache {
 	struct bio_set log_bs;		/* record bios */
 	struct work_struct commit_work;
 
-	/* owner: destage (rate, runs, the origin flush) */
+	/*
+	 * owner: destage (rate, runs, the origin flush): its state is opaque,
+	 * dm-wow-destage.c's alone (dm-wow-destage.h); what stays here is read
+	 * by parts that may not call destage (dm-wow-destage.h says who)
+	 */
+	struct wow_destage *destage;
 	bool stopped;			/* suspended: no destage, no cleaning */
-	u32 peak_bp;			/* peak dirty occupancy this period */
-	u32 ticks;
-	mempool_t run_pool;		/* reserve of run structs */
-	u32 reserve_run_blocks;		/* the longest run the reserve holds */
-	/* full-size runs kept for reuse (alloc_run), under kept_runs_lock */
-	spinlock_t kept_runs_lock;
-	struct list_head kept_runs;
-	u32 nr_kept_runs;
-	/* (destage worker only) a run found no memory: runs the reserve holds */
-	bool destage_lowmem;
-	struct work_struct destage_work;
-	struct delayed_work tick;
-	struct list_head runs_read;	/* runs reading, in policy order */
-	struct list_head runs_written;	/* origin writes done */
-	struct list_head runs_flushing;	/* covered by the origin flush */
-	bool origin_flush_inflight;
-	bool origin_flush_done;
-	blk_status_t origin_flush_status;
-	u32 runs_inflight;
-	u32 runs_unflushed;		/* written, waiting for the flush */
-	unsigned long origin_retry_at;
-	u64 last_destage_end;		/* sector after the last destage */
-	bool destaged;			/* there was a last destage */
-	unsigned long oldest_dirty;	/* jiffies: oldest dirty segment */
-	/* runs_inflight, meta_inflight, copies_inflight all 0 */
-	wait_queue_head_t idle_wait;
+	struct wow_thresholds thresh;	/* current destage thresholds */
+	struct work_struct destage_work;	/* its worker: wow_kick() queues it */
 
-	/* owner: clean (victims, copies) */
-	mempool_t copy_pool;		/* reserve of copy structs */
-	u32 victim;			/* segment being cleaned */
-	u32 copies_inflight;		/* reading, or queued to the log */
-	struct list_head copies_read;	/* read: to check, then queue */
-	unsigned long clean_pick_at;	/* jiffies of the last victim scan */
-	u32 victim_cursor;		/* where the next scan starts */
-	/* the log is short and no segment is cheap to clean (last scan) */
-	bool clean_starved;
-	unsigned long urgent_since;	/* jiffies: urgent, nothing freed */
+	/*
+	 * owner: clean (victims, copies): its state is opaque, dm-wow-clean.c's
+	 * alone (dm-wow-clean.h)
+	 */
+	struct wow_clean *clean;
 
 	/* owner: any (atomic counters: each part counts what it does) */
 	struct wow_stats stats;
@@ -786,19 +768,8 @@ void wow_bg_read(struct wow_cache *wc, const u32 *slots, u32 nr,
 		 void *private);
 int wow_cmp_u64(const void *a, const void *b);
 
-/* ---- dm-wow-destage.c: rate, runs, merging, origin writes, reclaim ---- */
+/* dm-wow-destage.c, rate, runs, merging, origin writes: dm-wow-destage.h */
 
-int wow_destage_alloc(struct wow_cache *wc);
-void wow_destage_free(struct wow_cache *wc);
-void wow_destage_start(struct wow_cache *wc);
-void wow_destage_stop(struct wow_cache *wc);
-
-/* ---- dm-wow-clean.c: cleaning (victims, copy-forward, their records) ---- */
-
-int wow_clean_alloc(struct wow_cache *wc);
-void wow_clean_free(struct wow_cache *wc);
-void wow_clean(struct wow_cache *wc);
-u32 wow_clean_free_done(struct wow_cache *wc);
-bool wow_clean_starved(struct wow_cache *wc);
+/* dm-wow-clean.c, cleaning (victims, copy-forward): dm-wow-clean.h */
 
 #endif /* DM_WOW_H */

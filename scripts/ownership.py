@@ -7,9 +7,11 @@
    write it (assign, increment, or pass its address to an initialiser, a
    list or bio_list operation, a mempool or bio_set call).  Reading
    another part's fields is allowed; writing goes through the owner's
-   functions.  (The segment table, struct wow_segs and struct
-   wow_segment, is opaque: defined in dm-wow-seg.c alone, so the
-   compiler checks it, not this script.)
+   functions.  (The opaque parts are the compiler's to check, not this
+   script's: the segment table, struct wow_segs and struct wow_segment,
+   defined in dm-wow-seg.c alone, destage's state, struct wow_destage,
+   in dm-wow-destage.c alone, and cleaning's, struct wow_clean, in
+   dm-wow-clean.c alone.)
 2. No call cycle between files: the graph of calls from one file to a
    function another file defines has no cycle.
 3. A function whose comment says it runs with the lock held ("lock held")
