@@ -26,16 +26,17 @@ int wow_ckptread_header(struct wow_ckpt_reader *rd, void *buf,
 {
 	u32 bs = rd->block_size;
 	void *copy = buf + bs;
+	enum wow_ckpt_hdr h;
 	int r;
 
 	rd->fault = WOW_CKPT_FAULT_NONE;
 	r = rd->read(rd->ctx, 0, 1, buf);
 	if (r)
 		return r;
-	if (!wow_ckpt_header_decode(buf, rd->version, bs, rd->uuid,
-				    rd->nr_slots, rd->nr_segments,
-				    rd->max_tombs, ci))
-		return fault(rd, WOW_CKPT_FAULT_HEADER, 0, 0);
+	h = wow_ckpt_header_judge(buf, rd->version, bs, rd->uuid, rd->nr_slots,
+				  rd->nr_segments, rd->max_tombs, ci);
+	if (h != WOW_CKPT_HDR_VALID)
+		return fault(rd, WOW_CKPT_FAULT_HEADER, h, 0);
 	if (rd->version < 3)
 		return 0;
 	/* decode checked the tables fit the area */
@@ -132,7 +133,8 @@ static int read_stream(struct wow_ckpt_reader *rd,
 			return r;
 	}
 	if (total != ci->nr_tombs)
-		return fault(rd, WOW_CKPT_FAULT_TOMB_TOTAL, 0, total);
+		return fault(rd, WOW_CKPT_FAULT_TOMB_TOTAL, total,
+			     ci->nr_tombs);
 	r = stream_get(rd, ci, &st, rd->csums,
 		       ci->slot_blocks * sizeof(*rd->csums));
 	if (r)

@@ -34,8 +34,8 @@
 enum wow_ckpt_fault {
 	WOW_CKPT_FAULT_NONE,
 	/*
-	 * the header is not a valid checkpoint's of this cache
-	 * (wow_ckpt_header_decode said no)
+	 * the header is not a valid checkpoint's of this cache:
+	 * @fault_index is wow_ckpt_header_judge's verdict (enum wow_ckpt_hdr)
 	 */
 	WOW_CKPT_FAULT_HEADER,
 	/* format version 3 on: the closing copy is not the header's twin */
@@ -50,8 +50,8 @@ enum wow_ckpt_fault {
 	/* segment @fault_index's entry is malformed (wow_ckpt_seg_decode) */
 	WOW_CKPT_FAULT_SEG,
 	/*
-	 * the segments' entries hold @fault_value tombstones in all, not the
-	 * header's nr_tombs
+	 * the segments' entries hold @fault_index tombstones in all, the
+	 * header says @fault_value
 	 */
 	WOW_CKPT_FAULT_TOMB_TOTAL,
 	/*
