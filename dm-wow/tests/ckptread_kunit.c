@@ -508,7 +508,9 @@ static void wow_ckptread_misplaced_slot_refused(struct kunit *test)
 
 /*
  * The header: a closing copy that differs is no checkpoint (-ENOENT,
- * nothing read past it), nor is a header whose checksum fails.
+ * nothing read past it), nor is a header whose checksum fails, one
+ * retired, or one with more tombstones than the area holds; the fault
+ * carries the header's verdict.
  */
 static void wow_ckptread_header_and_closing_copy(struct kunit *test)
 {
@@ -526,7 +528,22 @@ static void wow_ckptread_header_and_closing_copy(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wow_ckptread_header(&c->rd, c->hdr, &ci),
 			-ENOENT);
 	KUNIT_EXPECT_EQ(test, (int)c->rd.fault, (int)WOW_CKPT_FAULT_HEADER);
+	KUNIT_EXPECT_EQ(test, c->rd.fault_index, (u64)WOW_CKPT_HDR_TORN);
 	KUNIT_EXPECT_EQ(test, c->nr_reads, 1U);
+
+	/* whole but retired, and valid with more tombstones than room */
+	c = ck_good(test);
+	c->ci.valid = false;
+	wow_ckpt_header_encode(c->area[0], BS, uuid, &c->ci);
+	KUNIT_EXPECT_EQ(test, wow_ckptread_header(&c->rd, c->hdr, &ci),
+			-ENOENT);
+	KUNIT_EXPECT_EQ(test, c->rd.fault_index, (u64)WOW_CKPT_HDR_RETIRED);
+	KUNIT_EXPECT_EQ(test, ci.generation, (u64)GEN);
+	c = ck_good(test);
+	c->rd.max_tombs = c->nr_tombs - 1;
+	KUNIT_EXPECT_EQ(test, wow_ckptread_header(&c->rd, c->hdr, &ci),
+			-ENOENT);
+	KUNIT_EXPECT_EQ(test, c->rd.fault_index, (u64)WOW_CKPT_HDR_TOMBS);
 }
 
 static struct kunit_case wow_ckptread_cases[] = {
