@@ -2,9 +2,11 @@
 /*
  * dm-wow checkpoint I/O: write a checkpoint area, read one back, retire
  * one.  The layout is in dm-wow-format.h, the entries' codec in
- * dm-wow-ckpt.c; what goes in and what comes out is the log's
- * (dm-wow-ckptlog.c), through the callbacks of struct wow_ckpt_ops, so this
- * file knows nothing of segments or the index and holds no state.
+ * dm-wow-ckpt.c, the reading and its checks in dm-wow-ckptread.c (here
+ * only its reads); what goes in and what comes out is the log's
+ * (dm-wow-ckptlog.c), through the callbacks of struct wow_ckpt_ops and
+ * struct wow_ckpt_load_ops, so this file knows nothing of segments or the
+ * index and holds no state.
  *
  * Locking: none here.  The callers run with the log quiet (postsuspend,
  * preresume) or from the commit worker; a snapshot (wow_ckpt_snap_take,
@@ -39,6 +41,7 @@
 #include <linux/vmalloc.h>
 
 #include "dm-wow.h"
+#include "dm-wow-ckptread.h"
 
 /* Reads and writes of the tables go through a window of this size. */
 #define WOW_CKPT_WINDOW_BYTES	SZ_1M
@@ -75,7 +78,6 @@ struct ckpt_io {
 	void *buf;			/* the window */
 	u32 win;			/* its size, in blocks */
 	u64 first;			/* stream block buf holds first */
-	u32 n;				/* blocks it holds (reading) */
 	u64 pos;			/* stream byte */
 	bool pace;			/* a background write: ckpt_yield sleeps */
 	u64 since;			/* ns: when it last slept */
@@ -216,40 +218,6 @@ static int stream_put(struct ckpt_io *io, const void *data, u32 len)
 			if (r)
 				return r;
 		}
-	}
-	return 0;
-}
-
-/* The next stream bytes; -EUCLEAN when a block does not check. */
-static int stream_get(struct ckpt_io *io, void *data, u32 len)
-{
-	u32 bs = io->a->block_size, i;
-	int r;
-
-	while (len) {
-		u32 c = wow_ckpt_stream_copy(io->buf, bs, io->first, io->n,
-					     io->pos, data, len, false);
-
-		io->pos += c;
-		data += c;
-		len -= c;
-		if (!len)
-			break;
-		io->first += io->n;
-		if (io->first >= io->ci->seg_blocks)
-			return -EUCLEAN;
-		io->n = min_t(u64, io->win, io->ci->seg_blocks - io->first);
-		r = wow_sync_io(io->a->bdev,
-				area_sector(io->a,
-					    stream_start(io->ci) + io->first),
-				io->buf, io->n * bs, REQ_OP_READ);
-		if (r)
-			return r;
-		for (i = 0; i < io->n; i++)
-			if (!wow_ckpt_block_ok(io->buf + i * bs, bs,
-					       io->ci->generation,
-					       io->first + i))
-				return -EUCLEAN;
 	}
 	return 0;
 }
@@ -658,6 +626,69 @@ out:
 }
 
 /*
+ * Reading goes through the portable reader (dm-wow-ckptread.c), which
+ * checks everything; here are its reads: a window's read started ahead
+ * (rd_start) is waited for by rd_read, the next window's read in flight
+ * while the reader takes this one in.
+ */
+struct ckpt_rd {
+	struct wow_ckpt_reader rd;
+	const struct wow_ckpt_area *a;
+	struct wow_aio aio[2];		/* per window */
+	bool started[2];
+};
+
+/* The window @buf is (the header's buffer counts as window 0). */
+static int rd_window(struct ckpt_rd *io, void *buf)
+{
+	return buf == io->rd.win[1];
+}
+
+static int rd_read(void *ctx, u64 block, u32 n, void *buf)
+{
+	struct ckpt_rd *io = ctx;
+	int k = rd_window(io, buf);
+
+	if (io->started[k]) {
+		io->started[k] = false;
+		/* between two windows: a chance to give the CPU back */
+		cond_resched();
+		return wow_aio_wait(&io->aio[k]);
+	}
+	return wow_sync_io(io->a->bdev, area_sector(io->a, block), buf,
+			   n * io->a->block_size, REQ_OP_READ);
+}
+
+static void rd_start(void *ctx, u64 block, u32 n, void *buf)
+{
+	struct ckpt_rd *io = ctx;
+	int k = rd_window(io, buf);
+
+	io->started[k] = true;
+	wow_aio_start(&io->aio[k], io->a->bdev, area_sector(io->a, block),
+		      buf, n * io->a->block_size, REQ_OP_READ);
+}
+
+static void rd_init(struct ckpt_rd *io, const struct wow_ckpt_area *a)
+{
+	memset(io, 0, sizeof(*io));
+	io->a = a;
+	io->rd = (struct wow_ckpt_reader) {
+		.version = a->version,
+		.block_size = a->block_size,
+		.blocks_per_seg = a->blocks_per_seg,
+		.uuid = a->uuid,
+		.nr_slots = a->nr_slots,
+		.nr_segments = a->nr_segments,
+		.max_tombs = a->max_tombs,
+		.nr_oblocks = a->nr_oblocks,
+		.read = rd_read,
+		.start = rd_start,
+		.ctx = io,
+	};
+}
+
+/*
  * Read the header: 0 if it is a valid checkpoint's (in version 3, with a
  * closing copy the same, byte for byte), else -ENOENT.
  */
@@ -665,157 +696,46 @@ int wow_ckpt_read_header(const struct wow_ckpt_area *a,
 			 struct wow_ckpt_info *ci)
 {
 	void *blk = kzalloc(2 * a->block_size, GFP_KERNEL);
-	void *copy = blk + a->block_size;
+	struct ckpt_rd io;
 	int r;
 
 	if (!blk)
 		return -ENOMEM;
-	r = wow_sync_io(a->bdev, area_sector(a, 0), blk, a->block_size,
-			REQ_OP_READ);
-	if (!r && !wow_ckpt_header_decode(blk, a->version, a->block_size,
-					  a->uuid, a->nr_slots, a->nr_segments,
-					  a->max_tombs, ci))
-		r = -ENOENT;
-	if (!r && a->closing) {
-		/* decode checked the tables fit the area */
-		r = wow_sync_io(a->bdev, area_sector(a, closing_block(ci)),
-				copy, a->block_size, REQ_OP_READ);
-		if (!r && memcmp(blk, copy, a->block_size))
-			r = -ENOENT;
-	}
+	rd_init(&io, a);
+	r = wow_ckptread_header(&io.rd, blk, ci);
 	kfree(blk);
 	return r;
 }
 
 /*
  * Read the checkpoint @ci (its header read and valid) and hand every
- * segment, tombstone and valid slot to @ops.  -EUCLEAN when a block does
- * not check or an entry is malformed: what was handed over must then be
- * forgotten and the log scanned instead.  A callback's error stops it.
+ * segment, tombstone and valid slot to @ops, in 1 MiB reads, the slot
+ * table's a window ahead; @a->csums gets the slot table blocks' crc32cs.
+ * -EUCLEAN when a block does not check or an entry is malformed: what was
+ * handed over must then be forgotten and the log scanned instead.  A
+ * callback's error stops it.
  */
-/* Start reading slot table blocks [@b, @b + @win) (of @nr) into @buf. */
-static void slot_read(const struct wow_ckpt_area *a, struct wow_aio *aio,
-		      void *buf, u64 b, u32 win, u64 nr)
-{
-	u32 n = min_t(u64, win, nr - b);
-
-	wow_aio_start(aio, a->bdev, area_sector(a, 1 + b), buf,
-		      n * a->block_size, REQ_OP_READ);
-}
-
 int wow_ckpt_read(const struct wow_ckpt_area *a,
 		  const struct wow_ckpt_info *ci,
-		  const struct wow_ckpt_ops *ops)
+		  const struct wow_ckpt_load_ops *ops)
 {
-	u32 bs = a->block_size, per = wow_ckpt_slots_per_block(a->version, bs);
-	struct wow_aio aio[2] = { };
-	u32 *nr_tombs = NULL, i, cur;
-	__le32 *csums = NULL;
-	void *win[2] = { };
-	struct ckpt_io io;
-	u64 s, b, total = 0;
-	int r;
+	u32 win = max(1U, WOW_CKPT_WINDOW_BYTES / a->block_size);
+	struct wow_ckpt_reader *rd;
+	struct ckpt_rd io;
+	int r = -ENOMEM;
 
-	r = io_init(&io, a, ci);
-	if (r)
-		return r;
-	win[0] = io.buf;
-	nr_tombs = kvmalloc_array(a->nr_segments, sizeof(*nr_tombs),
+	rd_init(&io, a);
+	rd = &io.rd;
+	rd->win_blocks = win;
+	rd->win[0] = kvzalloc(win * a->block_size, GFP_KERNEL);
+	rd->win[1] = kvzalloc(win * a->block_size, GFP_KERNEL);
+	rd->csums = a->csums;
+	rd->segs = kvmalloc_array(a->nr_segments, sizeof(*rd->segs),
 				  GFP_KERNEL);
-	csums = a->csums;
-	if (!nr_tombs) {
-		r = -ENOMEM;
-		goto out;
-	}
-
-	/* the segment stream first: it vouches for the slot table */
-	for (s = 0; s < a->nr_segments && !r; s++) {
-		struct wow_ckpt_seg e;
-		struct wow_ckpt_seg_info si;
-
-		r = stream_get(&io, &e, sizeof(e));
-		if (r)
-			break;
-		if (!wow_ckpt_seg_decode(&e, a->blocks_per_seg, ci->next_seq,
-					 &si)) {
-			r = -EUCLEAN;
-			break;
-		}
-		nr_tombs[s] = si.nr_tombs;
-		total += si.nr_tombs;
-		r = ops->load_seg(ops->ctx, s, &si);
-	}
-	if (!r && total != ci->nr_tombs)
-		r = -EUCLEAN;
-	if (!r)
-		r = stream_get(&io, csums, ci->slot_blocks * sizeof(*csums));
-	for (s = 0; s < a->nr_segments && !r; s++)
-		for (i = 0; i < nr_tombs[s] && !r; i++) {
-			struct wow_tomb t;
-			struct wow_tomb_range tr;
-
-			r = stream_get(&io, &t, sizeof(t));
-			if (r)
-				break;
-			if (!wow_ckpt_tomb_decode(&t, ci->next_seq, &tr)) {
-				r = -EUCLEAN;
-				break;
-			}
-			r = ops->load_tomb(ops->ctx, s, &tr);
-		}
-
-	/*
-	 * then the slot table, a window at a time, the next window's read in
-	 * flight while this one is taken in
-	 */
-	if (!r && ci->slot_blocks) {
-		win[1] = kvzalloc(io.win * bs, GFP_KERNEL);
-		if (!win[1])
-			r = -ENOMEM;
-		else
-			slot_read(a, &aio[0], win[0], 0, io.win,
-				  ci->slot_blocks);
-	}
-	for (b = 0, cur = 0; b < ci->slot_blocks && !r; b += io.win) {
-		u32 n = min_t(u64, io.win, ci->slot_blocks - b);
-		void *buf = win[cur];
-		u64 slot;
-
-		r = wow_aio_wait(&aio[cur]);
-		if (!r && b + io.win < ci->slot_blocks)
-			slot_read(a, &aio[!cur], win[!cur], b + io.win, io.win,
-				  ci->slot_blocks);
-		for (i = 0; i < n && !r; i++)
-			if (le32_to_cpu(csums[b + i]) !=
-			    wow_ckpt_slot_block_csum(buf + i * bs, bs))
-				r = -EUCLEAN;
-		for (slot = b * per;
-		     slot < min(a->nr_slots, (b + n) * per) && !r; slot++) {
-			struct wow_ckpt_entry e;
-			bool valid, dirty;
-			u64 blk, ob;
-			u32 k;
-
-			blk = div_u64_rem(slot - b * per, per, &k);
-			wow_ckpt_slot_get(buf + blk * bs,
-					  wow_ckpt_slot_bytes(a->version), k, &e);
-			/* an empty slot has no crc either */
-			if (!wow_ckpt_slot_decode(e.e, &ob, &valid, &dirty) ||
-			    (!valid && e.crc))
-				r = -EUCLEAN;
-			else if (valid)
-				r = ops->load_slot(ops->ctx, slot, ob, dirty,
-						   e.crc, a->version >= 5);
-		}
-		cur = !cur;
-		cond_resched();
-	}
-	/* a read still in flight when the load stopped early */
-	wow_aio_wait(&aio[0]);
-	wow_aio_wait(&aio[1]);
-out:
-	kvfree(win[1]);
-	kvfree(io.buf);
-	kvfree(nr_tombs);
+	if (rd->win[0] && rd->win[1] && rd->segs)
+		r = wow_ckptread_load(rd, ci, ops);
+	kvfree(rd->win[0]);
+	kvfree(rd->win[1]);
+	kvfree(rd->segs);
 	return r;
 }

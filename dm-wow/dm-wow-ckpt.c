@@ -216,27 +216,30 @@ void wow_ckpt_header_encode(void *block, u32 block_size, const u8 *uuid,
 }
 
 /*
- * Decode a checkpoint header of the cache with @uuid, @nr_slots slots,
+ * Judge a checkpoint header of the cache with @uuid, @nr_slots slots,
  * @nr_segments segments and room for @max_tombs tombstones
- * (wow_ckpt_max_tombs_v).  Returns true when it is a valid checkpoint's
- * header that fits that cache; anything else (another magic or uuid, a bad
- * checksum, not valid, another geometry, more tombstones than the area
- * holds) means there is no checkpoint to load from.  @ci is filled from
- * any header with our magic, uuid and checksum, so its generation is known.
+ * (wow_ckpt_max_tombs_v): WOW_CKPT_HDR_VALID when it is a valid
+ * checkpoint's header that fits that cache; anything else (another magic
+ * or uuid, a bad checksum, not valid, another geometry, more tombstones
+ * than the area holds) means there is no checkpoint to load from, and the
+ * verdict says which, in this order.  @ci is filled from any header with
+ * our magic, uuid and checksum, so its generation is known.
  */
-bool wow_ckpt_header_decode(const void *block, u32 version, u32 block_size,
-			    const u8 *uuid, u64 nr_slots, u64 nr_segments,
-			    u64 max_tombs, struct wow_ckpt_info *ci)
+enum wow_ckpt_hdr wow_ckpt_header_judge(const void *block, u32 version,
+					u32 block_size, const u8 *uuid,
+					u64 nr_slots, u64 nr_segments,
+					u64 max_tombs, struct wow_ckpt_info *ci)
 {
 	const struct wow_ckpt_header *h = block;
 
 	memset(ci, 0, sizeof(*ci));
 	if (block_size < sizeof(*h) ||
 	    le64_to_cpu(h->magic) != WOW_CKPT_MAGIC ||
-	    le32_to_cpu(h->version) != WOW_CKPT_VERSION ||
-	    memcmp(h->uuid, uuid, sizeof(h->uuid)) ||
+	    memcmp(h->uuid, uuid, sizeof(h->uuid)))
+		return WOW_CKPT_HDR_FOREIGN;
+	if (le32_to_cpu(h->version) != WOW_CKPT_VERSION ||
 	    le32_to_cpu(h->csum) != header_csum(h))
-		return false;
+		return WOW_CKPT_HDR_TORN;
 	ci->valid = le32_to_cpu(h->flags) & WOW_CKPT_VALID;
 	ci->generation = le64_to_cpu(h->generation);
 	ci->next_seq = le64_to_cpu(h->next_seq);
@@ -249,15 +252,31 @@ bool wow_ckpt_header_decode(const void *block, u32 version, u32 block_size,
 	ci->head_seg = le32_to_cpu(h->head_seg) - 1;
 	ci->head_wp = le32_to_cpu(h->head_wp);
 	ci->next_seg = le32_to_cpu(h->next_seg) - 1;
-	return ci->valid && ci->nr_slots == nr_slots &&
-	       ci->nr_segments == nr_segments &&
-	       ci->slot_blocks == wow_ckpt_slot_blocks(version, nr_slots,
-						       block_size) &&
-	       ci->nr_tombs <= max_tombs &&
-	       ci->seg_blocks == wow_ckpt_seg_blocks(version, nr_slots,
-						     nr_segments, ci->nr_tombs,
-						     block_size) &&
-	       ci->completed_seq < ci->next_seq;
+	if (!ci->valid)
+		return WOW_CKPT_HDR_RETIRED;
+	if (ci->nr_slots != nr_slots || ci->nr_segments != nr_segments)
+		return WOW_CKPT_HDR_COUNTS;
+	if (ci->slot_blocks != wow_ckpt_slot_blocks(version, nr_slots,
+						    block_size))
+		return WOW_CKPT_HDR_SLOT_BLOCKS;
+	if (ci->nr_tombs > max_tombs)
+		return WOW_CKPT_HDR_TOMBS;
+	if (ci->seg_blocks != wow_ckpt_seg_blocks(version, nr_slots,
+						  nr_segments, ci->nr_tombs,
+						  block_size))
+		return WOW_CKPT_HDR_SEG_BLOCKS;
+	if (ci->completed_seq >= ci->next_seq)
+		return WOW_CKPT_HDR_SEQS;
+	return WOW_CKPT_HDR_VALID;
+}
+
+bool wow_ckpt_header_decode(const void *block, u32 version, u32 block_size,
+			    const u8 *uuid, u64 nr_slots, u64 nr_segments,
+			    u64 max_tombs, struct wow_ckpt_info *ci)
+{
+	return wow_ckpt_header_judge(block, version, block_size, uuid,
+				     nr_slots, nr_segments, max_tombs, ci) ==
+	       WOW_CKPT_HDR_VALID;
 }
 
 /*

@@ -111,11 +111,31 @@ bool wow_ckpt_tomb_decode(const struct wow_tomb *e, u64 next_seq,
 /* Encode @ci as the header block (all @block_size bytes) of cache @uuid. */
 void wow_ckpt_header_encode(void *block, u32 block_size, const u8 *uuid,
 			    const struct wow_ckpt_info *ci);
+/* What a checkpoint header is (wow_ckpt_header_judge), in its order. */
+enum wow_ckpt_hdr {
+	WOW_CKPT_HDR_VALID,		/* a valid checkpoint of this cache */
+	WOW_CKPT_HDR_FOREIGN,		/* another magic or uuid: not ours */
+	WOW_CKPT_HDR_TORN,		/* ours; its version or checksum fails */
+	WOW_CKPT_HDR_RETIRED,		/* whole but not valid */
+	/* valid, but not this cache's: */
+	WOW_CKPT_HDR_COUNTS,		/* its slot or segment count */
+	WOW_CKPT_HDR_SLOT_BLOCKS,	/* its slot table size */
+	WOW_CKPT_HDR_TOMBS,		/* more tombstones than the area holds */
+	WOW_CKPT_HDR_SEG_BLOCKS,	/* its segment stream size */
+	WOW_CKPT_HDR_SEQS,		/* completed_seq not below next_seq */
+};
+
 /*
- * Decode a checkpoint header: true when it is a valid checkpoint of the
- * cache with @uuid and this geometry (@max_tombs: wow_ckpt_max_tombs_v).
+ * Judge a checkpoint header: WOW_CKPT_HDR_VALID when it is a valid
+ * checkpoint of the cache with @uuid and this geometry (@max_tombs:
+ * wow_ckpt_max_tombs_v), else the first thing wrong, in the order above.
  * @ci is filled from any header with our magic, uuid and checksum.
  */
+enum wow_ckpt_hdr wow_ckpt_header_judge(const void *block, u32 version,
+					u32 block_size, const u8 *uuid,
+					u64 nr_slots, u64 nr_segments,
+					u64 max_tombs, struct wow_ckpt_info *ci);
+/* wow_ckpt_header_judge(...) == WOW_CKPT_HDR_VALID */
 bool wow_ckpt_header_decode(const void *block, u32 version, u32 block_size,
 			    const u8 *uuid, u64 nr_slots, u64 nr_segments,
 			    u64 max_tombs, struct wow_ckpt_info *ci);

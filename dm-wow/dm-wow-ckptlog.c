@@ -22,6 +22,7 @@
 #include "dm-wow-log.h"
 #include "dm-wow-seg.h"
 #include "dm-wow-ckptlog.h"
+#include "dm-wow-ckptread.h"
 
 #define MSG_CKPT_WRITTEN "%s: checkpoint %llu written (%llu of its %llu blocks, %llu tombstones): %llu dirty of %llu valid blocks"
 
@@ -51,6 +52,7 @@ void wow_ckptlog_area(struct wow_cache *wc, struct wow_ckpt_area *a, int k)
 	a->max_tombs = wow_ckpt_max_tombs_v(wc->sb.version, wc->nr_segments,
 					    g->erase_block_size,
 					    g->block_size);
+	a->nr_oblocks = wc->ti->len >> wc->block_shift;
 	a->csums = wc->ckpt_csums[k];
 	a->whole = !wc->ckpt_known[k];
 }
@@ -224,18 +226,17 @@ static int ckpt_load_tomb(void *ctx, u64 s, const struct wow_tomb_range *tr)
 	return r;
 }
 
-/* A valid slot: in a written block of a segment life, its block once. */
+/*
+ * A valid slot, in a written block of a segment life (the reader checked):
+ * its origin block cached once.
+ */
 static int ckpt_load_slot(void *ctx, u64 slot, u64 ob, bool dirty, u32 crc,
 			  bool has_crc)
 {
 	struct wow_cache *wc = ctx;
-	u32 s = wow_slot_seg(wc, slot);
-	u32 block = slot - s * wc->blocks_per_seg;
 
-	if (ob >= wc->ti->len >> wc->block_shift || !wow_seg_seq(wc, s) ||
-	    !block || block >= wow_seg_wp(wc, s) ||
-	    wow_index_lookup(&wc->index, to_oblock(ob)) != WOW_NO_SLOT)
-		return -EUCLEAN;
+	if (wow_index_lookup(&wc->index, to_oblock(ob)) != WOW_NO_SLOT)
+		return -EEXIST;
 	wow_index_insert(&wc->index, to_oblock(ob), slot,
 			 dirty ? WOW_SLOT_DIRTY : 0);
 	if (has_crc)
@@ -253,6 +254,12 @@ void wow_ckptlog_ops_init(struct wow_cache *wc, struct wow_ckpt_ops *ops)
 	ops->seg_infos = ckpt_seg_infos;
 	ops->next_seg_changed = ckpt_next_seg_changed;
 	ops->seg_tombs = ckpt_seg_tombs;
+	ops->ctx = wc;
+}
+
+void wow_ckptlog_load_ops_init(struct wow_cache *wc,
+			       struct wow_ckpt_load_ops *ops)
+{
 	ops->load_seg = ckpt_load_seg;
 	ops->load_tomb = ckpt_load_tomb;
 	ops->load_slot = ckpt_load_slot;

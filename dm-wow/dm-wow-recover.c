@@ -24,6 +24,7 @@
 #include "dm-wow-log.h"
 #include "dm-wow-seg.h"
 #include "dm-wow-ckptlog.h"
+#include "dm-wow-ckptread.h"
 #include "dm-wow-scan.h"
 #include "dm-wow-replay.h"
 
@@ -349,7 +350,7 @@ static int reset_log(struct wow_cache *wc)
 static int load_checkpoint(struct wow_cache *wc, struct wow_ckpt_info *ci)
 {
 	struct wow_ckpt_info other;
-	struct wow_ckpt_ops ops;
+	struct wow_ckpt_load_ops ops;
 	struct wow_ckpt_area a;
 	int r, r1, k = 0;
 
@@ -389,7 +390,7 @@ static int load_checkpoint(struct wow_cache *wc, struct wow_ckpt_info *ci)
 	if (r)
 		return r;
 	wc->load_bytes += (ci->slot_blocks + ci->seg_blocks) * a.block_size;
-	wow_ckptlog_ops_init(wc, &ops);
+	wow_ckptlog_load_ops_init(wc, &ops);
 	r = wow_ckpt_read(&a, ci, &ops);
 	if (r) {
 		DMWARN("%s: checkpoint %llu does not check (%d); scanning the log",

@@ -159,6 +159,8 @@ void wow_geometry_init(struct wow_geometry *g, const struct wow_args *a,
 
 /* dm-wow-ckpt.c, the checkpoint codec (pure): dm-wow-ckpt.h */
 
+/* dm-wow-ckptread.c, the checkpoint reader (pure): dm-wow-ckptread.h */
+
 /* ---- dm-wow-checkpoint.c: checkpoint I/O ---- */
 
 struct wow_ckpt_area {
@@ -173,6 +175,7 @@ struct wow_ckpt_area {
 	u64 nr_slots;
 	u64 nr_segments;
 	u64 max_tombs;			/* room in the segment stream */
+	u64 nr_oblocks;			/* origin blocks (a slot's must be less) */
 	/*
 	 * What the log knows of the area's slot table: @csums, a crc32c per
 	 * slot table block, what each block on disk holds (a write and a
@@ -183,7 +186,10 @@ struct wow_ckpt_area {
 	bool whole;
 };
 
-/* What a checkpoint holds, from its owner (the log) and back to it. */
+/*
+ * What a checkpoint holds, from its owner (the log); what a read hands
+ * back goes through struct wow_ckpt_load_ops (dm-wow-ckptread.h).
+ */
 struct wow_ckpt_ops {
 	/* the entries of @n slots from @first, and segments from @first */
 	void (*slot_entries)(void *ctx, u64 first, u32 n,
@@ -208,11 +214,6 @@ struct wow_ckpt_ops {
 	 */
 	u64 (*next_seg_changed)(void *ctx, u64 s);
 	const struct wow_tomb_range *(*seg_tombs)(void *ctx, u64 s);
-	int (*load_seg)(void *ctx, u64 s, const struct wow_ckpt_seg_info *si);
-	int (*load_tomb)(void *ctx, u64 s, const struct wow_tomb_range *tr);
-	/* @crc: the data's crc32c, when @has_crc (format version 5) */
-	int (*load_slot)(void *ctx, u64 slot, u64 oblock, bool dirty, u32 crc,
-			 bool has_crc);
 	void *ctx;
 };
 
@@ -236,9 +237,10 @@ const struct wow_ckpt_seg_info *wow_ckpt_snap_seg(const struct wow_ckpt_snap *sn
 u64 wow_ckpt_snap_nr_tombs(const struct wow_ckpt_snap *sn);
 int wow_ckpt_read_header(const struct wow_ckpt_area *a,
 			 struct wow_ckpt_info *ci);
+struct wow_ckpt_load_ops;
 int wow_ckpt_read(const struct wow_ckpt_area *a,
 		  const struct wow_ckpt_info *ci,
-		  const struct wow_ckpt_ops *ops);
+		  const struct wow_ckpt_load_ops *ops);
 
 /* Bytes read at the start of a cache device to tell blank from in use. */
 #define WOW_PROBE_BYTES		(68U << 10)

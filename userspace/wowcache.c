@@ -23,6 +23,7 @@
 #include "../dm-wow/dm-wow-format.h"
 #include "../dm-wow/dm-wow-chain.h"
 #include "../dm-wow/dm-wow-ckpt.h"
+#include "../dm-wow/dm-wow-ckptread.h"
 #include "../dm-wow/dm-wow-record.h"
 #include "../dm-wow/dm-wow-replay.h"
 #include "../dm-wow/dm-wow-sb.h"
@@ -257,12 +258,6 @@ static bool pow2(uint64_t x)
 	return x && !(x & (x - 1));
 }
 
-static uint32_t csum512(const void *blk)
-{
-	return crc32c(WOW_CSUM_SEED, (const uint8_t *)blk + 4,
-			   WOW_SB_CSUM_BYTES - 4);
-}
-
 /* wow_sb_decode, then what wow_check_devices refuses */
 static void sb_decode(struct wowc *c, const void *blk, size_t len)
 {
@@ -351,31 +346,6 @@ static void health_decode(struct wowc *c, const void *blk)
 	h->what[WOW_HEALTH_WHAT_LEN] = 0;
 }
 
-static uint64_t ckpt_sector_off(const struct wowc *c, uint64_t block);
-
-/*
- * Version 3: the header at block 0 of the area (in @hdr) counts only when
- * the closing copy after the tables is the same (wow_ckpt_read_header).
- * 0 (the state is then VALID or TORN), or -errno.
- */
-static int ckpt_closing_check(struct wowc *c, const void *hdr)
-{
-	struct wowc_ckpt *k = &c->ckpt;
-	void *copy = xalloc(c->bs);
-	int r;
-
-	if (!copy)
-		return -ENOMEM;
-	r = rd(c, copy, c->bs,
-	       ckpt_sector_off(c, 1 + k->slot_blocks + k->seg_blocks));
-	if (!r && memcmp(hdr, copy, c->bs)) {
-		k->state = WOWC_CKPT_TORN;
-		k->closing_bad = true;
-	}
-	free(copy);
-	return r;
-}
-
 /* Tombstones this cache's checkpoint area has room for. */
 static uint64_t ckpt_room(const struct wowc *c)
 {
@@ -384,27 +354,78 @@ static uint64_t ckpt_room(const struct wowc *c)
 }
 
 /*
- * wow_ckpt_header_decode, the kernel's verdict and fields; split here by
- * what is wrong
+ * ---- the checkpoint: the kernel's own reader (dm-wow-ckptread.c) reads
+ * and checks it; here its reads of the image ----
  */
-static void ckpt_header_decode(struct wowc *c, const void *blk)
-{
-	const struct wow_ckpt_header *h = blk;
-	struct wowc_ckpt *k = &c->ckpt;
-	struct wow_ckpt_info ci;
-	bool ok;
 
+/* Byte offset of block @block of checkpoint area c->ckpt_area. */
+static uint64_t ckpt_sector_off(const struct wowc *c, uint64_t block)
+{
+	uint64_t span = wow_ckpt_span_v(c->sb.version, c->nr_segments,
+					c->sb.erase_block_size, c->bs);
+
+	return (wow_ckpt_first_block_v(c->sb.version, c->sb.erase_block_size,
+				       c->bs) + c->ckpt_area * span + block) *
+	       (uint64_t)c->bs;
+}
+
+static int ckpt_read(void *ctx, u64 block, u32 n, void *buf)
+{
+	const struct wowc *c = ctx;
+
+	return rd(c, buf, (size_t)n * c->bs, ckpt_sector_off(c, block));
+}
+
+/* A reader of checkpoint area c->ckpt_area (no memory for a load yet). */
+static void ckpt_reader(struct wowc *c, struct wow_ckpt_reader *rdr)
+{
+	*rdr = (struct wow_ckpt_reader) {
+		.version = c->sb.version,
+		.block_size = c->bs,
+		.blocks_per_seg = c->bps,
+		.uuid = c->sb.uuid,
+		.nr_slots = c->nr_slots,
+		.nr_segments = c->nr_segments,
+		.max_tombs = ckpt_room(c),
+		.nr_oblocks = c->nr_oblocks,
+		.read = ckpt_read,
+		.ctx = c,
+	};
+}
+
+/* MISFIT: what does not fit this cache, the kernel's verdict in words */
+static const char *const ckpt_misfits[] = {
+	[WOW_CKPT_HDR_COUNTS] = "its slot or segment count is not this cache's",
+	[WOW_CKPT_HDR_SLOT_BLOCKS] = "its slot table size is wrong",
+	[WOW_CKPT_HDR_TOMBS] = "more tombstones than the area holds",
+	[WOW_CKPT_HDR_SEG_BLOCKS] = "its segment stream size is wrong",
+	[WOW_CKPT_HDR_SEQS] = "completed_seq is not below next_seq",
+};
+
+/*
+ * Read checkpoint area c->ckpt_area's header (with the closing copy from
+ * version 3; @buf two blocks) with the kernel's reader, and set c->ckpt
+ * from its verdict and what it decoded.
+ */
+static int ckpt_area_read(struct wowc *c, void *buf)
+{
+	struct wowc_ckpt *k = &c->ckpt;
+	struct wow_ckpt_reader rdr;
+	struct wow_ckpt_info ci;
+	enum wow_ckpt_hdr h;
+	int r;
+
+	ckpt_reader(c, &rdr);
+	r = wow_ckptread_header(&rdr, buf, &ci);
+	if (r && r != -ENOENT)
+		return r;
+	h = rdr.fault == WOW_CKPT_FAULT_HEADER ? rdr.fault_index :
+						  WOW_CKPT_HDR_VALID;
 	memset(k, 0, sizeof(*k));
-	if (le64toh(h->magic) != WOW_CKPT_MAGIC ||
-	    memcmp(h->uuid, c->sb.uuid, sizeof(h->uuid)))
-		return;
-	ok = wow_ckpt_header_decode(blk, c->sb.version, c->bs, c->sb.uuid,
-				    c->nr_slots, c->nr_segments, ckpt_room(c),
-				    &ci);
-	if (le32toh(h->version) != WOW_CKPT_VERSION ||
-	    le32toh(h->csum) != csum512(h)) {
-		k->state = WOWC_CKPT_TORN;
-		return;
+	if (h == WOW_CKPT_HDR_FOREIGN || h == WOW_CKPT_HDR_TORN) {
+		k->state = h == WOW_CKPT_HDR_TORN ? WOWC_CKPT_TORN :
+						    WOWC_CKPT_NONE;
+		return 0;
 	}
 	k->flags = ci.valid ? WOW_CKPT_VALID : 0;
 	k->generation = ci.generation;
@@ -419,45 +440,15 @@ static void ckpt_header_decode(struct wowc *c, const void *blk)
 	k->head_seg = ci.head_seg;
 	k->head_wp = ci.head_wp;
 	k->next_seg = ci.next_seg;
-	if (ok) {
-		k->state = WOWC_CKPT_VALID;
-		return;
-	}
-	if (!ci.valid) {
+	k->closing_bad = rdr.fault == WOW_CKPT_FAULT_CLOSING;
+	if (h == WOW_CKPT_HDR_VALID)
+		k->state = k->closing_bad ? WOWC_CKPT_TORN : WOWC_CKPT_VALID;
+	else if (h == WOW_CKPT_HDR_RETIRED)
 		k->state = WOWC_CKPT_RETIRED;
-		return;
-	}
-	/* what does not fit this cache, in the kernel's order */
-	k->state = WOWC_CKPT_MISFIT;
-	if (k->nr_slots != c->nr_slots || k->nr_segments != c->nr_segments)
-		strcpy(k->why, "its slot or segment count is not this cache's");
-	else if (k->slot_blocks != wow_ckpt_slot_blocks(c->sb.version,
-							k->nr_slots, c->bs))
-		strcpy(k->why, "its slot table size is wrong");
-	else if (k->nr_tombs > ckpt_room(c))
-		strcpy(k->why, "more tombstones than the area holds");
-	else if (k->seg_blocks != wow_ckpt_seg_blocks(c->sb.version,
-						      k->nr_slots,
-						      k->nr_segments,
-						      k->nr_tombs, c->bs))
-		strcpy(k->why, "its segment stream size is wrong");
 	else
-		strcpy(k->why, "completed_seq is not below next_seq");
-}
-
-/*
- * Read and decode the header of checkpoint area c->ckpt_area into c->ckpt
- * (with the closing copy from version 3), @buf a block.
- */
-static int ckpt_area_read(struct wowc *c, void *buf)
-{
-	int r = rd(c, buf, c->bs, ckpt_sector_off(c, 0));
-
-	if (r)
-		return r;
-	ckpt_header_decode(c, buf);
-	if (c->sb.version >= 3 && c->ckpt.state == WOWC_CKPT_VALID)
-		return ckpt_closing_check(c, buf);
+		k->state = WOWC_CKPT_MISFIT;
+	if (k->state == WOWC_CKPT_MISFIT)
+		strcpy(k->why, ckpt_misfits[h]);
 	return 0;
 }
 
@@ -529,7 +520,8 @@ int wowc_open(const char *path, struct wowc **cp, char *err)
 		goto fail;
 	}
 	len = min64(c->size, IO_ALIGN);
-	buf = xalloc(WOW_MAX_BLOCK_SIZE);
+	/* two blocks: a checkpoint header and its closing copy */
+	buf = xalloc(2 * WOW_MAX_BLOCK_SIZE);
 	if (!buf) {
 		r = -ENOMEM;
 		seterr(err, "out of memory");
@@ -824,132 +816,101 @@ static bool rec_data_ok(const struct wowc *c, const uint8_t *hdr,
 	return true;
 }
 
-/* ---- the checkpoint (dm-wow-checkpoint.c wow_ckpt_read) ---- */
+/* ---- the checkpoint's load: struct wow_ckpt_load_ops over the view ---- */
 
-static uint64_t ckpt_sector_off(const struct wowc *c, uint64_t block)
+static int ckpt_load_seg(void *ctx, u64 s, const struct wow_ckpt_seg_info *si)
 {
-	uint64_t span = wow_ckpt_span_v(c->sb.version, c->nr_segments,
-					c->sb.erase_block_size, c->bs);
+	struct wowc_seg *seg = &((struct wowc_view *)ctx)->segs[s];
 
-	return (wow_ckpt_first_block_v(c->sb.version, c->sb.erase_block_size,
-				       c->bs) + c->ckpt_area * span + block) *
-	       (uint64_t)c->bs;
+	seg->seq = si->seq;
+	seg->max_seq = si->max_seq;
+	seg->wp = si->wp;
+	return 0;
 }
 
+static int ckpt_load_tomb(void *ctx, u64 s, const struct wow_tomb_range *tr)
+{
+	struct wowc_seg *seg = &((struct wowc_view *)ctx)->segs[s];
+
+	return seg_add_tomb(seg, tr, seg->nr_tombs++);
+}
+
+static int ckpt_load_slot(void *ctx, u64 slot, u64 ob, bool dirty, u32 crc,
+			  bool has_crc)
+{
+	struct wowc_view *v = ctx;
+
+	(void)crc;
+	(void)has_crc;
+	if (wowc_lookup(v, ob) != WOWC_NO_SLOT)
+		return -EEXIST;
+	ix_insert(v, ob, slot, dirty);
+	return 0;
+}
+
+/* What the reader found wrong, in words: with its index, then its value. */
+static const char *const ckpt_faults[] = {
+	[WOW_CKPT_FAULT_STREAM_BLOCK] = "segment stream block %" PRIu64 " does not check",
+	[WOW_CKPT_FAULT_STREAM_END] = "the segment stream ends before its entries",
+	[WOW_CKPT_FAULT_SEG] = "segment %" PRIu64 "'s entry makes no sense",
+	[WOW_CKPT_FAULT_TOMB_TOTAL] = "the segments hold %" PRIu64 " tombstones, the header says %" PRIu64,
+	[WOW_CKPT_FAULT_TOMB] = "a tombstone of segment %" PRIu64 " makes no sense",
+	[WOW_CKPT_FAULT_SLOT_BLOCK] = "slot table block %" PRIu64 " does not check",
+	[WOW_CKPT_FAULT_SLOT] = "slot %" PRIu64 "'s entry is malformed",
+	[WOW_CKPT_FAULT_SLOT_PLACE] = "slot %" PRIu64 " (origin block %" PRIu64 ") makes no sense",
+};
+
 /*
- * Load the valid checkpoint into @v, as the kernel does: 0, or a reason
- * in @why (the kernel then forgets it and scans the log), or -errno.
+ * Load the valid checkpoint into @v with the kernel's reader: 0, or a
+ * reason in @why (the kernel then forgets it and scans the log), or
+ * -errno.
  */
 static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
 		     size_t whylen)
 {
 	const struct wowc_ckpt *k = &c->ckpt;
-	uint32_t bs = c->bs, payload = bs - sizeof(struct wow_ckpt_trailer);
-	uint32_t per = wow_ckpt_slots_per_block(c->sb.version, bs);
-	uint32_t eb = wow_ckpt_slot_bytes(c->sb.version);
-	uint8_t *blocks = NULL, *stream = NULL, *p;
-	uint64_t total = 0, s, i, b, slot;
-	uint32_t *nr_tombs = NULL;
-	int r = 0;
+	const struct wow_ckpt_load_ops ops = {
+		.load_seg = ckpt_load_seg,
+		.load_tomb = ckpt_load_tomb,
+		.load_slot = ckpt_load_slot,
+		.ctx = v,
+	};
+	const struct wow_ckpt_info ci = {
+		.valid = true,
+		.generation = k->generation,
+		.next_seq = k->next_seq,
+		.completed_seq = k->completed_seq,
+		.nr_slots = k->nr_slots,
+		.nr_segments = k->nr_segments,
+		.slot_blocks = k->slot_blocks,
+		.seg_blocks = k->seg_blocks,
+		.nr_tombs = k->nr_tombs,
+	};
+	struct wow_ckpt_reader rdr;
+	int r = -ENOMEM;
 
-#define BAD(...) do { snprintf(why, whylen, __VA_ARGS__); r = 1; goto out; } while (0)
-	blocks = xalloc(k->seg_blocks * bs);
-	stream = malloc(k->seg_blocks * payload + 1);
-	nr_tombs = calloc(c->nr_segments, sizeof(*nr_tombs));
-	if (!blocks || !stream || !nr_tombs) {
-		r = -ENOMEM;
-		goto out;
+	ckpt_reader(c, &rdr);
+	/*
+	 * one window for the whole stream, then the whole slot table: every
+	 * block checked before an entry is read, so the first fault named is
+	 * the one it always was
+	 */
+	rdr.win_blocks = max64(k->seg_blocks, k->slot_blocks);
+	rdr.win[0] = xalloc((size_t)rdr.win_blocks * c->bs);
+	rdr.csums = calloc(k->slot_blocks ? k->slot_blocks : 1,
+			   sizeof(*rdr.csums));
+	rdr.segs = calloc(c->nr_segments ? c->nr_segments : 1,
+			  sizeof(*rdr.segs));
+	if (rdr.win[0] && rdr.csums && rdr.segs)
+		r = wow_ckptread_load(&rdr, &ci, &ops);
+	if (r == -EUCLEAN) {
+		snprintf(why, whylen, ckpt_faults[rdr.fault] ?: "it does not check",
+			 rdr.fault_index, rdr.fault_value);
+		r = 1;
 	}
-	r = rd(c, blocks, k->seg_blocks * bs,
-	       ckpt_sector_off(c, 1 + k->slot_blocks));
-	if (r)
-		goto out;
-	for (i = 0; i < k->seg_blocks; i++) {
-		if (!wow_ckpt_block_ok(blocks + i * bs, bs, k->generation, i))
-			BAD("segment stream block %" PRIu64 " does not check", i);
-		memcpy(stream + i * payload, blocks + i * bs, payload);
-	}
-	p = stream;
-	for (s = 0; s < c->nr_segments; s++, p += sizeof(struct wow_ckpt_seg)) {
-		struct wowc_seg *seg = &v->segs[s];
-		struct wow_ckpt_seg_info si;
-		bool ok = wow_ckpt_seg_decode((const void *)p, c->bps,
-					      k->next_seq, &si);
-
-		seg->seq = si.seq;
-		seg->max_seq = si.max_seq;
-		seg->wp = si.wp;
-		nr_tombs[s] = si.nr_tombs;
-		if (!ok)
-			BAD("segment %" PRIu64 "'s entry makes no sense", s);
-		total += nr_tombs[s];
-	}
-	if (total != k->nr_tombs)
-		BAD("the segments hold %" PRIu64 " tombstones, the header says %" PRIu64,
-		    total, k->nr_tombs);
-	{
-		const uint8_t *csums = p;
-
-		p += k->slot_blocks * 4;
-		for (s = 0; s < c->nr_segments; s++)
-			for (i = 0; i < nr_tombs[s]; i++) {
-				struct wow_tomb_range tr;
-				bool ok = wow_ckpt_tomb_decode((const void *)p,
-							       k->next_seq,
-							       &tr);
-
-				p += sizeof(struct wow_tomb);
-				if (!ok)
-					BAD("a tombstone of segment %" PRIu64 " makes no sense", s);
-				if (seg_add_tomb(&v->segs[s], &tr,
-						 v->segs[s].nr_tombs++)) {
-					r = -ENOMEM;
-					goto out;
-				}
-			}
-		free(blocks);
-		blocks = xalloc((size_t)k->slot_blocks * bs);
-		if (!blocks) {
-			r = -ENOMEM;
-			goto out;
-		}
-		r = rd(c, blocks, k->slot_blocks * bs, ckpt_sector_off(c, 1));
-		if (r)
-			goto out;
-		for (b = 0; b < k->slot_blocks; b++) {
-			uint32_t want;
-
-			memcpy(&want, csums + b * 4, 4);
-			if (le32toh(want) !=
-			    wow_ckpt_slot_block_csum(blocks + b * bs, bs))
-				BAD("slot table block %" PRIu64 " does not check", b);
-		}
-	}
-	for (slot = 0; slot < c->nr_slots; slot++) {
-		struct wowc_seg *seg = &v->segs[slot / c->bps];
-		uint32_t block = slot % c->bps;
-		struct wow_ckpt_entry e;
-		bool valid, dirty;
-		uint64_t ob;
-
-		wow_ckpt_slot_get(blocks + (slot / per) * bs, eb, slot % per,
-				  &e);
-		if (!wow_ckpt_slot_decode(e.e, &ob, &valid, &dirty) ||
-		    (!valid && e.crc))
-			BAD("slot %" PRIu64 "'s entry is malformed", slot);
-		if (!valid)
-			continue;
-		/* ckpt_load_slot */
-		if (ob >= c->nr_oblocks || !seg->seq || !block ||
-		    block >= seg->wp || wowc_lookup(v, ob) != WOWC_NO_SLOT)
-			BAD("slot %" PRIu64 " (origin block %" PRIu64 ") makes no sense", slot, ob);
-		ix_insert(v, ob, slot, dirty);
-	}
-#undef BAD
-out:
-	free(blocks);
-	free(stream);
-	free(nr_tombs);
+	free(rdr.win[0]);
+	free(rdr.csums);
+	free(rdr.segs);
 	return r;
 }
 

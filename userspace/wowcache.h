@@ -16,7 +16,8 @@
  *
  * The rules are the kernel's (dm-wow/dm-wow-log.c: scan_segment,
  * scan_proof, find_continuation, apply_tombs, judge_suspects; the
- * checkpoint load of dm-wow-checkpoint.c and dm-wow-ckpt.c; the replay
+ * checkpoint's read and every check of it, dm-wow-ckptread.c, built and
+ * run here over the image; the replay
  * replay_chain, replay_next, replay_record, replay_tomb, replay_new_life,
  * replay_vouched and wow_ckpt_covers): the two must
  * agree on what is valid.  The on-disk layout comes from
