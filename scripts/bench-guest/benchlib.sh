@@ -434,6 +434,8 @@ bench_destage() {
 	_sys=$1 _job=$2 _mb=$3
 	phase reset
 	bench_reset
+	# the tracepoints on before any I/O (tests/vm/lib.sh), off at the end
+	blktrace_anchor
 	hdd_setup "$B_TRACE_ORIGIN"
 	meta measurement destage
 	meta system "$_sys"
@@ -498,6 +500,7 @@ bench_destage() {
 	rm -rf /tmp/bt
 	phase remove
 	sys_remove
+	blktrace_anchor_stop
 	phase done
 }
 

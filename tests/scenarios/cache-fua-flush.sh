@@ -26,6 +26,7 @@
 
 BT=/tmp/bt
 wow_reset_disks
+blktrace_anchor
 wow_create ff "$ORIGIN" "$CACHE" sequential_cutoff 0
 D=$(dm_node ff)
 META=$(read_u "$CACHE" 48 8)

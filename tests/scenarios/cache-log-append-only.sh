@@ -60,6 +60,7 @@ printf 'D W 0 8\nD W 2040 16\n' | awk -v meta=2048 -f $CHECK > /dev/null &&
 	fail "checker accepts a checkpoint write that runs into the log"
 
 wow_reset_disks
+blktrace_anchor
 BT=/tmp/bt
 rm -rf $BT
 mkdir -p $BT

@@ -25,6 +25,7 @@
 . "${WOW_LIB:-/wow/lib.sh}"
 
 wow_reset_disks
+blktrace_anchor
 wow_test_hook test_record_bio_kib 64 ||
 	skip "the module has no test hooks (built without WOW_TEST_HOOKS)"
 BT=/tmp/bt

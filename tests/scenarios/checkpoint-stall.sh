@@ -93,6 +93,7 @@ lat() {
 }
 
 wow_reset_disks
+blktrace_anchor
 wow_create cs "$ORIGIN" "$CACHE" sequential_cutoff 0
 D=$(dm_node cs)
 [ "$(read_u "$CACHE" 4 4)" -ge 2 ] || skip "no checkpoints (format version 1)"

@@ -14,6 +14,7 @@
 for policy in cscan wow lrw; do
 	info "policy $policy"
 	wow_reset_disks
+	blktrace_anchor
 	wow_create ord "$ORIGIN" "$CACHE" policy "$policy"
 	D=$(dm_node ord)
 	rm -f /tmp/orig.*

@@ -130,6 +130,45 @@ wow_reset_disks() {
 	done
 }
 
+# blktrace_anchor: hold the block layer's tracepoints on for the rest of
+# the boot, with a blktrace of an idle loop device that is never stopped.
+# Turning them on or off (the first blktrace starting, the last stopping)
+# patches kernel text through int3 breakpoints, and under TCG a vCPU that
+# is in blk_mq_submit_bio just then can go on trapping on a breakpoint
+# already gone: both vCPUs stuck for minutes at blk_mq_submit_bio+0x1bf,
+# in dm-wow's commit and destage workers, while checkpoint-stall started
+# a blktrace (Documentation/reliability.md).  With the tracepoints held
+# on, a scenario's own blktraces start and stop without patching.  Call it
+# while no I/O runs (before the devices are made).
+blktrace_anchor() {
+	[ -s /tmp/bt-anchor/pid ] &&
+		kill -0 "$(cat /tmp/bt-anchor/pid)" 2> /dev/null && return 0
+	mkdir -p /tmp/bt-anchor
+	modprobe loop 2> /dev/null
+	dd if=/dev/zero of=/tmp/bt-anchor/disk bs=64k count=1 2> /dev/null
+	_bl=$(losetup -f) && losetup "$_bl" /tmp/bt-anchor/disk ||
+		fail "blktrace_anchor: no loop device"
+	blktrace -d "$_bl" -b 4 -n 2 -D /tmp/bt-anchor -o anchor \
+		> /tmp/bt-anchor/log 2>&1 &
+	echo $! > /tmp/bt-anchor/pid
+	sleep 1
+	kill -0 "$(cat /tmp/bt-anchor/pid)" 2> /dev/null ||
+		fail "blktrace_anchor: blktrace did not start: $(cat /tmp/bt-anchor/log)"
+}
+
+# blktrace_anchor_stop: let the tracepoints go (they turn off unless
+# another blktrace runs); again only while no I/O runs.
+blktrace_anchor_stop() {
+	[ -s /tmp/bt-anchor/pid ] || return 0
+	kill -INT "$(cat /tmp/bt-anchor/pid)" 2> /dev/null
+	while kill -0 "$(cat /tmp/bt-anchor/pid)" 2> /dev/null; do
+		sleep 0.1
+	done
+	rm -f /tmp/bt-anchor/pid
+	losetup -d "$(losetup -a | sed -n 's|^\(/dev/loop[0-9]*\):.*bt-anchor.*|\1|p' | head -n 1)" \
+		2> /dev/null
+}
+
 # ---- wow devices ----
 
 # wow_table ORIGIN CACHE [OPT...]: the table line for the whole origin
