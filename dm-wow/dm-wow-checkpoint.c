@@ -59,15 +59,16 @@
 #define WOW_CKPT_YIELD_SEGS	256
 
 /*
- * A background checkpoint's duty cycle, once its slot table is written:
- * after each WOW_CKPT_BURST_US of CPU it sleeps about as long, so it never
- * holds a CPU for more than that at a time while it encodes and seals the
- * segment stream (most of its work).  cond_resched alone gives the CPU
- * only to a task that waits for it; a vCPU that stays busy still takes a
- * host core from the threads that complete the other vCPU's I/O
- * (Documentation/reliability.md, the checkpoint stall), and a CPU the
- * writer leaves idle can run a write's completion the moment it comes.
- * A checkpoint written while writes wait (wow_ckpt_write) runs at full
+ * A background checkpoint's duty cycle: after each WOW_CKPT_BURST_US of
+ * CPU it sleeps about as long, so it never holds a CPU for more than that
+ * at a time while it encodes and seals its blocks.  cond_resched alone
+ * gives the CPU only to a task that waits for it; a vCPU that stays busy
+ * still takes a host core from the threads that complete the other
+ * vCPU's I/O (Documentation/reliability.md, the checkpoint stall), and a
+ * CPU the writer leaves idle can run a write's completion the moment it
+ * comes.  It does not pause while the snapshot says hurry (the slot
+ * table blocks that change before it takes them fill their room).  A
+ * checkpoint written while writes wait (wow_ckpt_write) runs at full
  * speed.
  */
 #define WOW_CKPT_BURST_US	1000
@@ -80,6 +81,7 @@ struct ckpt_io {
 	u64 first;			/* stream block buf holds first */
 	u64 pos;			/* stream byte */
 	bool pace;			/* a background write: ckpt_yield sleeps */
+	const struct wow_ckpt_ops *ops;	/* its hurry, when it pauses */
 	u64 since;			/* ns: when it last slept */
 };
 
@@ -92,7 +94,7 @@ static void ckpt_yield(struct ckpt_io *io)
 {
 	u64 now;
 
-	if (io->pace) {
+	if (io->pace && !(io->ops->hurry && io->ops->hurry(io->ops->ctx))) {
 		now = ktime_get_ns();
 		if (now - io->since >= WOW_CKPT_BURST_US * NSEC_PER_USEC) {
 			usleep_range(WOW_CKPT_BURST_US,
@@ -571,6 +573,13 @@ int wow_ckpt_snap_write(const struct wow_ckpt_area *a,
 	r = io_init(&io, a, ci);
 	if (r)
 		return r;
+	/*
+	 * paced, but not while the blocks changed ahead of it fill their
+	 * room (ops->hurry): each pause leaves more of them to change first
+	 */
+	io.pace = true;
+	io.ops = ops;
+	io.since = ktime_get_ns();
 	take = min_t(u32, io.win, WOW_CKPT_TAKE_BLOCKS);
 	e = kmalloc_array(per, sizeof(*e), GFP_KERNEL);
 	ids = kmalloc_array(io.win, sizeof(*ids), GFP_KERNEL);
@@ -608,13 +617,6 @@ int wow_ckpt_snap_write(const struct wow_ckpt_area *a,
 		ci->written += n;
 		ckpt_yield(&io);
 	}
-	/*
-	 * every slot table block is taken: no change copies one any more, so
-	 * the rest may take longer (not before: while blocks wait to be
-	 * taken, every one that changes first is copied, in limited room)
-	 */
-	io.pace = true;
-	io.since = ktime_get_ns();
 	if (!r)
 		r = write_tail(&io, a, ci, sn);
 out:

@@ -124,13 +124,28 @@ static void ckpt_before_change(void *ctx, u32 slot)
 	if (!__test_and_clear_bit(b, wc->ckpt_cow_map))
 		return;
 	if (wc->ckpt_cow_n == wc->ckpt_cow_room) {
-		wc->ckpt_cow_lost = true;
+		WRITE_ONCE(wc->ckpt_cow_lost, true);
 		return;
 	}
 	slots_save(wc, b * per, table_block_slots(wc, b),
 		   wc->ckpt_cow_raw +
 		   (size_t)wc->ckpt_cow_n * per * sizeof(struct wow_slot));
-	wc->ckpt_cow_ids[wc->ckpt_cow_n++] = b;
+	wc->ckpt_cow_ids[wc->ckpt_cow_n] = b;
+	WRITE_ONCE(wc->ckpt_cow_n, wc->ckpt_cow_n + 1);
+}
+
+/*
+ * struct wow_ckpt_ops.hurry: the room for blocks copied on write is half
+ * full, or the snapshot is lost, so the writer takes its blocks without
+ * pausing (a paused writer leaves more blocks to change first).  No lock:
+ * a hint, read while the writer runs.
+ */
+static bool ckpt_hurry(void *ctx)
+{
+	struct wow_cache *wc = ctx;
+
+	return READ_ONCE(wc->ckpt_cow_n) >= wc->ckpt_cow_room / 2 ||
+	       READ_ONCE(wc->ckpt_cow_lost);
 }
 
 /*
@@ -152,7 +167,7 @@ static int ckpt_take_block(void *ctx, void *raw, u64 *b)
 	if (wc->ckpt_cow_lost) {
 		r = -EAGAIN;
 	} else if (wc->ckpt_cow_n) {
-		wc->ckpt_cow_n--;
+		WRITE_ONCE(wc->ckpt_cow_n, wc->ckpt_cow_n - 1);
 		*b = wc->ckpt_cow_ids[wc->ckpt_cow_n];
 		memcpy(raw, wc->ckpt_cow_raw + wc->ckpt_cow_n * bytes,
 		       table_block_slots(wc, *b) * sizeof(struct wow_slot));
@@ -248,6 +263,7 @@ void wow_ckptlog_ops_init(struct wow_cache *wc, struct wow_ckpt_ops *ops)
 {
 	ops->slot_entries = ckpt_slot_entries;
 	ops->take_block = ckpt_take_block;
+	ops->hurry = ckpt_hurry;
 	ops->raw_entries = ckpt_raw_entries;
 	ops->slot_raw_bytes = sizeof(struct wow_slot);
 	ops->next_changed = ckpt_next_changed;
@@ -588,8 +604,8 @@ static void cow_start(struct wow_cache *wc)
 		slot = end;
 	}
 	wc->ckpt_cow_next = 0;
-	wc->ckpt_cow_n = 0;
-	wc->ckpt_cow_lost = false;
+	WRITE_ONCE(wc->ckpt_cow_n, 0);
+	WRITE_ONCE(wc->ckpt_cow_lost, false);
 	wc->index.change_ctx = wc;
 	wc->index.before_change = ckpt_before_change;
 }
@@ -600,7 +616,7 @@ static void cow_stop(struct wow_cache *wc)
 	lockdep_assert_held(&wc->lock);
 	wc->index.before_change = NULL;
 	wc->index.change_ctx = NULL;
-	wc->ckpt_cow_n = 0;
+	WRITE_ONCE(wc->ckpt_cow_n, 0);
 }
 
 static int start_background_checkpoint(struct wow_cache *wc)

@@ -201,6 +201,12 @@ struct wow_ckpt_ops {
 	 * snapshot was lost.  raw_entries: their entries, from the copy.
 	 */
 	int (*take_block)(void *ctx, void *raw, u64 *b);
+	/*
+	 * optional, a snapshot's: true while its writer must not pause
+	 * (blocks it has yet to take are copied when they change first, and
+	 * that room is filling up).  No lock: a hint.
+	 */
+	bool (*hurry)(void *ctx);
 	void (*raw_entries)(const void *raw, u32 n, struct wow_ckpt_entry *e);
 	u32 slot_raw_bytes;
 	/* the first slot from @slot changed since the area was written */
