@@ -1936,38 +1936,76 @@ def policies_table(ctab, pol):
                   "wow write hits"], rows)
 
 
-def cpu_md(cpu):
+CPU_HEADER = ["system", "IOPS (rounds)", "× dm-linear", "× dm-writecache",
+              "CPU per write"]
+
+
+def _cpu_rows(cpu, more):
+    """Rows of a CPU-cost table (:func:`cpu_table`): CPU_HEADER's cells,
+    then ``more(figures)``'s."""
     rows = []
     for sname in _order(cpu, systems.SYSTEM_NAMES):
         x = cpu[sname]
         rows.append([_label(sname), "%s (%s)" % (
             _f(x["iops"], "%.0f"), ", ".join("%.0f" % v for v in x["rounds"])),
             _f(x.get("x_linear")), _f(x.get("x_writecache")),
-            _f(x.get("cpu_us_per_write"), "%.0f µs"),
-            _f(x.get("cache_per_user"), "%.2f"), _f(x.get("log_wa"), "%.3f")])
+            _f(x.get("cpu_us_per_write"), "%.0f µs")] + more(x))
+    return rows
+
+
+def cpu_md(cpu):
+    rows = _cpu_rows(cpu, lambda x: [_f(x.get("cache_per_user"), "%.2f"),
+                                     _f(x.get("log_wa"), "%.3f")])
     if not rows:
         return ""
-    return table(["system", "IOPS (rounds)", "× dm-linear", "× dm-writecache",
-                  "CPU per write", "cache B / user B", "log WA"], rows)
+    return table(CPU_HEADER + ["cache B / user B", "log WA"], rows)
 
 
 def cpu2_md(cpu2):
-    """The two-job CPU cost: IOPS, ratios, CPU per write, and each
-    system's two-job IOPS over its one-job IOPS."""
-    rows = []
-    for sname in _order(cpu2, systems.SYSTEM_NAMES):
-        x = cpu2[sname]
-        rows.append([_label(sname), "%s (%s)" % (
-            _f(x["iops"], "%.0f"), ", ".join("%.0f" % v for v in x["rounds"])),
-            _f(x.get("x_linear")), _f(x.get("x_writecache")),
-            _f(x.get("cpu_us_per_write"), "%.0f µs"),
-            _f(x.get("x_one_job")),
-            _f(x["cpu_busy_frac"] * 100 if x.get("cpu_busy_frac") is not None
-               else None, "%.0f%%")])
+    """The two-job CPU cost: IOPS, ratios, CPU per write, each system's
+    two-job IOPS over its one-job IOPS, and how busy the CPUs were."""
+    rows = _cpu_rows(cpu2, lambda x: [
+        _f(x.get("x_one_job")),
+        _f(x["cpu_busy_frac"] * 100 if x.get("cpu_busy_frac") is not None
+           else None, "%.0f%%")])
     if not rows:
         return ""
-    return table(["system", "IOPS (rounds)", "× dm-linear", "× dm-writecache",
-                  "CPU per write", "× its one-job IOPS", "CPUs busy"], rows)
+    return table(CPU_HEADER + ["× its one-job IOPS", "CPUs busy"], rows)
+
+
+def cpu_section(parts, h, p, s):
+    """The CPU-cost sections of the report (profile ``p``, summary ``s``),
+    appended to ``parts``: the one-job table, then the two-job one, each
+    with what it measured."""
+    runtime, origin_mb, cache_mb, rounds = [p.get(k, 0) for k in (
+        "cpu_runtime_s", "cpu_origin_mb", "cpu_cache_mb", "cpu_rounds")]
+    one = ("4 KiB random writes at iodepth 32 for %d s (2 s ramp not "
+           "counted) on two RAM disks (brd): the origin (%d MiB, the "
+           "whole of it written) and a %d MiB slice of the other as the "
+           "cache, through dm-linear (the origin alone), dm-wow and "
+           "dm-writecache, in %d alternated rounds.  Nothing slow is "
+           "under them: the IOPS is what the (emulated) CPU allows, "
+           "destage to the RAM origin included once the cache is full.  "
+           "IOPS: the mean of the rounds (each round in brackets); CPU "
+           "per write: the guest's busy CPU time (/proc/stat) over the "
+           "writes; cache B / user B: bytes written to the cache slice "
+           "per byte written.\n" % (runtime, origin_mb, cache_mb, rounds))
+    two = ("The CPU cost's writes (4 KiB random, %d s, 2 s ramp not "
+           "counted, the same RAM disks and %d MiB cache) from two fio "
+           "jobs (numjobs=2, reported as one group), each at iodepth 32, "
+           "each pinned to its own vCPU (cpus_allowed_policy=split) and "
+           "over its own half of the origin, in the same alternated rounds "
+           "as the one-job runs.  × its one-job IOPS: how the system "
+           "scales over two CPUs (2.00 would be perfect; compare with "
+           "dm-linear's); CPU per write: the busy time of both CPUs over "
+           "the writes; CPUs busy: that busy time over both CPUs' time.\n"
+           % (runtime, cache_mb))
+    for title, text, tab in (
+            ("CPU cost: RAM disks", one, cpu_md(s.get("cpu") or {})),
+            ("CPU cost: two writers on two CPUs", two,
+             cpu2_md(s.get("cpu2") or {}))):
+        if tab:
+            parts += ["%s# %s\n" % (h, title), text, tab + "\n"]
 
 
 def perf_md(cpu):
@@ -2314,40 +2352,7 @@ def markdown(res, plots=(), plot_prefix="plots/", heading="#"):
                 STEADY_HALF_TOL * 100, STEADY_DIRTY_DRIFT * 100,
                 STEADY_TURNOVER))
         parts.append(st + "\n")
-    ct = cpu_md(s.get("cpu") or {})
-    if ct:
-        parts.append("%s# CPU cost: RAM disks\n" % h)
-        parts.append(
-            "4 KiB random writes at iodepth 32 for %d s (2 s ramp not "
-            "counted) on two RAM disks (brd): the origin (%d MiB, the "
-            "whole of it written) and a %d MiB slice of the other as the "
-            "cache, through dm-linear (the origin alone), dm-wow and "
-            "dm-writecache, in %d alternated rounds.  Nothing slow is "
-            "under them: the IOPS is what the (emulated) CPU allows, "
-            "destage to the RAM origin included once the cache is full.  "
-            "IOPS: the mean of the rounds (each round in brackets); CPU "
-            "per write: the guest's busy CPU time (/proc/stat) over the "
-            "writes; cache B / user B: bytes written to the cache slice "
-            "per byte written.\n" % (
-                p.get("cpu_runtime_s", 0), p.get("cpu_origin_mb", 0),
-                p.get("cpu_cache_mb", 0), p.get("cpu_rounds", 0)))
-        parts.append(ct + "\n")
-    ct2 = cpu2_md(s.get("cpu2") or {})
-    if ct2:
-        parts.append("%s# CPU cost: two writers on two CPUs\n" % h)
-        parts.append(
-            "The CPU cost's writes (4 KiB random, %d s, 2 s ramp not "
-            "counted, the same RAM disks and %d MiB cache) from two fio "
-            "jobs (numjobs=2, reported as one group), each at iodepth 32, "
-            "each pinned to its own vCPU (cpus_allowed_policy=split) and "
-            "over its own half of the origin, in the same alternated rounds "
-            "as the one-job runs.  × its one-job IOPS: how the system "
-            "scales over two CPUs (2.00 would be perfect; compare with "
-            "dm-linear's); CPU per write: the busy time of both CPUs over "
-            "the writes; CPUs busy: that busy time over both CPUs' time.\n"
-            % (p.get("cpu_runtime_s", 0),
-                               p.get("cpu_cache_mb", 0)))
-        parts.append(ct2 + "\n")
+    cpu_section(parts, h, p, s)
     pt = perf_md(s.get("cpu") or {})
     if pt:
         parts.append("%s# Where the CPU goes (perf)\n" % h)
