@@ -1553,8 +1553,9 @@ TARGET_SAT_X_WRITECACHE = 2.3
 TARGET_HALF_RATE_P99_X_SSD = 1.5
 
 
-# Issue 37's: the CPU cost with two writers on the two vCPUs, the same
-# ratios as issue 37 asks with one (reported, not asserted)
+# Issue 37's for the CPU cost with two writers on the two vCPUs: the
+# ratios it asks of RAM-disk writes (0.8x dm-linear, 1.15x dm-writecache),
+# "with two jobs on two CPUs the same" (reported, not asserted)
 TARGET_CPU2_X_LINEAR = 0.8
 TARGET_CPU2_X_WRITECACHE = 1.15
 
