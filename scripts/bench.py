@@ -46,7 +46,9 @@ Five measurements (Documentation/benchmarks.md explains them):
            rates: write latency below saturation.
   cpu      4 KiB random writes at iodepth 32 on RAM disks (brd) through
            dm-linear, dm-wow and dm-writecache, in alternated rounds: IOPS
-           as a ratio to dm-linear's, CPU time per write.
+           as a ratio to dm-linear's, CPU time per write; one fio job, and
+           in --full also two (each on its own vCPU and its own half of
+           the origin: how each system scales).
   flush    4 KiB random writes at iodepth 32 on the file-backed disks,
            plain and every write FUA (fio sync=1), for dm-wow,
            dm-writecache and the cache disk alone.
@@ -66,8 +68,8 @@ What the profiles cover (scripts/wowbench/systems.py PROFILES):
            MiB (and 128 MiB for wow and dm-writecache); the hot set at 6,
            12, 24, 48 and 96 MiB (8x to 0.5x the cache) and the SPC-1-like
            mix at 8, 16 and 32 MiB for wow, cscan, lrw and dm-writecache.
-           rate: as --quick, a 60 s window.  cpu: three rounds; flush:
-           two.
+           rate: as --quick, a 60 s window.  cpu: three rounds, each of
+           one job and of two jobs on two CPUs; flush: two.
 
 Each run leaves results/bench/<time>/: results.json (everything), report.md
 (the tables), plots/*.png, runs/<run>/result.json (one run's figures),
@@ -203,6 +205,10 @@ def write_guest_files(out, profile, runs, wow_opts="", perf=False):
         elif r.measurement == "cpu":
             call = "bench_cpu %s %s %d %d" % (r.system, job, r.cache_mb,
                                               profile["cpu_origin_mb"])
+            if r.jobs > 1:
+                # that many writers, one a CPU: the guest checks it has
+                # the CPUs
+                call += " %d" % r.jobs
         elif r.measurement == "flush":
             call = "bench_flush %s %s %d" % (r.system, job, r.cache_mb)
         else:
@@ -945,7 +951,8 @@ def main(argv=None):
             print(r.id, r.measurement, r.system, r.workload, r.cache_mb,
                   r.blocks if r.measurement == "destage" else r.runtime_s,
                   *(["rate_iops=%d" % r.rate_iops] if r.rate_iops else []) +
-                  (["rate_iops=half of " + r.rate_of] if r.rate_of else []))
+                  (["rate_iops=half of " + r.rate_of] if r.rate_of else []) +
+                  (["jobs=%d" % r.jobs] if r.jobs > 1 else []))
         print("%d runs, roughly %d min" % (len(runs), est // 60 + 1))
         return 0
     missing = check_tools(True)

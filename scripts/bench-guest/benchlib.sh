@@ -775,14 +775,24 @@ perf_stop() {
 	rm -f /tmp/perf.data
 }
 
-# bench_cpu SYSTEM JOB CACHE_MB ORIGIN_MB: two RAM disks (brd, ORIGIN_MB
-# each), SYSTEM over /dev/ram0 with a CACHE_MB slice of /dev/ram1 as its
-# cache (dm-linear: over /dev/ram0 alone), and JOB (time based: 4 KiB
-# random writes at iodepth 32) on it.  With nothing slow under it, the
-# IOPS is what the CPU allows.  Notes the CPU time the guest spent
-# (/proc/stat, in USER_HZ ticks) and the bytes written to the cache.
+# cpu_busy_each: "cpuN busy ticks" for every CPU (/proc/stat), one a line
+cpu_busy_each() {
+	awk '$1 ~ /^cpu[0-9]+$/ { print $1, $2 + $3 + $4 + $7 + $8 }' /proc/stat
+}
+
+# bench_cpu SYSTEM JOB CACHE_MB ORIGIN_MB [JOBS]: two RAM disks (brd,
+# ORIGIN_MB each), SYSTEM over /dev/ram0 with a CACHE_MB slice of
+# /dev/ram1 as its cache (dm-linear: over /dev/ram0 alone), and JOB (time
+# based: 4 KiB random writes at iodepth 32) on it.  With nothing slow under
+# it, the IOPS is what the CPU allows.  Notes the CPU time the guest spent
+# (/proc/stat, in USER_HZ ticks: in all and each CPU's) and the bytes
+# written to the cache.  JOBS (default 1): the fio jobs JOB runs, each
+# pinned to its own CPU by the job file; the guest must have that many.
 bench_cpu() {
-	_sys=$1 _job=$2 _mb=$3 _omb=$4
+	_sys=$1 _job=$2 _mb=$3 _omb=$4 _jobs=${5:-1}
+	_ncpu=$(grep -c '^processor' /proc/cpuinfo)
+	[ "$_jobs" -le "$_ncpu" ] ||
+		fail "$_jobs fio jobs, one a CPU, but the guest has $_ncpu CPUs"
 	phase reset
 	bench_reset
 	rmmod brd 2> /dev/null
@@ -795,18 +805,26 @@ bench_cpu() {
 	meta workload "$_job"
 	meta cache_mb "$_mb"
 	meta origin_mb "$_omb"
+	meta jobs "$_jobs"
+	meta guest_cpus "$_ncpu"
 	phase create
 	sys_create "$_sys" /dev/ram0 "$_mb" live
 	[ "$B_PERF" = 1 ] && perf_start
 	io_snap start
+	cpu_busy_each > /tmp/cpu-busy-start.txt
 	read _x _u _n _s _i _w _q _sq _x < /proc/stat
 	phase fio
 	run_fio "$_job"
 	read _x _u2 _n2 _s2 _i2 _w2 _q2 _sq2 _x < /proc/stat
+	cpu_busy_each > /tmp/cpu-busy-end.txt
 	io_snap end
 	[ "$B_PERF" = 1 ] && perf_stop
 	meta cpu_busy_ticks $((_u2 + _n2 + _s2 + _q2 + _sq2 - _u - _n - _s - _q - _sq))
 	meta cpu_idle_ticks $((_i2 + _w2 - _i - _w))
+	# each CPU's busy ticks (cpu0_busy_ticks=...): both busy with two jobs
+	awk 'NR == FNR { a[$1] = $2; next }
+		{ print $1 "_busy_ticks=" ($2 - a[$1]) }' \
+		/tmp/cpu-busy-start.txt /tmp/cpu-busy-end.txt >> "$OUT/meta.txt"
 	case $_sys in
 	linear) ;;
 	*) sys_status > "$OUT/status-end.txt" ;;

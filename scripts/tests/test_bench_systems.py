@@ -260,9 +260,10 @@ def test_plan_quick_is_one_point_of_each():
         assert r.runtime_s > r.window_s and r.timeout_s > r.runtime_s
     # they come last: their rates need the closed runs
     assert ids[-len(rt):] == [r.id for r in rt]
-    # one round of the CPU cost and of the flush cost
+    # one round of the CPU cost (one job only) and of the flush cost
     assert [r.id for r in runs if r.measurement == "cpu"] == [
         "p-cpu-1-linear", "p-cpu-1-wow", "p-cpu-1-writecache"]
+    assert {r.jobs for r in runs} == {1}
     f = [r for r in runs if r.measurement == "flush"]
     assert [(r.workload, r.system) for r in f] == [
         (m, s) for s in ("wow", "writecache", "ssd")
@@ -314,10 +315,14 @@ def test_plan_full_sweeps_sizes_for_every_workload():
     assert "ssd" not in {r.system for r in c}
     rt = [r for r in runs if r.measurement == "rate"]
     assert {r.system for r in rt} == {"wow", "writecache", "ssd"}
-    # three alternated rounds of the CPU cost, two of the flush cost
+    # three alternated rounds of the CPU cost, each of one job and of two
+    # jobs on two CPUs, two of the flush cost
     cpu = [r.id for r in runs if r.measurement == "cpu"]
-    assert cpu == ["p-cpu-%d-%s" % (k, s) for k in (1, 2, 3)
+    assert cpu == [("p-cpu-%d-%s" if j == 1 else "p-cpu2j-%d-%s") % (k, s)
+                   for k in (1, 2, 3) for j in (1, 2)
                    for s in ("linear", "wow", "writecache")]
+    assert [r.jobs for r in runs if r.measurement == "cpu"] == \
+        [j for k in (1, 2, 3) for j in (1, 2) for s in range(3)]
     assert len([r for r in runs if r.measurement == "flush"]) == 12
 
 
@@ -381,6 +386,23 @@ def test_run_job_names_and_regions():
                                                       "32")
     assert cpu["size"] == str(512 << 20) and cpu["time_based"] == "1"
     assert cpu["runtime"] == "15" and cpu["ramp_time"] == "2"
+    # one job: no more than it always was
+    assert not {"numjobs", "cpus_allowed", "offset_increment"} & set(cpu)
+    # two jobs: the same writes, each job pinned to its own CPU over its
+    # own half of the origin, reported as one group
+    name2, text2 = jobs["p-cpu2j-2-wow"]
+    assert name2 == "cpu2j-512m-15s"
+    assert jobs["p-cpu2j-1-linear"] == jobs["p-cpu2j-3-writecache"]
+    two = _sections(text2)
+    assert two["global"]["group_reporting"] == "1"
+    c2 = two["cpu"]
+    assert (c2["rw"], c2["bs"], c2["iodepth"]) == ("randwrite", "4096", "32")
+    assert c2["numjobs"] == "2"
+    assert c2["cpus_allowed"] == "0-1"
+    assert c2["cpus_allowed_policy"] == "split"
+    assert c2["offset"] == "0"
+    assert c2["size"] == c2["offset_increment"] == str(256 << 20)
+    assert c2["runtime"] == "15" and c2["time_based"] == "1"
     # the flush cost: every write FUA or none; the cache disk alone over
     # its slice; writes that fill the cache a quarter at most
     fua = _sections(jobs["f-fua-1-wow"][1])["fua"]
@@ -393,6 +415,37 @@ def test_run_job_names_and_regions():
         str(p["flush_cache_mb"] << 20)
     with pytest.raises(ValueError):
         systems.flush_job("fsync", GIB, 10, 10)
+
+
+def test_cpu_job_splits_the_device_between_its_jobs():
+    """Job n writes [n * size, (n + 1) * size): the jobs' shares do not
+    overlap and cover the device (1 MiB aligned), one CPU each."""
+    for jobs, dev in ((2, 512 * MIB), (2, 513 * MIB), (3, 512 * MIB)):
+        c = _sections(systems.cpu_job(dev, 10, jobs=jobs))["cpu"]
+        size, inc = int(c["size"]), int(c["offset_increment"])
+        assert inc == size and size % MIB == 0
+        assert jobs * size <= dev < jobs * size + jobs * MIB
+        assert c["cpus_allowed"] == "0-%d" % (jobs - 1)
+        assert c["numjobs"] == str(jobs)
+    with pytest.raises(ValueError):
+        systems.cpu_job(512 * MIB, 10, jobs=0)
+    assert systems.cpu_id(2, "wow") == "p-cpu-2-wow"
+    assert systems.cpu_id(2, "wow", 2) == "p-cpu2j-2-wow"
+
+
+def test_old_runs_are_one_job_runs():
+    """A run dir from before the two-job runs: its runs have no jobs
+    field, and load as one-job runs (bench.py resume, report)."""
+    r = systems.plan(systems.PROFILES["quick"], measurements=["cpu"])[0]
+    d = r._asdict()
+    del d["jobs"]
+    old = systems.Run(**d)
+    assert old.jobs == 1 and old == r
+    old_profile = dict(systems.PROFILES["full"])
+    del old_profile["cpu_jobs"]
+    assert [x.id for x in systems.plan(old_profile, measurements=["cpu"])] \
+        == ["p-cpu-%d-%s" % (k, s) for k in (1, 2, 3)
+            for s in ("linear", "wow", "writecache")]
 
 
 def test_plan_measurement_filter():
@@ -415,6 +468,7 @@ def test_expected_seconds_of_the_new_runs():
     p = systems.PROFILES["full"]
     runs = {r.id: r for r in systems.plan(p)}
     assert systems.run_expected_s(runs["p-cpu-1-wow"], p) == 27
+    assert systems.run_expected_s(runs["p-cpu2j-1-wow"], p) == 27
     assert systems.run_expected_s(runs["f-fua-1-wow"], p) > \
         systems.run_expected_s(runs["f-plain-1-wow"], p)
     # an unresolved rate is estimated at half the expected saturated rate

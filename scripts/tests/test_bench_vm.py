@@ -88,6 +88,33 @@ def test_guest_files(tmp_path):
         assert ("B_PERF=1\n" in text) == (r.measurement == "cpu"), r.id
 
 
+def test_guest_files_two_jobs(tmp_path):
+    """The full profile's two-job CPU-cost runs: their own job file, and
+    bench_cpu told the jobs (it checks the guest has a CPU for each); the
+    one-job runs' call is as it was.  --perf profiles both."""
+    prof = systems.PROFILES["full"]
+    runs = systems.plan(prof, measurements=["cpu"])
+    scen, extra = bench.write_guest_files(str(tmp_path), prof, runs,
+                                          perf=True)
+    dests = {d for _, d in extra}
+    assert {"/wow/bench/jobs/cpu-512m-15s.fio",
+            "/wow/bench/jobs/cpu2j-512m-15s.fio"} <= dests
+    for r in runs:
+        text = open(os.path.join(scen, r.id + ".sh")).read()
+        call = [x for x in text.splitlines() if x.startswith("bench_cpu ")]
+        if r.jobs == 1:
+            assert call == ["bench_cpu %s cpu-512m-15s 128 512" % r.system]
+        else:
+            assert call == ["bench_cpu %s cpu2j-512m-15s 128 512 2" %
+                            r.system]
+        assert "B_PERF=1\n" in text
+        assert wowvm.parse_scenario(os.path.join(scen, r.id + ".sh")) \
+            .error == ""
+    job = open(os.path.join(tmp_path, "guest", "jobs",
+                            "cpu2j-512m-15s.fio")).read()
+    assert "numjobs=2\n" in job and "cpus_allowed_policy=split\n" in job
+
+
 def test_perf_files(tmp_path):
     """--perf copies the host's perf and the libraries it needs that the
     base lacks."""
