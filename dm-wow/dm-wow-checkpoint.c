@@ -614,6 +614,8 @@ int wow_ckpt_snap_write(const struct wow_ckpt_area *a,
 			r = wow_sync_io(a->bdev, area_sector(a, 1 + ids[i]),
 					io.buf + i * bs, run * bs, REQ_OP_WRITE);
 		}
+		/* the CPU was free while it waited, as in stream_flush */
+		io.since = ktime_get_ns();
 		ci->written += n;
 		ckpt_yield(&io);
 	}
