@@ -7,7 +7,7 @@
  * loading one (the callbacks that fill the index and the segments).
  * dm-wow-checkpoint.c does the I/O, dm-wow-ckpt.c the codec.
  *
- * Locking: wc->lock guards what the snapshot copies; wc->ckpt_mutex
+ * Locking: wc->lock guards what the snapshot copies; cl->mutex
  * serialises checkpoint writes (the commit worker's periodic one, the
  * background worker's, suspend's).  Functions marked "lock held" assert
  * it.
@@ -24,7 +24,170 @@
 #include "dm-wow-ckptlog.h"
 #include "dm-wow-ckptread.h"
 
+/*
+ * A checkpoint being written: what it holds, the area it goes to, the one
+ * before it (-1: none) and whether that stays valid, and the counts it
+ * reports.
+ */
+struct ckpt_run {
+	struct wow_ckpt_info ci;
+	int k;
+	int prev;
+	bool keep;
+	u64 dirty;
+	u64 valid;
+};
+
+/*
+ * The checkpoints' state, this file's alone (wc->ckptlog).  Under
+ * wc->lock unless noted.
+ */
+static void wow_ckptlog_work(struct work_struct *ws);
+
+struct wow_ckptlog {
+	struct wow_cache *wc;
+	/*
+	 * one checkpoint write at a time (the commit worker's, the
+	 * background writer's, suspend's); the fields it alone uses say so
+	 */
+	struct mutex mutex;
+	u64 gen;			/* the newest generation (mutex) */
+	u64 log_blocks;			/* log written since the last one */
+	/*
+	 * per area: its slot table blocks' crc32c and whether what it holds
+	 * is known (else the next checkpoint there writes it whole) (mutex);
+	 * the index's track of that area, taken for the one being written
+	 */
+	__le32 *csums[WOW_INDEX_TRACKS];
+	bool known[WOW_INDEX_TRACKS];
+	unsigned long *changes;
+	/*
+	 * Format version 4: the area (0 or 1) holding the newest valid
+	 * checkpoint, -1 none; the next goes to the other one (mutex, or
+	 * recovering)
+	 */
+	int area;
+	bool live;			/* the last load read one */
+	/*
+	 * the checkpoint written in the background (work): what it holds,
+	 * taken between two records; busy until it ends
+	 */
+	struct ckpt_run cr;
+	struct wow_ckpt_snap *snap;
+	struct work_struct work;
+	bool busy;
+	u32 aborts;			/* lost snapshots in a row */
+	/*
+	 * its slot table blocks not yet handed to the writer (a bit each),
+	 * and those copied before a change came: when more are copied than
+	 * there is room for, the snapshot is lost (cow_lost)
+	 */
+	unsigned long *cow_map;
+	u64 cow_next;			/* where the writer's walk is */
+	void *cow_raw;
+	u64 *cow_ids;
+	u32 cow_room;
+	u32 cow_n;
+	bool cow_lost;
+};
+
+#define MSG_CKPT_NOT_WHOLE "%s: checkpoint %llu (area %d) is not whole, written when the log stopped; loading checkpoint %llu (area %d)"
 #define MSG_CKPT_WRITTEN "%s: checkpoint %llu written (%llu of its %llu blocks, %llu tombstones): %llu dirty of %llu valid blocks"
+
+int wow_ckptlog_alloc(struct wow_cache *wc)
+{
+	u32 bs = wc->args.block_size, i;
+	u64 blocks = wow_ckpt_slot_blocks(wc->sb.version, wc->nr_slots, bs);
+	struct wow_ckptlog *cl;
+
+	cl = kzalloc(sizeof(*cl), GFP_KERNEL);
+	if (!cl)
+		return -ENOMEM;
+	wc->ckptlog = cl;
+	cl->wc = wc;
+	cl->area = -1;
+	mutex_init(&cl->mutex);
+	INIT_WORK(&cl->work, wow_ckptlog_work);
+	for (i = 0; i < WOW_INDEX_TRACKS; i++) {
+		cl->csums[i] = kvcalloc(blocks, sizeof(__le32), GFP_KERNEL);
+		if (!cl->csums[i])
+			return -ENOMEM;
+	}
+	cl->changes = kvcalloc(BITS_TO_LONGS(wc->index.nr_track_bits),
+			       sizeof(unsigned long), GFP_KERNEL);
+	cl->snap = wow_ckpt_snap_alloc(wc->nr_segments);
+	cl->cow_map = bitmap_zalloc(blocks, GFP_KERNEL);
+	cl->cow_room = min_t(u64, WOW_CKPT_COW_BLOCKS, blocks);
+	cl->cow_raw = kvmalloc_array(cl->cow_room,
+				     wow_ckpt_slots_per_block(wc->sb.version,
+							      bs) *
+				     sizeof(struct wow_slot), GFP_KERNEL);
+	cl->cow_ids = kvmalloc_array(cl->cow_room, sizeof(*cl->cow_ids),
+				     GFP_KERNEL);
+	if (!cl->changes || !cl->snap || !cl->cow_map || !cl->cow_raw ||
+	    !cl->cow_ids)
+		return -ENOMEM;
+	return 0;
+}
+
+void wow_ckptlog_free(struct wow_cache *wc)
+{
+	struct wow_ckptlog *cl = wc->ckptlog;
+	u32 i;
+
+	if (!cl)
+		return;
+	for (i = 0; i < WOW_INDEX_TRACKS; i++)
+		kvfree(cl->csums[i]);
+	kvfree(cl->changes);
+	wow_ckpt_snap_free(cl->snap);
+	bitmap_free(cl->cow_map);
+	kvfree(cl->cow_raw);
+	kvfree(cl->cow_ids);
+	kfree(cl);
+	wc->ckptlog = NULL;
+}
+
+void wow_ckptlog_stop(struct wow_cache *wc)
+{
+	struct wow_ckptlog *cl = wc->ckptlog;
+
+	if (!cl)
+		return;
+	wait_event(wc->idle_wait, !READ_ONCE(cl->busy));
+	flush_work(&cl->work);
+}
+
+void wow_ckptlog_logged(struct wow_cache *wc, u64 blocks)
+{
+	lockdep_assert_held(&wc->lock);
+	wc->ckptlog->log_blocks += blocks;
+}
+
+bool wow_ckptlog_busy(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	return wc->ckptlog->busy;
+}
+
+void wow_ckptlog_none(struct wow_cache *wc)
+{
+	wc->ckptlog->area = -1;
+}
+
+void wow_ckptlog_forget(struct wow_cache *wc)
+{
+	struct wow_ckptlog *cl = wc->ckptlog;
+
+	cl->known[0] = false;
+	cl->known[1] = false;
+	cl->live = false;
+}
+
+bool wow_ckptlog_loaded(struct wow_cache *wc)
+{
+	return wc->ckptlog->live;
+}
 
 /*
  * Checkpoint area @k: 0, or in format version 4 also 1 (the two take
@@ -32,6 +195,7 @@
  */
 void wow_ckptlog_area(struct wow_cache *wc, struct wow_ckpt_area *a, int k)
 {
+	struct wow_ckptlog *cl = wc->ckptlog;
 	const struct wow_geometry *g = &wc->sb.geo;
 	u64 span = wow_ckpt_span_v(wc->sb.version, wc->nr_segments,
 				   g->erase_block_size, g->block_size);
@@ -53,8 +217,8 @@ void wow_ckptlog_area(struct wow_cache *wc, struct wow_ckpt_area *a, int k)
 					    g->erase_block_size,
 					    g->block_size);
 	a->nr_oblocks = wc->ti->len >> wc->block_shift;
-	a->csums = wc->ckpt_csums[k];
-	a->whole = !wc->ckpt_known[k];
+	a->csums = cl->csums[k];
+	a->whole = !cl->known[k];
 }
 
 /*
@@ -116,22 +280,23 @@ static u32 table_block_slots(struct wow_cache *wc, u64 b)
 static void ckpt_before_change(void *ctx, u32 slot)
 {
 	struct wow_cache *wc = ctx;
+	struct wow_ckptlog *cl = wc->ckptlog;
 	u32 per = wow_ckpt_slots_per_block(wc->sb.version,
 						 wc->args.block_size);
 	u64 b = slot / per;
 
 	lockdep_assert_held(&wc->lock);
-	if (!__test_and_clear_bit(b, wc->ckpt_cow_map))
+	if (!__test_and_clear_bit(b, cl->cow_map))
 		return;
-	if (wc->ckpt_cow_n == wc->ckpt_cow_room) {
-		WRITE_ONCE(wc->ckpt_cow_lost, true);
+	if (cl->cow_n == cl->cow_room) {
+		WRITE_ONCE(cl->cow_lost, true);
 		return;
 	}
 	slots_save(wc, b * per, table_block_slots(wc, b),
-		   wc->ckpt_cow_raw +
-		   (size_t)wc->ckpt_cow_n * per * sizeof(struct wow_slot));
-	wc->ckpt_cow_ids[wc->ckpt_cow_n] = b;
-	WRITE_ONCE(wc->ckpt_cow_n, wc->ckpt_cow_n + 1);
+		   cl->cow_raw +
+		   (size_t)cl->cow_n * per * sizeof(struct wow_slot));
+	cl->cow_ids[cl->cow_n] = b;
+	WRITE_ONCE(cl->cow_n, cl->cow_n + 1);
 }
 
 /*
@@ -143,9 +308,10 @@ static void ckpt_before_change(void *ctx, u32 slot)
 static bool ckpt_hurry(void *ctx)
 {
 	struct wow_cache *wc = ctx;
+	struct wow_ckptlog *cl = wc->ckptlog;
 
-	return READ_ONCE(wc->ckpt_cow_n) >= wc->ckpt_cow_room / 2 ||
-	       READ_ONCE(wc->ckpt_cow_lost);
+	return READ_ONCE(cl->cow_n) >= cl->cow_room / 2 ||
+	       READ_ONCE(cl->cow_lost);
 }
 
 /*
@@ -156,6 +322,7 @@ static bool ckpt_hurry(void *ctx)
 static int ckpt_take_block(void *ctx, void *raw, u64 *b)
 {
 	struct wow_cache *wc = ctx;
+	struct wow_ckptlog *cl = wc->ckptlog;
 	u32 per = wow_ckpt_slots_per_block(wc->sb.version,
 						 wc->args.block_size);
 	size_t bytes = (size_t)per * sizeof(struct wow_slot);
@@ -164,20 +331,20 @@ static int ckpt_take_block(void *ctx, void *raw, u64 *b)
 	int r = 1;
 
 	spin_lock_irq(&wc->lock);
-	if (wc->ckpt_cow_lost) {
+	if (cl->cow_lost) {
 		r = -EAGAIN;
-	} else if (wc->ckpt_cow_n) {
-		WRITE_ONCE(wc->ckpt_cow_n, wc->ckpt_cow_n - 1);
-		*b = wc->ckpt_cow_ids[wc->ckpt_cow_n];
-		memcpy(raw, wc->ckpt_cow_raw + wc->ckpt_cow_n * bytes,
+	} else if (cl->cow_n) {
+		WRITE_ONCE(cl->cow_n, cl->cow_n - 1);
+		*b = cl->cow_ids[cl->cow_n];
+		memcpy(raw, cl->cow_raw + cl->cow_n * bytes,
 		       table_block_slots(wc, *b) * sizeof(struct wow_slot));
 	} else {
-		*b = find_next_bit(wc->ckpt_cow_map, nr, wc->ckpt_cow_next);
+		*b = find_next_bit(cl->cow_map, nr, cl->cow_next);
 		if (*b >= nr) {
 			r = 0;
 		} else {
-			__clear_bit(*b, wc->ckpt_cow_map);
-			wc->ckpt_cow_next = *b + 1;
+			__clear_bit(*b, cl->cow_map);
+			cl->cow_next = *b + 1;
 			slots_save(wc, *b * per, table_block_slots(wc, *b),
 				   raw);
 		}
@@ -199,8 +366,9 @@ static void ckpt_raw_entries(const void *raw, u32 n, struct wow_ckpt_entry *e)
 static u64 ckpt_next_changed(void *ctx, u64 slot)
 {
 	struct wow_cache *wc = ctx;
+	struct wow_ckptlog *cl = wc->ckptlog;
 
-	return wow_index_next_changed(&wc->index, wc->ckpt_changes, slot);
+	return wow_index_next_changed(&wc->index, cl->changes, slot);
 }
 
 static void ckpt_seg_infos(void *ctx, u64 first, u64 n,
@@ -282,13 +450,84 @@ void wow_ckptlog_load_ops_init(struct wow_cache *wc,
 	ops->ctx = wc;
 }
 
+int wow_ckptlog_load(struct wow_cache *wc, struct wow_ckpt_info *ci,
+		     bool *touched)
+{
+	struct wow_ckptlog *cl = wc->ckptlog;
+	struct wow_ckpt_info other;
+	struct wow_ckpt_load_ops ops;
+	struct wow_ckpt_area a;
+	int r, r1, k = 0;
+
+	cl->area = -1;
+	if (wc->sb.version < 2)
+		return -ENOENT;
+	wow_ckptlog_area(wc, &a, 0);
+	r = wow_ckpt_read_header(&a, ci);
+	cl->gen = ci->generation;
+	wc->load_bytes += a.block_size;
+	if (wc->sb.version >= 4) {
+		/*
+		 * The newest valid of the two.  A newer one that is not
+		 * valid was being written when the log stopped (its closing
+		 * copy missing): nothing was written after it began, so the
+		 * other one, with the log since, is the whole state.  The
+		 * generations go on from the newest either holds.
+		 */
+		wow_ckptlog_area(wc, &a, 1);
+		r1 = wow_ckpt_read_header(&a, &other);
+		wc->load_bytes += a.block_size;
+		if (r1 == -ENOMEM)
+			return r1;
+		if (!r1 && (r || other.generation > ci->generation)) {
+			swap(*ci, other);
+			swap(r, r1);
+			k = 1;
+		}
+		cl->gen = max(ci->generation, other.generation);
+		/* (a retired header, not valid, says nothing) */
+		if (!r && other.valid && other.generation > ci->generation)
+			DMINFO(MSG_CKPT_NOT_WHOLE,
+			       wow_name(wc), other.generation, 1 - k,
+			       ci->generation, k);
+		wow_ckptlog_area(wc, &a, k);
+	}
+	if (r)
+		return r;
+	wc->load_bytes += (ci->slot_blocks + ci->seg_blocks) * a.block_size;
+	wow_ckptlog_load_ops_init(wc, &ops);
+	r = wow_ckpt_read(&a, ci, &ops);
+	if (r) {
+		DMWARN("%s: checkpoint %llu does not check (%d); scanning the log",
+		       wow_name(wc), ci->generation, r);
+		/*
+		 * the next checkpoint goes to the other area: a crash while
+		 * it is written must leave this one, which makes the load
+		 * scan again, not an older one whose chain no longer holds
+		 */
+		cl->area = k;
+		*touched = true;
+		return r;
+	}
+	cl->live = true;
+	cl->area = k;
+	/*
+	 * the index is what area k holds (and its csums came with it): from
+	 * here the replay's changes are what its next checkpoint writes
+	 */
+	wow_index_take_changes(&wc->index, k, cl->changes);
+	cl->known[k] = true;
+	return 0;
+}
+
 /*
  * Write checkpoint area @k's header not valid (FUA): a load no longer
- * starts from it (ckpt_mutex held).
+ * starts from it (the mutex held).
  */
 static int retire_area(struct wow_cache *wc, int k)
 {
-	struct wow_ckpt_info ci = { .generation = ++wc->ckpt_gen };
+	struct wow_ckptlog *cl = wc->ckptlog;
+	struct wow_ckpt_info ci = { .generation = ++cl->gen };
 	struct wow_ckpt_area a;
 
 	wow_ckptlog_area(wc, &a, k);
@@ -302,7 +541,9 @@ static int retire_area(struct wow_cache *wc, int k)
  */
 static int ckpt_next_area(struct wow_cache *wc)
 {
-	return wc->sb.version >= 4 && wc->ckpt_area == 0 ? 1 : 0;
+	struct wow_ckptlog *cl = wc->ckptlog;
+
+	return wc->sb.version >= 4 && cl->area == 0 ? 1 : 0;
 }
 
 #ifdef WOW_TEST_HOOKS
@@ -324,6 +565,7 @@ MODULE_PARM_DESC(test_verify_checkpoints,
 
 static void verify_untracked(struct wow_cache *wc, int k, const char *when)
 {
+	struct wow_ckptlog *cl = wc->ckptlog;
 	u32 per = wow_ckpt_slots_per_block(wc->sb.version,
 					   wc->args.block_size);
 	u64 nr = wow_ckpt_slot_blocks(wc->sb.version, wc->nr_slots,
@@ -336,7 +578,7 @@ static void verify_untracked(struct wow_cache *wc, int k, const char *when)
 
 	lockdep_assert_held(&wc->lock);
 	/* (past 4,096 blocks, 1.6 M slots, too long with interrupts off) */
-	if (!READ_ONCE(test_verify_checkpoints) || !wc->ckpt_known[k] ||
+	if (!READ_ONCE(test_verify_checkpoints) || !cl->known[k] ||
 	    nr > 4096)
 		return;
 	wow_ckptlog_area(wc, &a, k);
@@ -347,11 +589,11 @@ static void verify_untracked(struct wow_cache *wc, int k, const char *when)
 		if (wow_index_changed(&wc->index, wc->index.track[k], b * per,
 				      min_t(u64, wc->nr_slots - b * per, per)))
 			continue;
-		if (wc->ckpt_csums[k][b] != wow_ckpt_block_encode(&a, &ops, blk,
-								  b, e) &&
+		if (cl->csums[k][b] != wow_ckpt_block_encode(&a, &ops, blk, b,
+							     e) &&
 		    !bad++)
 			DMERR(MSG_TEST_UNTRACKED, wow_name(wc), k, b, when,
-			      wc->ckpt_gen);
+			      cl->gen);
 	}
 	WARN_ON_ONCE(bad);
 	kfree(blk);
@@ -371,6 +613,7 @@ static void verify_untracked(struct wow_cache *wc, int k, const char *when)
 static void verify_snap_segs(struct wow_cache *wc,
 			     const struct wow_ckpt_area *a)
 {
+	struct wow_ckptlog *cl = wc->ckptlog;
 	const struct wow_ckpt_seg_info *si;
 	struct wow_ckpt_seg_info now;
 	u64 s, tombs = 0, bad = 0;
@@ -379,7 +622,7 @@ static void verify_snap_segs(struct wow_cache *wc,
 		return;
 	spin_lock_irq(&wc->lock);
 	for (s = 0; s < a->nr_segments; s++) {
-		si = wow_ckpt_snap_seg(wc->ckpt_snap, s);
+		si = wow_ckpt_snap_seg(cl->snap, s);
 		tombs += si->nr_tombs;
 		if (wow_seg_is_changed(wc, s))
 			continue;
@@ -387,12 +630,12 @@ static void verify_snap_segs(struct wow_cache *wc,
 		if ((now.seq != si->seq || now.max_seq != si->max_seq ||
 		     now.wp != si->wp || now.nr_tombs != si->nr_tombs ||
 		     now.closed != si->closed) && !bad++)
-			DMERR(MSG_TEST_STALE_SEG, wow_name(wc), wc->ckpt_gen, s);
+			DMERR(MSG_TEST_STALE_SEG, wow_name(wc), cl->gen, s);
 	}
 	spin_unlock_irq(&wc->lock);
-	if (tombs != wow_ckpt_snap_nr_tombs(wc->ckpt_snap) && !bad++)
-		DMERR(MSG_TEST_STALE_TOMBS, wow_name(wc), wc->ckpt_gen,
-		      wow_ckpt_snap_nr_tombs(wc->ckpt_snap), tombs);
+	if (tombs != wow_ckpt_snap_nr_tombs(cl->snap) && !bad++)
+		DMERR(MSG_TEST_STALE_TOMBS, wow_name(wc), cl->gen,
+		      wow_ckpt_snap_nr_tombs(cl->snap), tombs);
 	WARN_ON_ONCE(bad);
 }
 #else
@@ -411,12 +654,13 @@ static void verify_snap_segs(struct wow_cache *wc,
  * record in flight (the commit worker between records, or the log
  * stopped), so the index and the segments change only by destage turning
  * dirty bits clean, which is true either way.  False when none is written
- * (after an error, or nothing was ever logged).  ckpt_mutex and the lock
+ * (after an error, or nothing was ever logged).  The mutex and the lock
  * held; ckpt_reading is set (tombstone lists stay) until the tables are
  * read.
  */
 static bool ckpt_start(struct wow_cache *wc, struct ckpt_run *cr, bool epoch)
 {
+	struct wow_ckptlog *cl = wc->ckptlog;
 	bool ok = wc->state == WOW_STATE_OK && wc->completed_seq < wc->next_seq;
 
 	lockdep_assert_held(&wc->lock);
@@ -428,8 +672,8 @@ static bool ckpt_start(struct wow_cache *wc, struct ckpt_run *cr, bool epoch)
 	 * chain where the log's records do not lead (a load's new epoch, a
 	 * next segment the last record could not name)
 	 */
-	cr->prev = wc->sb.version >= 4 ? wc->ckpt_area : -1;
-	cr->keep = cr->prev >= 0 && wc->ckpt_seq && !epoch &&
+	cr->prev = wc->sb.version >= 4 ? cl->area : -1;
+	cr->keep = cr->prev >= 0 && wow_seg_has_chain(wc) && !epoch &&
 		   wc->chain_next == wow_seg_next_free(wc);
 	cr->ci.next_seq = wc->next_seq;
 	cr->ci.completed_seq = wc->completed_seq;
@@ -439,8 +683,8 @@ static bool ckpt_start(struct wow_cache *wc, struct ckpt_run *cr, bool epoch)
 	cr->ci.next_seg = wow_seg_next_free(wc);
 	cr->dirty = wc->dirty_blocks;
 	cr->valid = wc->valid_blocks;
-	wc->ckpt_log_blocks = 0;
-	wc->ckpt_reading = ok;
+	cl->log_blocks = 0;
+	wow_seg_hold_tombs(wc, ok);
 	/*
 	 * the slots changed since area k was written: only their blocks of
 	 * the slot table are written (a change while it is written is
@@ -448,35 +692,36 @@ static bool ckpt_start(struct wow_cache *wc, struct ckpt_run *cr, bool epoch)
 	 */
 	if (ok) {
 		verify_untracked(wc, cr->k, "start");
-		wow_index_take_changes(&wc->index, cr->k, wc->ckpt_changes);
+		wow_index_take_changes(&wc->index, cr->k, cl->changes);
 	}
 	return ok;
 }
 
 /*
- * The checkpoint @cr was written (@r: 0) or not; ckpt_mutex held.  Once
+ * The checkpoint @cr was written (@r: 0) or not; the mutex held.  Once
  * written the chain starts at it, and the older one in the other area is
  * retired first when its chain no longer reaches the log head.
  */
 static int ckpt_finish(struct wow_cache *wc, struct ckpt_run *cr, int r,
 		       bool say)
 {
+	struct wow_ckptlog *cl = wc->ckptlog;
 	bool closing = wc->sb.version >= 3;
 	int r2;
 
 	spin_lock_irq(&wc->lock);
-	wc->ckpt_reading = false;
+	wow_seg_hold_tombs(wc, false);
 	if (r)
-		wow_index_add_changes(&wc->index, cr->k, wc->ckpt_changes);
+		wow_index_add_changes(&wc->index, cr->k, cl->changes);
 	spin_unlock_irq(&wc->lock);
 	/*
 	 * a write cut short leaves the area's blocks unknown; one that stopped
 	 * (-EAGAIN) wrote only blocks its csums say
 	 */
 	if (r && r != -ENOSPC && r != -ENOMEM && r != -EAGAIN)
-		wc->ckpt_known[cr->k] = false;
+		cl->known[cr->k] = false;
 	else if (!r)
-		wc->ckpt_known[cr->k] = true;
+		cl->known[cr->k] = true;
 	if (r)
 		return r;
 	spin_lock_irq(&wc->lock);
@@ -488,9 +733,7 @@ static int ckpt_finish(struct wow_cache *wc, struct ckpt_run *cr, int r,
 	 */
 	r2 = cr->prev >= 0 && !cr->keep ? retire_area(wc, cr->prev) : 0;
 	spin_lock_irq(&wc->lock);
-	wc->ckpt_area = cr->k;
-	wc->ckpt_prev_seq = cr->keep && !r2 ? wc->ckpt_seq : 0;
-	wc->ckpt_prev_head = wc->ckpt_head;
+	cl->area = cr->k;
 	if (wc->durable_seq < cr->ci.completed_seq)
 		wc->durable_seq = cr->ci.completed_seq;
 	/*
@@ -503,11 +746,11 @@ static int ckpt_finish(struct wow_cache *wc, struct ckpt_run *cr, int r,
 	 */
 	if (wc->next_seq == cr->ci.next_seq) {
 		wc->chain_next = cr->ci.next_seg;
-		wc->ckpt_wanted = false;
+		wow_seg_ckpt_met(wc);
 	}
-	wc->ckpt_seq = cr->ci.next_seq;
-	wc->ckpt_head = cr->ci.head_seg;
-	wc->ckpt_aborts = 0;
+	wow_seg_chain_start(wc, cr->ci.next_seq, cr->ci.head_seg,
+			    cr->keep && !r2);
+	cl->aborts = 0;
 	spin_unlock_irq(&wc->lock);
 	if (say)
 		DMINFO(MSG_CKPT_WRITTEN, wow_name(wc), cr->ci.generation,
@@ -531,6 +774,7 @@ static int ckpt_finish(struct wow_cache *wc, struct ckpt_run *cr, int r,
  */
 int wow_ckptlog_write(struct wow_cache *wc, bool say, bool epoch)
 {
+	struct wow_ckptlog *cl = wc->ckptlog;
 	struct wow_ckpt_snap *kept;
 	struct ckpt_run cr;
 	struct wow_ckpt_area a;
@@ -541,27 +785,27 @@ int wow_ckptlog_write(struct wow_cache *wc, bool say, bool epoch)
 
 	if (wc->sb.version < 2)
 		return 0;
-	wait_event(wc->idle_wait, !READ_ONCE(wc->ckpt_busy));
+	wait_event(wc->idle_wait, !READ_ONCE(cl->busy));
 	/*
 	 * The commit worker writes it while writes wait: no allocation here
 	 * may recurse into I/O that could queue behind them (finding 4)
 	 */
 	noio = memalloc_noio_save();
-	mutex_lock(&wc->ckpt_mutex);
+	mutex_lock(&cl->mutex);
 	spin_lock_irq(&wc->lock);
 	ok = ckpt_start(wc, &cr, epoch);
 	/* the background's snapshot, unless one is being written from it */
-	kept = wc->ckpt_busy ? NULL : wc->ckpt_snap;
+	kept = cl->busy ? NULL : cl->snap;
 	spin_unlock_irq(&wc->lock);
 	r = 0;
 	if (ok) {
 		wow_ckptlog_area(wc, &a, cr.k);
 		wow_ckptlog_ops_init(wc, &ops);
-		cr.ci.generation = ++wc->ckpt_gen;
+		cr.ci.generation = ++cl->gen;
 		r = wow_ckpt_write(&a, &cr.ci, &ops, kept);
 		r = ckpt_finish(wc, &cr, r, say);
 	}
-	mutex_unlock(&wc->ckpt_mutex);
+	mutex_unlock(&cl->mutex);
 	memalloc_noio_restore(noio);
 	return r;
 }
@@ -571,12 +815,12 @@ int wow_ckptlog_write(struct wow_cache *wc, bool say, bool epoch)
  * is the log as it stands now, between two records.  The segments' counts
  * and tombstones are copied now (wow_ckpt_snap_take); the slot table
  * blocks that changed since the area was written are marked
- * (ckpt_cow_map) and ckpt_work takes them one by one while the log goes
+ * (cow_map) and the work item takes them one by one while the log goes
  * on, each as it is then unless a change came first, which copied it
  * before (ckpt_before_change).  Until it is whole the chain rule holds by
  * the checkpoint before it, whose chain covers this one's (it starts
  * earlier); a crash meanwhile loads that one.  0 once it is queued
- * (ckpt_busy until it ends, and no other checkpoint starts); -E2BIG when
+ * (busy until it ends, and no other checkpoint starts); -E2BIG when
  * the area is not known: the caller writes it in place.
  */
 /*
@@ -585,6 +829,7 @@ int wow_ckptlog_write(struct wow_cache *wc, bool say, bool epoch)
  */
 static void cow_start(struct wow_cache *wc)
 {
+	struct wow_ckptlog *cl = wc->ckptlog;
 	u32 per = wow_ckpt_slots_per_block(wc->sb.version,
 						 wc->args.block_size);
 	u64 nr = wow_ckpt_slot_blocks(wc->sb.version, wc->nr_slots,
@@ -592,20 +837,20 @@ static void cow_start(struct wow_cache *wc)
 	u64 slot = 0, b;
 
 	lockdep_assert_held(&wc->lock);
-	bitmap_zero(wc->ckpt_cow_map, nr);
-	while ((slot = wow_index_next_changed(&wc->index, wc->ckpt_changes,
+	bitmap_zero(cl->cow_map, nr);
+	while ((slot = wow_index_next_changed(&wc->index, cl->changes,
 					      slot)) != U64_MAX) {
 		/* a track bit's slots, in one or two blocks */
 		u64 end = min_t(u64, (slot | ((1ULL << WOW_TRACK_SHIFT) - 1)) +
 				1, wc->nr_slots);
 
 		for (b = slot / per; b * per < end; b++)
-			__set_bit(b, wc->ckpt_cow_map);
+			__set_bit(b, cl->cow_map);
 		slot = end;
 	}
-	wc->ckpt_cow_next = 0;
-	WRITE_ONCE(wc->ckpt_cow_n, 0);
-	WRITE_ONCE(wc->ckpt_cow_lost, false);
+	cl->cow_next = 0;
+	WRITE_ONCE(cl->cow_n, 0);
+	WRITE_ONCE(cl->cow_lost, false);
 	wc->index.change_ctx = wc;
 	wc->index.before_change = ckpt_before_change;
 }
@@ -613,15 +858,18 @@ static void cow_start(struct wow_cache *wc)
 /* The background checkpoint ended: no more copies on write (lock held). */
 static void cow_stop(struct wow_cache *wc)
 {
+	struct wow_ckptlog *cl = wc->ckptlog;
+
 	lockdep_assert_held(&wc->lock);
 	wc->index.before_change = NULL;
 	wc->index.change_ctx = NULL;
-	WRITE_ONCE(wc->ckpt_cow_n, 0);
+	WRITE_ONCE(cl->cow_n, 0);
 }
 
 static int start_background_checkpoint(struct wow_cache *wc)
 {
-	struct ckpt_run *cr = &wc->ckpt_cr;
+	struct wow_ckptlog *cl = wc->ckptlog;
+	struct ckpt_run *cr = &cl->cr;
 	struct wow_ckpt_area a;
 	struct wow_ckpt_ops ops;
 	unsigned int noio;
@@ -629,56 +877,57 @@ static int start_background_checkpoint(struct wow_cache *wc)
 	int r = 0;
 
 	noio = memalloc_noio_save();
-	mutex_lock(&wc->ckpt_mutex);
+	mutex_lock(&cl->mutex);
 	spin_lock_irq(&wc->lock);
 	ok = ckpt_start(wc, cr, false);
 	/* from the same instant: no slot changes between (not even destage's) */
-	if (ok && wc->ckpt_known[cr->k])
+	if (ok && cl->known[cr->k])
 		cow_start(wc);
 	spin_unlock_irq(&wc->lock);
 	if (ok) {
 		wow_ckptlog_area(wc, &a, cr->k);
 		wow_ckptlog_ops_init(wc, &ops);
-		cr->ci.generation = ++wc->ckpt_gen;
-		r = wow_ckpt_snap_take(&a, &cr->ci, &ops, wc->ckpt_snap);
+		cr->ci.generation = ++cl->gen;
+		r = wow_ckpt_snap_take(&a, &cr->ci, &ops, cl->snap);
 		if (!r)
 			verify_snap_segs(wc, &a);
 		spin_lock_irq(&wc->lock);
-		wc->ckpt_reading = false;
+		wow_seg_hold_tombs(wc, false);
 		if (r) {
 			cow_stop(wc);
 			wow_index_add_changes(&wc->index, cr->k,
-					      wc->ckpt_changes);
+					      cl->changes);
 		} else {
-			wc->ckpt_busy = true;
+			cl->busy = true;
 		}
 		spin_unlock_irq(&wc->lock);
 	}
-	mutex_unlock(&wc->ckpt_mutex);
+	mutex_unlock(&cl->mutex);
 	memalloc_noio_restore(noio);
 	if (ok && !r)
-		queue_work(wc->wq, &wc->ckpt_work);
+		queue_work(wc->wq, &cl->work);
 	return r;
 }
 
 /* Write the snapshot start_background_checkpoint took; then go on. */
-void wow_ckptlog_work(struct work_struct *ws)
+static void wow_ckptlog_work(struct work_struct *ws)
 {
-	struct wow_cache *wc = container_of(ws, struct wow_cache, ckpt_work);
-	struct ckpt_run *cr = &wc->ckpt_cr;
+	struct wow_ckptlog *cl = container_of(ws, struct wow_ckptlog, work);
+	struct wow_cache *wc = cl->wc;
+	struct ckpt_run *cr = &cl->cr;
 	struct wow_ckpt_area a;
 	unsigned int noio;
 	int r;
 
 	noio = memalloc_noio_save();
-	mutex_lock(&wc->ckpt_mutex);
+	mutex_lock(&cl->mutex);
 	wow_ckptlog_area(wc, &a, cr->k);
-	r = wow_ckpt_snap_write(&a, &cr->ci, wc->ckpt_snap);
+	r = wow_ckpt_snap_write(&a, &cr->ci, cl->snap);
 	spin_lock_irq(&wc->lock);
 	cow_stop(wc);
 	spin_unlock_irq(&wc->lock);
 	r = ckpt_finish(wc, cr, r, false);
-	mutex_unlock(&wc->ckpt_mutex);
+	mutex_unlock(&cl->mutex);
 	memalloc_noio_restore(noio);
 	if (r && r != -EAGAIN) {
 		DMWARN_LIMIT("%s: checkpoint failed: %d", wow_name(wc), r);
@@ -687,14 +936,14 @@ void wow_ckptlog_work(struct work_struct *ws)
 				  r);
 	}
 	spin_lock_irq(&wc->lock);
-	wc->ckpt_busy = false;
+	cl->busy = false;
 	/*
 	 * lost (more changed ahead of the writer than it had room to copy):
 	 * due again at once; after two in a row it is written in place
 	 */
 	if (r == -EAGAIN) {
-		wc->ckpt_aborts++;
-		wc->ckpt_log_blocks = U64_MAX / 2;
+		cl->aborts++;
+		cl->log_blocks = U64_MAX / 2;
 	}
 	spin_unlock_irq(&wc->lock);
 	wake_up_all(&wc->idle_wait);
@@ -711,13 +960,14 @@ void wow_ckptlog_work(struct work_struct *ws)
  */
 int wow_ckptlog_retire(struct wow_cache *wc)
 {
+	struct wow_ckptlog *cl = wc->ckptlog;
 	unsigned int noio;
 	int r, k, n;
 
 	if (wc->sb.version < 2)
 		return 0;
 	noio = memalloc_noio_save();
-	mutex_lock(&wc->ckpt_mutex);
+	mutex_lock(&cl->mutex);
 	DMWARN("%s: too many tombstones for a checkpoint; the next load scans the log",
 	       wow_name(wc));
 	k = ckpt_next_area(wc);
@@ -725,15 +975,13 @@ int wow_ckptlog_retire(struct wow_cache *wc)
 	for (n = wc->sb.version >= 4 ? 2 : 1; n-- && !r; k ^= 1)
 		r = retire_area(wc, k);
 	if (!r) {
-		wc->ckpt_area = -1;
+		cl->area = -1;
 		/* the scan needs no chain: any segment may be reopened */
 		spin_lock_irq(&wc->lock);
-		wc->ckpt_seq = 0;
-		wc->ckpt_prev_seq = 0;
-		wc->ckpt_wanted = false;
+		wow_seg_chain_clear(wc);
 		spin_unlock_irq(&wc->lock);
 	}
-	mutex_unlock(&wc->ckpt_mutex);
+	mutex_unlock(&cl->mutex);
 	memalloc_noio_restore(noio);
 	return r;
 }
@@ -746,8 +994,10 @@ int wow_ckptlog_retire(struct wow_cache *wc)
  */
 int wow_ckptlog_know_both(struct wow_cache *wc)
 {
-	if (wc->sb.version < 4 || wc->ckpt_area < 0 ||
-	    wc->ckpt_known[!wc->ckpt_area])
+	struct wow_ckptlog *cl = wc->ckptlog;
+
+	if (wc->sb.version < 4 || cl->area < 0 ||
+	    cl->known[!cl->area])
 		return 0;
 	return wow_ckptlog_write(wc, false, false);
 }
@@ -778,6 +1028,7 @@ MODULE_PARM_DESC(checkpoint_interval,
 
 int wow_ckptlog_periodic(struct wow_cache *wc)
 {
+	struct wow_ckptlog *cl = wc->ckptlog;
 	u64 interval = READ_ONCE(checkpoint_interval) ?:
 		       max_t(u64, wc->nr_slots / 64,
 			     WOW_CKPT_INTERVAL_FLOOR / wc->args.block_size);
@@ -793,14 +1044,14 @@ int wow_ckptlog_periodic(struct wow_cache *wc)
 	 * for a record that waits for its segment (suspend's clean marks):
 	 * suspend writes the last checkpoint itself.
 	 */
-	wanted = wc->ckpt_wanted;
+	wanted = wow_seg_ckpt_wanted(wc);
 	stopped = wc->stopped;
 	due = wanted ||
-	      (!stopped && (wc->ckpt_log_blocks >= interval ||
+	      (!stopped && (cl->log_blocks >= interval ||
 			    wc->chain_next != wow_seg_next_free(wc)));
 	/* one in the background: its end runs this again */
-	busy = wc->ckpt_busy;
-	aborts = wc->ckpt_aborts;
+	busy = cl->busy;
+	aborts = cl->aborts;
 	spin_unlock_irq(&wc->lock);
 	if (!due || busy)
 		return 0;

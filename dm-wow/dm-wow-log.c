@@ -92,32 +92,9 @@ int wow_log_alloc(struct wow_cache *wc)
 	r = wow_index_init(&wc->index, wc->nr_slots);
 	if (r)
 		return r;
-	for (i = 0; i < WOW_INDEX_TRACKS; i++) {
-		wc->ckpt_csums[i] = kvcalloc(wow_ckpt_slot_blocks(wc->sb.version,
-								  wc->nr_slots,
-								  bs),
-					     sizeof(__le32), GFP_KERNEL);
-		if (!wc->ckpt_csums[i])
-			return -ENOMEM;
-	}
-	wc->ckpt_changes = kvcalloc(BITS_TO_LONGS(wc->index.nr_track_bits),
-				    sizeof(unsigned long), GFP_KERNEL);
-	wc->ckpt_snap = wow_ckpt_snap_alloc(wc->nr_segments);
-	wc->ckpt_cow_map = bitmap_zalloc(wow_ckpt_slot_blocks(wc->sb.version,
-							      wc->nr_slots, bs),
-					 GFP_KERNEL);
-	wc->ckpt_cow_room = min_t(u64, WOW_CKPT_COW_BLOCKS,
-				  wow_ckpt_slot_blocks(wc->sb.version,
-						       wc->nr_slots, bs));
-	wc->ckpt_cow_raw = kvmalloc_array(wc->ckpt_cow_room,
-					  wow_ckpt_slots_per_block(wc->sb.version,
-								   bs) *
-					  sizeof(struct wow_slot), GFP_KERNEL);
-	wc->ckpt_cow_ids = kvmalloc_array(wc->ckpt_cow_room,
-					  sizeof(*wc->ckpt_cow_ids), GFP_KERNEL);
-	if (!wc->ckpt_changes || !wc->ckpt_snap || !wc->ckpt_cow_map ||
-	    !wc->ckpt_cow_raw || !wc->ckpt_cow_ids)
-		return -ENOMEM;
+	r = wow_ckptlog_alloc(wc);
+	if (r)
+		return r;
 	r = wow_seg_policy_init(wc, ops[wc->args.policy]);
 	if (r)
 		return r;
@@ -148,9 +125,7 @@ int wow_log_alloc(struct wow_cache *wc)
 	INIT_LIST_HEAD(&wc->batch.metas);
 	INIT_LIST_HEAD(&wc->batch.copies);
 	INIT_WORK(&wc->commit_work, wow_log_commit_work);
-	INIT_WORK(&wc->ckpt_work, wow_ckptlog_work);
 	INIT_DELAYED_WORK(&wc->pace_work, pace_work);
-	mutex_init(&wc->ckpt_mutex);
 	wow_pace_init(&wc->pace);
 	wow_pace_init(&wc->dpace);
 	wc->pace_sample_ns = ktime_get_ns();
@@ -176,8 +151,7 @@ void wow_log_stop(struct wow_cache *wc)
 		flush_work(&wc->commit_work);
 	}
 	/* and a checkpoint written in the background */
-	wait_event(wc->idle_wait, !READ_ONCE(wc->ckpt_busy));
-	flush_work(&wc->ckpt_work);
+	wow_ckptlog_stop(wc);
 }
 
 void wow_log_free(struct wow_cache *wc)
@@ -188,21 +162,7 @@ void wow_log_free(struct wow_cache *wc)
 	if (wc->policy.ops)
 		wow_policy_exit(&wc->policy);
 	wow_index_exit(&wc->index);
-	for (i = 0; i < WOW_INDEX_TRACKS; i++) {
-		kvfree(wc->ckpt_csums[i]);
-		wc->ckpt_csums[i] = NULL;
-		wc->ckpt_known[i] = false;
-	}
-	kvfree(wc->ckpt_changes);
-	wc->ckpt_changes = NULL;
-	wow_ckpt_snap_free(wc->ckpt_snap);
-	wc->ckpt_snap = NULL;
-	bitmap_free(wc->ckpt_cow_map);
-	wc->ckpt_cow_map = NULL;
-	kvfree(wc->ckpt_cow_raw);
-	wc->ckpt_cow_raw = NULL;
-	kvfree(wc->ckpt_cow_ids);
-	wc->ckpt_cow_ids = NULL;
+	wow_ckptlog_free(wc);
 	kfree(wc->marks);
 	wc->marks = NULL;
 	kfree(wc->batch.hdr);
@@ -1015,7 +975,7 @@ static int finish_batch(struct wow_cache *wc)
 	list_splice_init(&b->metas, &metas);
 
 	spin_lock_irq(&wc->lock);
-	wc->ckpt_log_blocks += 1 + b->nr_data;
+	wow_ckptlog_logged(wc, 1 + b->nr_data);
 	wc->completed_seq = b->seq;
 	if (b->fua)
 		wc->durable_seq = b->seq;
@@ -1645,7 +1605,7 @@ static void wow_log_commit_work(struct work_struct *ws)
 	/* no record in flight: the log head is where the next one goes */
 	if (wow_ckptlog_periodic(wc) == -ENOMEM) {
 		spin_lock_irq(&wc->lock);
-		go = wc->ckpt_wanted;
+		go = wow_seg_ckpt_wanted(wc);
 		spin_unlock_irq(&wc->lock);
 		if (go) {
 			/* a segment waits for it: no memory yet, retry */
@@ -1683,7 +1643,8 @@ static void wow_log_commit_work(struct work_struct *ws)
 	 * (one in the background runs this again when it ends)
 	 */
 	spin_lock_irq(&wc->lock);
-	go = wc->ckpt_wanted && wc->state == WOW_STATE_OK && !wc->ckpt_busy;
+	go = wow_seg_ckpt_wanted(wc) && wc->state == WOW_STATE_OK &&
+	     !wow_ckptlog_busy(wc);
 	spin_unlock_irq(&wc->lock);
 	if (go)
 		queue_work(wc->wq, &wc->commit_work);

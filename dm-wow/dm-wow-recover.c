@@ -56,7 +56,7 @@ int wow_log_format(struct wow_cache *wc)
 	for (i = 0; i < wc->nr_segments; i++)
 		wow_seg_free_add(wc, i);
 	wc->next_seq = wc->sb.format_seq + 1;
-	wc->ckpt_area = -1;
+	wow_ckptlog_none(wc);
 	/*
 	 * The chain starts here: a power cut before the first clean shutdown
 	 * replays the log from this checkpoint instead of scanning every
@@ -334,14 +334,12 @@ static int reset_log(struct wow_cache *wc)
 	wow_policy_set_drain(&wc->policy, wc->cleaner);
 	wow_index_exit(&wc->index);
 	/* (a new index's tracks name every slot) */
-	wc->ckpt_known[0] = false;
-	wc->ckpt_known[1] = false;
+	wow_ckptlog_forget(wc);
 	return wow_index_init(&wc->index, wc->nr_slots);
 }
 
 #define MSG_LOADED_CKPT "%s: loaded checkpoint %llu (%llu KiB read): %llu dirty of %llu valid blocks, %u free segments"
 #define MSG_RECOVERED "%s: recovered %llu records (%llu KiB read): %llu dirty of %llu valid blocks, %u free segments, %llu dropped"
-#define MSG_CKPT_NOT_WHOLE "%s: checkpoint %llu (area %d) is not whole, written when the log stopped; loading checkpoint %llu (area %d)"
 
 /*
  * Load from the checkpoint: 0 when the index and the segments came from
@@ -349,71 +347,12 @@ static int reset_log(struct wow_cache *wc)
  */
 static int load_checkpoint(struct wow_cache *wc, struct wow_ckpt_info *ci)
 {
-	struct wow_ckpt_info other;
-	struct wow_ckpt_load_ops ops;
-	struct wow_ckpt_area a;
-	int r, r1, k = 0;
+	bool touched = false;
+	int r = wow_ckptlog_load(wc, ci, &touched);
 
-	wc->ckpt_area = -1;
-	if (wc->sb.version < 2)
-		return -ENOENT;
-	wow_ckptlog_area(wc, &a, 0);
-	r = wow_ckpt_read_header(&a, ci);
-	wc->ckpt_gen = ci->generation;
-	wc->load_bytes += a.block_size;
-	if (wc->sb.version >= 4) {
-		/*
-		 * The newest valid of the two.  A newer one that is not
-		 * valid was being written when the log stopped (its closing
-		 * copy missing): nothing was written after it began, so the
-		 * other one, with the log since, is the whole state.  The
-		 * generations go on from the newest either holds.
-		 */
-		wow_ckptlog_area(wc, &a, 1);
-		r1 = wow_ckpt_read_header(&a, &other);
-		wc->load_bytes += a.block_size;
-		if (r1 == -ENOMEM)
-			return r1;
-		if (!r1 && (r || other.generation > ci->generation)) {
-			swap(*ci, other);
-			swap(r, r1);
-			k = 1;
-		}
-		wc->ckpt_gen = max(ci->generation, other.generation);
-		/* (a retired header, not valid, says nothing) */
-		if (!r && other.valid && other.generation > ci->generation)
-			DMINFO(MSG_CKPT_NOT_WHOLE,
-			       wow_name(wc), other.generation, 1 - k,
-			       ci->generation, k);
-		wow_ckptlog_area(wc, &a, k);
-	}
-	if (r)
-		return r;
-	wc->load_bytes += (ci->slot_blocks + ci->seg_blocks) * a.block_size;
-	wow_ckptlog_load_ops_init(wc, &ops);
-	r = wow_ckpt_read(&a, ci, &ops);
-	if (r) {
-		DMWARN("%s: checkpoint %llu does not check (%d); scanning the log",
-		       wow_name(wc), ci->generation, r);
-		/*
-		 * the next checkpoint goes to the other area: a crash while
-		 * it is written must leave this one, which makes the load
-		 * scan again, not an older one whose chain no longer holds
-		 */
-		wc->ckpt_area = k;
-		if (reset_log(wc))
-			return -ENOMEM;
-		return r;
-	}
-	wc->ckpt_live = true;
-	wc->ckpt_area = k;
-	/*
-	 * the index is what area k holds (and its csums came with it): from
-	 * here the replay's changes are what its next checkpoint writes
-	 */
-	wow_index_take_changes(&wc->index, k, wc->ckpt_changes);
-	wc->ckpt_known[k] = true;
-	return 0;
+	if (r && touched && reset_log(wc))
+		return -ENOMEM;
+	return r;
 }
 
 /*
@@ -793,7 +732,7 @@ int wow_log_recover(struct wow_cache *wc)
 	wc->completed_seq = newest;
 	wc->durable_seq = newest;
 	wc->load_dropped = tot.dropped;
-	wc->load_from_ckpt = wc->ckpt_live;
+	wc->load_from_ckpt = wow_ckptlog_loaded(wc);
 	upgrade_v1(wc);
 	/*
 	 * whatever was read, the chain starts again here (a new epoch: the
@@ -809,7 +748,7 @@ int wow_log_recover(struct wow_cache *wc)
 		      wow_name(wc), r);
 		goto out;
 	}
-	if (wc->ckpt_live)
+	if (wc->load_from_ckpt)
 		DMINFO(MSG_LOADED_CKPT, wow_name(wc), ci.generation,
 		       wc->load_bytes >> 10, wc->dirty_blocks, wc->valid_blocks,
 		       wow_seg_nr_free(wc));
@@ -820,7 +759,6 @@ int wow_log_recover(struct wow_cache *wc)
 	r = 0;
 out:
 	if (r) {
-		wc->ckpt_live = false;
 		if (reset_log(wc))
 			DMERR("%s: cannot reset the index after a failed recovery",
 			      wow_name(wc));

@@ -92,6 +92,20 @@ struct wow_segs {
 	 * tombstones held, from the last whole pass, and the pass under way
 	 */
 	struct wow_life_pass life_pass;
+	/*
+	 * The chain a load would replay, as dm-wow-ckptlog.c sets it once a
+	 * checkpoint is written (wow_seg_chain_start): the newest one's
+	 * next_seq (0: none, a load scans the log) and log head, and the one
+	 * before it in the other area while a load may fall back to it
+	 * (prev_seq 0: none).  Their segments are not reopened
+	 * (wow_seg_on_chain).
+	 */
+	u64 ckpt_seq;
+	u32 ckpt_head;
+	u64 ckpt_prev_seq;
+	u32 ckpt_prev_head;
+	bool ckpt_wanted;		/* the next segment to open waits */
+	bool ckpt_reading;		/* a checkpoint reads the tombstones */
 };
 
 /*
@@ -400,7 +414,7 @@ void wow_seg_visit(struct wow_cache *wc, u32 s)
 	u32 i, n;
 
 	lockdep_assert_held(&wc->lock);
-	if (!wc->ckpt_reading && seg->state != WOW_SEG_FREEING) {
+	if (!wc->segs->ckpt_reading && seg->state != WOW_SEG_FREEING) {
 		/* a FREEING segment's meta is being written from its list */
 		for (i = 0, n = 0; i < seg->nr_tombs; i++)
 			if (seg->tombs[i].t >= wc->segs->life_pass.bound)
@@ -459,14 +473,59 @@ void wow_seg_close_if_short(struct wow_cache *wc, u32 need)
  */
 bool wow_seg_on_chain(struct wow_cache *wc, u32 s)
 {
-	struct wow_segment *seg = &wc->segs->table[s];
+	struct wow_segs *st = wc->segs;
+	struct wow_segment *seg = &st->table[s];
 	u64 life = max(seg->seq, seg->max_seq);
 
 	lockdep_assert_held(&wc->lock);
-	return (wc->ckpt_seq &&
-		(s == wc->ckpt_head || life >= wc->ckpt_seq)) ||
-	       (wc->ckpt_prev_seq &&
-		(s == wc->ckpt_prev_head || life >= wc->ckpt_prev_seq));
+	return (st->ckpt_seq &&
+		(s == st->ckpt_head || life >= st->ckpt_seq)) ||
+	       (st->ckpt_prev_seq &&
+		(s == st->ckpt_prev_head || life >= st->ckpt_prev_seq));
+}
+
+void wow_seg_chain_start(struct wow_cache *wc, u64 seq, u32 head,
+			 bool keep_prev)
+{
+	struct wow_segs *st = wc->segs;
+
+	lockdep_assert_held(&wc->lock);
+	st->ckpt_prev_seq = keep_prev ? st->ckpt_seq : 0;
+	st->ckpt_prev_head = st->ckpt_head;
+	st->ckpt_seq = seq;
+	st->ckpt_head = head;
+}
+
+void wow_seg_chain_clear(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	wc->segs->ckpt_seq = 0;
+	wc->segs->ckpt_prev_seq = 0;
+	wc->segs->ckpt_wanted = false;
+}
+
+bool wow_seg_has_chain(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	return wc->segs->ckpt_seq;
+}
+
+bool wow_seg_ckpt_wanted(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	return wc->segs->ckpt_wanted;
+}
+
+void wow_seg_ckpt_met(struct wow_cache *wc)
+{
+	lockdep_assert_held(&wc->lock);
+	wc->segs->ckpt_wanted = false;
+}
+
+void wow_seg_hold_tombs(struct wow_cache *wc, bool hold)
+{
+	lockdep_assert_held(&wc->lock);
+	wc->segs->ckpt_reading = hold;
 }
 
 /*
@@ -489,10 +548,10 @@ bool wow_seg_open(struct wow_cache *wc, bool reserve, u64 seq)
 	if (!wc->segs->nr_free ||
 	    (!reserve && wc->segs->nr_free <= WOW_RESERVE_SEGMENTS))
 		return false;
-	if (!wow_chain_may_open(wc->ckpt_seq != 0, wc->chain_next,
+	if (!wow_chain_may_open(wc->segs->ckpt_seq != 0, wc->chain_next,
 				wow_seg_next_free(wc)) ||
 	    wow_seg_on_chain(wc, wow_seg_next_free(wc))) {
-		wc->ckpt_wanted = true;
+		wc->segs->ckpt_wanted = true;
 		return false;
 	}
 	seg = list_first_entry(&wc->segs->free, struct wow_segment, list);

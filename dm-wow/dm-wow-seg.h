@@ -124,6 +124,35 @@ void wow_seg_close_if_short(struct wow_cache *wc, u32 need);
 bool wow_seg_on_chain(struct wow_cache *wc, u32 s);
 
 /*
+ * The chain a load would replay (dm-wow-ckptlog.c's calls, lock held).
+ * wow_seg_chain_start: a checkpoint with next_seq @seq and log head @head
+ * is written; the one before it stays on the chain when @keep_prev (its
+ * chain reaches the log head and a load may fall back to it), else it
+ * leaves.  wow_seg_chain_clear: no checkpoint is valid (the next load
+ * scans): any segment may be reopened, none waits.  wow_seg_has_chain:
+ * a checkpoint is.
+ */
+void wow_seg_chain_start(struct wow_cache *wc, u64 seq, u32 head,
+			 bool keep_prev);
+void wow_seg_chain_clear(struct wow_cache *wc);
+bool wow_seg_has_chain(struct wow_cache *wc);
+
+/*
+ * The next segment to open waits for a checkpoint (wow_seg_open found it
+ * on the chain, or not the one the chain names): the commit worker writes
+ * one (wow_seg_ckpt_wanted), and the checkpoint that starts the chain
+ * where the log goes on says so (wow_seg_ckpt_met).  Lock held.
+ */
+bool wow_seg_ckpt_wanted(struct wow_cache *wc);
+void wow_seg_ckpt_met(struct wow_cache *wc);
+
+/*
+ * A checkpoint reads the segments' tombstone lists (@hold) or is done:
+ * wow_seg_visit does not compact them meanwhile.  Lock held.
+ */
+void wow_seg_hold_tombs(struct wow_cache *wc, bool hold);
+
+/*
  * Open the free list's head as the log head for the record with seq
  * @seq; true when a segment is open (it may have been already).  False
  * when none may open: no free segment, only the reserve and not @reserve,

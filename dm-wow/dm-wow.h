@@ -513,21 +513,8 @@ static inline void wow_flush_gen_end(struct wow_flush_gen *g, u64 gen)
  * dm-wow-ckptlog.c, dm-wow-recover.c), destage (dm-wow-destage.c), clean
  * (dm-wow-clean.c).
  */
-/*
- * A checkpoint being written (the log's, dm-wow-ckptlog.c): what it holds,
- * the area it goes to, the one before it (-1: none) and whether that stays
- * valid, and the counts it reports.
- */
-struct ckpt_run {
-	struct wow_ckpt_info ci;
-	int k;
-	int prev;
-	bool keep;
-	u64 dirty;
-	u64 valid;
-};
-
 struct wow_segs;
+struct wow_ckptlog;
 struct wow_destage;
 struct wow_clean;
 
@@ -586,65 +573,9 @@ struct wow_cache {
 	u64 load_dropped;		/* records the last load dropped */
 	u64 load_bytes;			/* metadata the last load read */
 	bool load_from_ckpt;		/* it read the checkpoint */
-	/*
-	 * checkpoint: the newest generation, log written since it; one
-	 * checkpoint write at a time (the commit worker's, suspend's)
-	 */
-	struct mutex ckpt_mutex;
-	u64 ckpt_gen;
-	u64 ckpt_log_blocks;
-	/*
-	 * per area: its slot table blocks' crc32c and whether what it holds
-	 * is known (else the next checkpoint there writes it whole); the
-	 * index's track of that area, taken for the checkpoint being written
-	 */
-	__le32 *ckpt_csums[WOW_INDEX_TRACKS];
-	bool ckpt_known[WOW_INDEX_TRACKS];
-	unsigned long *ckpt_changes;
-	/*
-	 * the checkpoint written in the background (ckpt_work): what it
-	 * holds, taken between two records; ckpt_busy (lock) until it ends
-	 */
-	struct ckpt_run ckpt_cr;
-	struct wow_ckpt_snap *ckpt_snap;
-	struct work_struct ckpt_work;
-	bool ckpt_busy;
-	/*
-	 * its slot table blocks not yet handed to the writer (a bit each),
-	 * and those copied before a change came (lock): when more are
-	 * copied than there is room for, the snapshot is lost (cow_lost)
-	 */
-	unsigned long *ckpt_cow_map;
-	u64 ckpt_cow_next;		/* where the writer's walk is */
-	void *ckpt_cow_raw;
-	u64 *ckpt_cow_ids;
-	u32 ckpt_cow_room;
-	u32 ckpt_cow_n;
-	bool ckpt_cow_lost;
-	u32 ckpt_aborts;		/* lost snapshots in a row */
+	/* the checkpoints: dm-wow-ckptlog.c's alone (dm-wow-ckptlog.h) */
+	struct wow_ckptlog *ckptlog;
 	u32 chain_next;			/* next_seg of the last record */
-	/*
-	 * The checkpoint a load would start from: its next_seq (0: none,
-	 * a load scans the log) and its log head.  Segments whose records
-	 * a replay from it walks are not reopened until a newer one.
-	 */
-	u64 ckpt_seq;
-	u32 ckpt_head;
-	/*
-	 * Format version 4: the area (0 or 1) holding the newest valid
-	 * checkpoint, -1 none; the next goes to the other one
-	 */
-	int ckpt_area;
-	/*
-	 * the one before it, in the other area, while it is valid and its
-	 * chain reaches the log head: a load may fall back to it, so its
-	 * chain's segments are not reopened either (0: none)
-	 */
-	u64 ckpt_prev_seq;
-	u32 ckpt_prev_head;
-	bool ckpt_wanted;		/* the next segment to open waits */
-	bool ckpt_reading;		/* a checkpoint reads the tombstones */
-	bool ckpt_live;			/* the last load read one */
 	struct wow_flush_gen origin_gen;	/* bypass writes, origin flushes */
 	struct bio_list pending_writes;
 	struct bio_list pending_flushes;

@@ -10,8 +10,9 @@
    functions.  (The opaque parts are the compiler's to check, not this
    script's: the segment table, struct wow_segs and struct wow_segment,
    defined in dm-wow-seg.c alone, destage's state, struct wow_destage,
-   in dm-wow-destage.c alone, and cleaning's, struct wow_clean, in
-   dm-wow-clean.c alone.)
+   in dm-wow-destage.c alone, cleaning's, struct wow_clean, in
+   dm-wow-clean.c alone, and the checkpoints', struct wow_ckptlog, in
+   dm-wow-ckptlog.c alone.)
 2. No call cycle between files: the graph of calls from one file to a
    function another file defines has no cycle.
 3. A function whose comment says it runs with the lock held ("lock held")

@@ -160,19 +160,19 @@ static void wow_seg_chain_rule(struct kunit *test)
 	struct wow_cache *wc = seg_cache(test);
 
 	free_in(wc, order, 4);
-	wc->ckpt_seq = 20;
-	wc->ckpt_head = 1;
+	wc->segs->ckpt_seq = 20;
+	wc->segs->ckpt_head = 1;
 	wc->chain_next = 4;		/* not the free list's head (3) */
 	KUNIT_EXPECT_FALSE(test, seg_open(wc, false, 30));
-	KUNIT_EXPECT_TRUE(test, wc->ckpt_wanted);
-	wc->ckpt_wanted = false;
+	KUNIT_EXPECT_TRUE(test, wc->segs->ckpt_wanted);
+	wc->segs->ckpt_wanted = false;
 	wc->chain_next = 3;
 	wc->segs->table[3].seq = 12;
 	/* a record at or after the checkpoint */
 	wc->segs->table[3].max_seq = 21;
 	KUNIT_EXPECT_FALSE(test, seg_open(wc, false, 30));
-	KUNIT_EXPECT_TRUE(test, wc->ckpt_wanted);
-	wc->ckpt_wanted = false;
+	KUNIT_EXPECT_TRUE(test, wc->segs->ckpt_wanted);
+	wc->segs->ckpt_wanted = false;
 	wc->segs->table[3].max_seq = 19;
 	KUNIT_EXPECT_TRUE(test, seg_open(wc, false, 30));
 	KUNIT_EXPECT_EQ(test, wc->segs->open, 3U);
@@ -180,6 +180,42 @@ static void wow_seg_chain_rule(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc->segs->table[3].prev_seq, 12ULL);
 	spin_lock_irq(&wc->lock);
 	KUNIT_EXPECT_TRUE(test, wow_seg_on_chain(wc, 1));	/* the head */
+	spin_unlock_irq(&wc->lock);
+}
+
+/*
+ * The chain the checkpoints set: the one before stays on it only when
+ * kept (version 4, its chain reaching the log head), and a cleared chain
+ * lets any segment reopen.
+ */
+static void wow_seg_chain_moves(struct kunit *test)
+{
+	struct wow_cache *wc = seg_cache(test);
+
+	wc->segs->table[2].seq = 5;	/* a life before either checkpoint */
+	wc->segs->table[3].seq = 25;	/* after the first, before the second */
+	spin_lock_irq(&wc->lock);
+	KUNIT_EXPECT_FALSE(test, wow_seg_has_chain(wc));
+	wow_seg_chain_start(wc, 20, 1, false);
+	KUNIT_EXPECT_TRUE(test, wow_seg_has_chain(wc));
+	KUNIT_EXPECT_TRUE(test, wow_seg_on_chain(wc, 1));
+	KUNIT_EXPECT_TRUE(test, wow_seg_on_chain(wc, 3));
+	KUNIT_EXPECT_FALSE(test, wow_seg_on_chain(wc, 2));
+	/* kept: the first one's chain still counts */
+	wow_seg_chain_start(wc, 30, 4, true);
+	KUNIT_EXPECT_TRUE(test, wow_seg_on_chain(wc, 1));
+	KUNIT_EXPECT_TRUE(test, wow_seg_on_chain(wc, 3));
+	KUNIT_EXPECT_TRUE(test, wow_seg_on_chain(wc, 4));
+	/* not kept: only the newest */
+	wow_seg_chain_start(wc, 40, 5, false);
+	KUNIT_EXPECT_FALSE(test, wow_seg_on_chain(wc, 1));
+	KUNIT_EXPECT_FALSE(test, wow_seg_on_chain(wc, 3));
+	KUNIT_EXPECT_TRUE(test, wow_seg_on_chain(wc, 5));
+	wc->segs->ckpt_wanted = true;
+	wow_seg_chain_clear(wc);
+	KUNIT_EXPECT_FALSE(test, wow_seg_has_chain(wc));
+	KUNIT_EXPECT_FALSE(test, wow_seg_on_chain(wc, 5));
+	KUNIT_EXPECT_FALSE(test, wow_seg_ckpt_wanted(wc));
 	spin_unlock_irq(&wc->lock);
 }
 
@@ -226,9 +262,9 @@ static void wow_seg_visit_prunes(struct kunit *test)
 	spin_lock_irq(&wc->lock);
 	wow_seg_visit(wc, 0);
 	wow_seg_visit(wc, 1);
-	wc->ckpt_reading = true;
+	wc->segs->ckpt_reading = true;
 	wow_seg_visit(wc, 2);
-	wc->ckpt_reading = false;
+	wc->segs->ckpt_reading = false;
 	spin_unlock_irq(&wc->lock);
 	KUNIT_EXPECT_EQ(test, wc->segs->table[0].nr_tombs, 1U);
 	KUNIT_EXPECT_EQ(test, wc->segs->table[0].tombs[0].t, 50ULL);
@@ -311,6 +347,7 @@ static struct kunit_case wow_seg_cases[] = {
 	KUNIT_CASE(wow_seg_fifo),
 	KUNIT_CASE(wow_seg_close_short),
 	KUNIT_CASE(wow_seg_reserve),
+	KUNIT_CASE(wow_seg_chain_moves),
 	KUNIT_CASE(wow_seg_chain_rule),
 	KUNIT_CASE(wow_seg_min_disk),
 	KUNIT_CASE(wow_seg_visit_prunes),

@@ -86,6 +86,13 @@ def test_clean_is_opaque():
     opaque(SRC, 'dm-wow-clean.c', ('struct wow_clean {',))
 
 
+def test_ckptlog_is_opaque():
+    # the checkpoints' state and the run being written: the compiler
+    # enforces it (struct wow_cache keeps the pointer and chain_next)
+    opaque(SRC, 'dm-wow-ckptlog.c', ('struct wow_ckptlog {',
+                                     'struct ckpt_run {'))
+
+
 def test_opaque_catches_a_definition_in_a_header(tmp_path):
     d = copy(tmp_path)
     plant(d, 'dm-wow-destage.h', 'struct wow_destage;\n',
