@@ -757,7 +757,7 @@ void wow_destage_stop(struct wow_cache *wc)
 		wow_clean_free_done(wc);
 		if (wait_event_timeout(wc->idle_wait,
 				       !READ_ONCE(ds->runs_inflight) &&
-				       !READ_ONCE(wc->meta_inflight) &&
+				       !wow_log_meta_inflight(wc) &&
 				       !wow_clean_inflight(wc),
 				       HZ / 10))
 			break;

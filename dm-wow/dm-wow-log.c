@@ -45,16 +45,72 @@
 #include "dm-wow-seg.h"
 #include "dm-wow-ckptlog.h"
 
+/* The one log append in flight. */
+struct wow_batch {
+	struct bio_list writes;
+	struct bio_list flushes;
+	struct bio_list discards;
+	struct list_head metas;	/* whose last tombstones are in here */
+	struct list_head copies;	/* whose blocks are in here, first */
+	u32 seg;
+	u32 block;		/* header block within the segment */
+	u32 nr_data;
+	u32 nr_tombs;
+	u64 seq;
+	bool fua;		/* PREFLUSH | FUA */
+	bool preflush;		/* PREFLUSH alone: it reuses a segment */
+	bool origin_failed;	/* the origin flush before it failed */
+	bool busy;		/* submitted, not completed */
+	bool done;		/* completed, not finished */
+	blk_status_t status;
+	void *hdr;		/* block_size bytes */
+	/*
+	 * WOW_RECORD_DATA_BYTES: the data, copied out of the bios before its
+	 * checksum is taken, so a page changed in flight cannot make the
+	 * record's checksum wrong.
+	 */
+	struct page **pages;
+};
+
+/*
+ * Group commit's state, this file's alone (wc->commit).  Under wc->lock
+ * unless noted.
+ */
+struct wow_commit {
+	struct wow_cache *wc;
+	struct wow_flush_gen origin_gen;	/* bypass writes, origin flushes */
+	struct bio_list pending_writes;
+	struct bio_list pending_flushes;
+	struct bio_list pending_discards;
+	struct list_head pending_metas;
+	struct list_head pending_copies;
+	struct list_head copies_done;	/* finished or failed: to free */
+	bool meta_inflight;		/* a retired segment's record */
+	struct wow_batch batch;
+	/* destage progress: clean marks for the coming records (hints) */
+	struct wow_tomb_range *marks;
+	u32 nr_marks;
+	unsigned long marks_at;		/* jiffies: the oldest was noted */
+	struct wow_pace pace;		/* admission while space is short */
+	struct wow_pace dpace;		/* new dirty data past high */
+	struct delayed_work pace_work;	/* a paced write's turn */
+	u64 pace_reclaimed;		/* stats at the last sample */
+	u64 pace_copied;
+	u64 pace_destaged;
+	u64 pace_sample_ns;
+	struct bio_set log_bs;		/* record bios */
+};
+
 static void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m);
 static void wow_log_commit_work(struct work_struct *ws);
 
 /* A paced write's turn has come. */
 static void pace_work(struct work_struct *ws)
 {
-	struct wow_cache *wc = container_of(to_delayed_work(ws),
-					    struct wow_cache, pace_work);
+	struct wow_commit *cm = container_of(to_delayed_work(ws),
+					     struct wow_commit, pace_work);
 
-	queue_work(wc->wq, &wc->commit_work);
+	queue_work(cm->wc->wq, &cm->wc->commit_work);
 }
 
 /* The superblock the constructor found, or the one format will write. */
@@ -71,6 +127,7 @@ int wow_log_alloc(struct wow_cache *wc)
 		[WOW_POLICY_LRW] = &wow_policy_lrw_ops,
 	};
 	u32 bs = wc->args.block_size;
+	struct wow_commit *cm;
 	u32 i, cap;
 	int r;
 
@@ -85,6 +142,11 @@ int wow_log_alloc(struct wow_cache *wc)
 		   WOW_RECORD_DATA_BYTES / bs);
 	wc->max_record_blocks = rounddown_pow_of_two(cap);
 
+	cm = kzalloc(sizeof(*cm), GFP_KERNEL);
+	if (!cm)
+		return -ENOMEM;
+	wc->commit = cm;
+	cm->wc = wc;
 	r = wow_seg_alloc(wc);
 	if (r)
 		return r;
@@ -99,36 +161,36 @@ int wow_log_alloc(struct wow_cache *wc)
 	if (r)
 		return r;
 
-	wc->marks = kmalloc_array(WOW_CLEAN_MARKS, sizeof(*wc->marks),
+	cm->marks = kmalloc_array(WOW_CLEAN_MARKS, sizeof(*cm->marks),
 				  GFP_KERNEL);
-	if (!wc->marks)
+	if (!cm->marks)
 		return -ENOMEM;
-	wc->batch.hdr = kmalloc(bs, GFP_KERNEL);
-	wc->batch.pages = kcalloc(WOW_RECORD_DATA_BYTES / PAGE_SIZE,
+	cm->batch.hdr = kmalloc(bs, GFP_KERNEL);
+	cm->batch.pages = kcalloc(WOW_RECORD_DATA_BYTES / PAGE_SIZE,
 				  sizeof(struct page *), GFP_KERNEL);
-	if (!wc->batch.hdr || !wc->batch.pages)
+	if (!cm->batch.hdr || !cm->batch.pages)
 		return -ENOMEM;
 	for (i = 0; i < WOW_RECORD_DATA_BYTES / PAGE_SIZE; i++) {
-		wc->batch.pages[i] = alloc_page(GFP_KERNEL);
-		if (!wc->batch.pages[i])
+		cm->batch.pages[i] = alloc_page(GFP_KERNEL);
+		if (!cm->batch.pages[i])
 			return -ENOMEM;
 	}
-	r = bioset_init(&wc->log_bs, 4, 0, BIOSET_NEED_BVECS);
+	r = bioset_init(&cm->log_bs, 4, 0, BIOSET_NEED_BVECS);
 	if (r)
 		return r;
-	bio_list_init(&wc->pending_writes);
-	bio_list_init(&wc->pending_flushes);
-	bio_list_init(&wc->pending_discards);
-	INIT_LIST_HEAD(&wc->pending_metas);
-	INIT_LIST_HEAD(&wc->pending_copies);
-	INIT_LIST_HEAD(&wc->copies_done);
-	INIT_LIST_HEAD(&wc->batch.metas);
-	INIT_LIST_HEAD(&wc->batch.copies);
+	bio_list_init(&cm->pending_writes);
+	bio_list_init(&cm->pending_flushes);
+	bio_list_init(&cm->pending_discards);
+	INIT_LIST_HEAD(&cm->pending_metas);
+	INIT_LIST_HEAD(&cm->pending_copies);
+	INIT_LIST_HEAD(&cm->copies_done);
+	INIT_LIST_HEAD(&cm->batch.metas);
+	INIT_LIST_HEAD(&cm->batch.copies);
 	INIT_WORK(&wc->commit_work, wow_log_commit_work);
-	INIT_DELAYED_WORK(&wc->pace_work, pace_work);
-	wow_pace_init(&wc->pace);
-	wow_pace_init(&wc->dpace);
-	wc->pace_sample_ns = ktime_get_ns();
+	INIT_DELAYED_WORK(&cm->pace_work, pace_work);
+	wow_pace_init(&cm->pace);
+	wow_pace_init(&cm->dpace);
+	cm->pace_sample_ns = ktime_get_ns();
 	return 0;
 }
 
@@ -138,16 +200,18 @@ int wow_log_alloc(struct wow_cache *wc)
  */
 void wow_log_stop(struct wow_cache *wc)
 {
-	cancel_delayed_work_sync(&wc->pace_work);
+	struct wow_commit *cm = wc->commit;
+
+	cancel_delayed_work_sync(&cm->pace_work);
 	/*
 	 * A record no bio waits for (clean marks alone) may still be in
 	 * flight: suspend waited for the bios only.  The checkpoint written
 	 * next must come after it (issue 34, finding 9).  Destage is
 	 * stopped, so no new marks come and this ends.
 	 */
-	while (READ_ONCE(wc->batch.busy) || READ_ONCE(wc->batch.done)) {
-		wait_event_timeout(wc->idle_wait, !READ_ONCE(wc->batch.busy) &&
-				   !READ_ONCE(wc->batch.done), HZ);
+	while (READ_ONCE(cm->batch.busy) || READ_ONCE(cm->batch.done)) {
+		wait_event_timeout(wc->idle_wait, !READ_ONCE(cm->batch.busy) &&
+				   !READ_ONCE(cm->batch.done), HZ);
 		flush_work(&wc->commit_work);
 	}
 	/* and a checkpoint written in the background */
@@ -156,6 +220,7 @@ void wow_log_stop(struct wow_cache *wc)
 
 void wow_log_free(struct wow_cache *wc)
 {
+	struct wow_commit *cm = wc->commit;
 	u32 i;
 
 	wow_seg_free(wc);
@@ -163,18 +228,19 @@ void wow_log_free(struct wow_cache *wc)
 		wow_policy_exit(&wc->policy);
 	wow_index_exit(&wc->index);
 	wow_ckptlog_free(wc);
-	kfree(wc->marks);
-	wc->marks = NULL;
-	kfree(wc->batch.hdr);
-	wc->batch.hdr = NULL;
-	if (wc->batch.pages) {
+	if (!cm)
+		return;
+	kfree(cm->marks);
+	kfree(cm->batch.hdr);
+	if (cm->batch.pages) {
 		for (i = 0; i < WOW_RECORD_DATA_BYTES / PAGE_SIZE; i++)
-			if (wc->batch.pages[i])
-				__free_page(wc->batch.pages[i]);
-		kfree(wc->batch.pages);
-		wc->batch.pages = NULL;
+			if (cm->batch.pages[i])
+				__free_page(cm->batch.pages[i]);
+		kfree(cm->batch.pages);
 	}
-	bioset_exit(&wc->log_bs);
+	bioset_exit(&cm->log_bs);
+	kfree(cm);
+	wc->commit = NULL;
 }
 
 /* The crc32c of @len bytes at byte @off of @pages (lowmem, back to back). */
@@ -196,7 +262,8 @@ static u32 pages_crc(struct page **pages, u32 off, u32 len)
  */
 static u32 batch_block_crcs(struct wow_cache *wc, __le32 *crcs)
 {
-	struct wow_batch *b = &wc->batch;
+	struct wow_commit *cm = wc->commit;
+	struct wow_batch *b = &cm->batch;
 	u32 bs = wc->args.block_size, i;
 
 	for (i = 0; i < b->nr_data; i++)
@@ -207,7 +274,8 @@ static u32 batch_block_crcs(struct wow_cache *wc, __le32 *crcs)
 /* The batch's data slots take their crcs from its header (lock held). */
 static void set_batch_crcs(struct wow_cache *wc)
 {
-	struct wow_batch *b = &wc->batch;
+	struct wow_commit *cm = wc->commit;
+	struct wow_batch *b = &cm->batch;
 	__le32 *crcs = wow_record_crcs(b->hdr, b->nr_tombs, b->nr_data);
 	u32 first = wow_seg_slot(wc, b->seg, b->block + 1), i;
 
@@ -352,35 +420,43 @@ static void queue_bio(struct wow_cache *wc, struct bio_list *list,
  */
 void wow_log_bypass_done(struct wow_cache *wc)
 {
+	struct wow_commit *cm = wc->commit;
 	unsigned long flags;
 
 	spin_lock_irqsave(&wc->lock, flags);
-	wow_flush_gen_write(&wc->origin_gen);
+	wow_flush_gen_write(&cm->origin_gen);
 	spin_unlock_irqrestore(&wc->lock, flags);
 }
 
 void wow_log_queue_write(struct wow_cache *wc, struct bio *bio)
 {
-	queue_bio(wc, &wc->pending_writes, bio);
+	struct wow_commit *cm = wc->commit;
+
+	queue_bio(wc, &cm->pending_writes, bio);
 }
 
 void wow_log_queue_flush(struct wow_cache *wc, struct bio *bio)
 {
-	queue_bio(wc, &wc->pending_flushes, bio);
+	struct wow_commit *cm = wc->commit;
+
+	queue_bio(wc, &cm->pending_flushes, bio);
 }
 
 void wow_log_queue_discard(struct wow_cache *wc, struct bio *bio)
 {
-	queue_bio(wc, &wc->pending_discards, bio);
+	struct wow_commit *cm = wc->commit;
+
+	queue_bio(wc, &cm->pending_discards, bio);
 }
 
 /* Cleaning's copy, read: append it (from its last read's completion). */
 void wow_log_queue_copy(struct wow_cache *wc, struct wow_copy *c)
 {
+	struct wow_commit *cm = wc->commit;
 	unsigned long flags;
 
 	spin_lock_irqsave(&wc->lock, flags);
-	list_add_tail(&c->list, &wc->pending_copies);
+	list_add_tail(&c->list, &cm->pending_copies);
 	queue_work(wc->wq, &wc->commit_work);
 	spin_unlock_irqrestore(&wc->lock, flags);
 }
@@ -411,6 +487,7 @@ static void release_copied(struct wow_cache *wc, struct wow_copy *c, u32 i)
 /* Hand copies back to cleaning, what is left of them released (lock held). */
 static void copies_done(struct wow_cache *wc, struct list_head *copies)
 {
+	struct wow_commit *cm = wc->commit;
 	struct wow_copy *c, *tmp;
 	u32 i;
 
@@ -418,7 +495,7 @@ static void copies_done(struct wow_cache *wc, struct list_head *copies)
 	list_for_each_entry_safe(c, tmp, copies, list) {
 		for (i = 0; i < c->nr; i++)
 			release_copied(wc, c, i);
-		list_move_tail(&c->list, &wc->copies_done);
+		list_move_tail(&c->list, &cm->copies_done);
 	}
 }
 
@@ -466,6 +543,7 @@ static void free_metas(struct list_head *metas, int error)
 /* Reclaim metas that failed: their victims stay (lock held). */
 static void unvictim(struct wow_cache *wc, struct list_head *metas)
 {
+	struct wow_commit *cm = wc->commit;
 	struct wow_meta *m;
 
 	lockdep_assert_held(&wc->lock);
@@ -473,7 +551,7 @@ static void unvictim(struct wow_cache *wc, struct list_head *metas)
 		if (m->victim == WOW_NO_SEG)
 			continue;
 		wow_seg_reclose(wc, m->victim);
-		wc->meta_inflight = false;
+		cm->meta_inflight = false;
 	}
 }
 
@@ -483,12 +561,13 @@ static void unvictim(struct wow_cache *wc, struct list_head *metas)
  */
 void wow_log_cancel_metas(struct wow_cache *wc)
 {
+	struct wow_commit *cm = wc->commit;
 	LIST_HEAD(metas);
 
 	spin_lock_irq(&wc->lock);
-	unvictim(wc, &wc->pending_metas);
-	list_splice_init(&wc->pending_metas, &metas);
-	copies_done(wc, &wc->pending_copies);
+	unvictim(wc, &cm->pending_metas);
+	list_splice_init(&cm->pending_metas, &metas);
+	copies_done(wc, &cm->pending_copies);
 	spin_unlock_irq(&wc->lock);
 	free_metas(&metas, -EAGAIN);
 	wow_kick(wc);
@@ -501,6 +580,7 @@ void wow_log_cancel_metas(struct wow_cache *wc)
  */
 static struct wow_meta *build_meta(struct wow_cache *wc, u32 v)
 {
+	struct wow_commit *cm = wc->commit;
 	u32 first = v * wc->blocks_per_seg, i, n, cap;
 	struct wow_meta *m;
 	u64 min_seq, max_seq;
@@ -557,7 +637,7 @@ static struct wow_meta *build_meta(struct wow_cache *wc, u32 v)
 	}
 	m->nr_tombs = n;
 	wow_seg_freeing(wc, v);
-	wc->meta_inflight = true;
+	cm->meta_inflight = true;
 	spin_unlock_irq(&wc->lock);
 	return m;
 }
@@ -582,8 +662,10 @@ void wow_log_unpin(struct wow_cache *wc, u32 s)
 /* Take the copies the log is done with (lock held), for cleaning to free. */
 void wow_log_take_copies_done(struct wow_cache *wc, struct list_head *done)
 {
+	struct wow_commit *cm = wc->commit;
+
 	lockdep_assert_held(&wc->lock);
-	list_splice_init(&wc->copies_done, done);
+	list_splice_init(&cm->copies_done, done);
 }
 
 /*
@@ -635,17 +717,18 @@ u32 wow_log_reap_drained(struct wow_cache *wc)
 	return wow_seg_reap_drained(wc);
 }
 
-/* Has a retired segment's record been handed to the log? (lock held) */
+/* Has a retired segment's record been handed to the log, not yet written? */
 bool wow_log_meta_inflight(struct wow_cache *wc)
 {
-	lockdep_assert_held(&wc->lock);
-	return wc->meta_inflight;
+	return READ_ONCE(wc->commit->meta_inflight);
 }
 
 static void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m)
 {
+	struct wow_commit *cm = wc->commit;
+
 	spin_lock_irq(&wc->lock);
-	list_add_tail(&m->list, &wc->pending_metas);
+	list_add_tail(&m->list, &cm->pending_metas);
 	spin_unlock_irq(&wc->lock);
 	queue_work(wc->wq, &wc->commit_work);
 }
@@ -662,8 +745,9 @@ static void wow_log_queue_meta(struct wow_cache *wc, struct wow_meta *m)
  */
 static void note_clean(struct wow_cache *wc, u64 ob, u64 t)
 {
-	struct wow_tomb_range *last = wc->nr_marks ?
-				      &wc->marks[wc->nr_marks - 1] : NULL;
+	struct wow_commit *cm = wc->commit;
+	struct wow_tomb_range *last = cm->nr_marks ?
+				      &cm->marks[cm->nr_marks - 1] : NULL;
 
 	lockdep_assert_held(&wc->lock);
 	if (last && last->t == t && last->start + last->nr == ob &&
@@ -671,16 +755,16 @@ static void note_clean(struct wow_cache *wc, u64 ob, u64 t)
 		last->nr++;
 		return;
 	}
-	if (wc->nr_marks == WOW_CLEAN_MARKS)
+	if (cm->nr_marks == WOW_CLEAN_MARKS)
 		return;
-	if (!wc->nr_marks)
-		wc->marks_at = jiffies;
-	last = &wc->marks[wc->nr_marks++];
+	if (!cm->nr_marks)
+		cm->marks_at = jiffies;
+	last = &cm->marks[cm->nr_marks++];
 	last->start = ob;
 	last->nr = 1;
 	last->t = t;
 	last->flags = WOW_TOMB_CLEAN;
-	if (wc->nr_marks == WOW_CLEAN_MARKS / 2)
+	if (cm->nr_marks == WOW_CLEAN_MARKS / 2)
 		queue_work(wc->wq, &wc->commit_work);
 }
 
@@ -700,9 +784,11 @@ void wow_log_block_clean(struct wow_cache *wc, u32 slot, u64 ob)
 
 static bool marks_due(struct wow_cache *wc)
 {
-	return wc->nr_marks &&
-	       (wc->nr_marks >= WOW_CLEAN_MARKS / 2 ||
-		time_after_eq(jiffies, wc->marks_at +
+	struct wow_commit *cm = wc->commit;
+
+	return cm->nr_marks &&
+	       (cm->nr_marks >= WOW_CLEAN_MARKS / 2 ||
+		time_after_eq(jiffies, cm->marks_at +
 			      msecs_to_jiffies(WOW_MARKS_DUE_MS))) &&
 	       !wow_log_short(wc);
 }
@@ -715,6 +801,7 @@ static bool marks_due(struct wow_cache *wc)
  */
 void wow_log_tick(struct wow_cache *wc)
 {
+	struct wow_commit *cm = wc->commit;
 	u64 now = ktime_get_ns();
 	u64 rec = atomic64_read(&wc->stats.reclaimed_segments);
 	u64 copied = atomic64_read(&wc->stats.copied_blocks);
@@ -724,19 +811,19 @@ void wow_log_tick(struct wow_cache *wc)
 
 	spin_lock_irq(&wc->lock);
 	/* clear_stats restarts the counters: start the sample over */
-	if (rec >= wc->pace_reclaimed && copied >= wc->pace_copied) {
-		freed = (rec - wc->pace_reclaimed) * wc->blocks_per_seg;
-		used = copied - wc->pace_copied;
-		wow_pace_sample(&wc->pace, freed > used ? freed - used : 0,
-				now - wc->pace_sample_ns);
+	if (rec >= cm->pace_reclaimed && copied >= cm->pace_copied) {
+		freed = (rec - cm->pace_reclaimed) * wc->blocks_per_seg;
+		used = copied - cm->pace_copied;
+		wow_pace_sample(&cm->pace, freed > used ? freed - used : 0,
+				now - cm->pace_sample_ns);
 	}
-	if (destaged >= wc->pace_destaged)
-		wow_pace_sample(&wc->dpace, destaged - wc->pace_destaged,
-				now - wc->pace_sample_ns);
-	wc->pace_reclaimed = rec;
-	wc->pace_copied = copied;
-	wc->pace_destaged = destaged;
-	wc->pace_sample_ns = now;
+	if (destaged >= cm->pace_destaged)
+		wow_pace_sample(&cm->dpace, destaged - cm->pace_destaged,
+				now - cm->pace_sample_ns);
+	cm->pace_reclaimed = rec;
+	cm->pace_copied = copied;
+	cm->pace_destaged = destaged;
+	cm->pace_sample_ns = now;
 	due = marks_due(wc);
 	spin_unlock_irq(&wc->lock);
 	if (due)
@@ -750,6 +837,7 @@ void wow_log_tick(struct wow_cache *wc)
  */
 static int flush_origin_bypassed(struct wow_cache *wc, u64 gen)
 {
+	struct wow_commit *cm = wc->commit;
 	int r;
 
 	if (!gen)
@@ -760,7 +848,7 @@ static int flush_origin_bypassed(struct wow_cache *wc, u64 gen)
 		return r;
 	}
 	spin_lock_irq(&wc->lock);
-	wow_flush_gen_end(&wc->origin_gen, gen);
+	wow_flush_gen_end(&cm->origin_gen, gen);
 	spin_unlock_irq(&wc->lock);
 	return 0;
 }
@@ -772,12 +860,13 @@ static int flush_origin_bypassed(struct wow_cache *wc, u64 gen)
  */
 int wow_log_commit(struct wow_cache *wc)
 {
+	struct wow_commit *cm = wc->commit;
 	u64 seq, origin;
 	int r;
 
 	spin_lock_irq(&wc->lock);
 	seq = wc->completed_seq;
-	origin = wow_flush_gen_begin(&wc->origin_gen);
+	origin = wow_flush_gen_begin(&cm->origin_gen);
 	spin_unlock_irq(&wc->lock);
 
 	r = flush_origin_bypassed(wc, origin);
@@ -800,14 +889,15 @@ int wow_log_commit(struct wow_cache *wc)
 static void batch_endio(struct bio *bio)
 {
 	struct wow_cache *wc = bio->bi_private;
+	struct wow_commit *cm = wc->commit;
 	blk_status_t status = bio->bi_status;
 	unsigned long flags;
 
 	bio_put(bio);
 	spin_lock_irqsave(&wc->lock, flags);
-	wc->batch.status = status;
-	wc->batch.busy = false;
-	wc->batch.done = true;
+	cm->batch.status = status;
+	cm->batch.busy = false;
+	cm->batch.done = true;
 	/* under the lock: suspend cannot see the batch done before this */
 	queue_work(wc->wq, &wc->commit_work);
 	spin_unlock_irqrestore(&wc->lock, flags);
@@ -840,7 +930,8 @@ static void discard_origin(struct wow_cache *wc, struct bio *bio)
 
 static void fail_batch(struct wow_cache *wc, struct list_head *metas)
 {
-	struct wow_batch *b = &wc->batch;
+	struct wow_commit *cm = wc->commit;
+	struct wow_batch *b = &cm->batch;
 
 	wow_error(wc, WOW_STATE_READ_ONLY, "log write",
 		  blk_status_to_errno(b->status));
@@ -907,11 +998,12 @@ static void insert_copy(struct wow_cache *wc, u64 ob, u32 src, u32 slot)
 /* Insert the batch's copies, from @slot; returns the slot after (lock held). */
 static u32 insert_copies(struct wow_cache *wc, u32 slot)
 {
+	struct wow_commit *cm = wc->commit;
 	struct wow_copy *c;
 	u32 i, n = 0;
 
 	lockdep_assert_held(&wc->lock);
-	list_for_each_entry(c, &wc->batch.copies, list) {
+	list_for_each_entry(c, &cm->batch.copies, list) {
 		for (i = 0; i < c->nr; i++) {
 			if (c->slots[i] == WOW_NO_SLOT)
 				continue;
@@ -922,7 +1014,7 @@ static u32 insert_copies(struct wow_cache *wc, u32 slot)
 		}
 	}
 	atomic64_add(n, &wc->stats.copied_blocks);
-	copies_done(wc, &wc->batch.copies);
+	copies_done(wc, &cm->batch.copies);
 	return slot;
 }
 
@@ -955,7 +1047,8 @@ static void drop_tombstoned(struct wow_cache *wc, struct wow_meta *m)
  */
 static int finish_batch(struct wow_cache *wc)
 {
-	struct wow_batch *b = &wc->batch;
+	struct wow_commit *cm = wc->commit;
+	struct wow_batch *b = &cm->batch;
 	struct wow_meta *m;
 	struct list_head metas;
 	struct bio *bio;
@@ -1002,7 +1095,7 @@ static int finish_batch(struct wow_cache *wc)
 			   wow_bio_blocks(wc, bio));
 
 	/* a victim's tombstones written so far: their copies are dead */
-	m = list_first_entry_or_null(&wc->pending_metas, struct wow_meta,
+	m = list_first_entry_or_null(&cm->pending_metas, struct wow_meta,
 				     list);
 	if (m && m->victim != WOW_NO_SEG)
 		drop_tombstoned(wc, m);
@@ -1017,7 +1110,7 @@ static int finish_batch(struct wow_cache *wc)
 				drop_slot(wc, slot);
 		}
 		wow_seg_drain(wc, m->victim);
-		wc->meta_inflight = false;
+		cm->meta_inflight = false;
 	}
 	b->done = false;
 	spin_unlock_irq(&wc->lock);
@@ -1050,10 +1143,11 @@ static bool fua_bio(struct bio *bio)
 
 static u32 tomb_room(struct wow_cache *wc, u32 nr_tombs)
 {
+	struct wow_commit *cm = wc->commit;
 	u32 max = wow_max_tombs(wc->args.block_size);
 
 	/* leave room for data when writes are waiting */
-	if (!bio_list_empty(&wc->pending_writes))
+	if (!bio_list_empty(&cm->pending_writes))
 		max = min(max, 64U);
 	return max > nr_tombs ? max - nr_tombs : 0;
 }
@@ -1077,17 +1171,18 @@ static void add_tomb(struct wow_batch *b, const struct wow_tomb_range *r)
 static void add_marks(struct wow_cache *wc, struct wow_batch *b, bool only,
 		      u32 room)
 {
+	struct wow_commit *cm = wc->commit;
 	u32 bs = wc->args.block_size, n = 0;
 	u32 want = min(room, WOW_RECORD_DATA_BYTES / bs);
 
 	lockdep_assert_held(&wc->lock);
-	while (n < wc->nr_marks && tomb_room(wc, b->nr_tombs) &&
+	while (n < cm->nr_marks && tomb_room(wc, b->nr_tombs) &&
 	       (only || wow_record_capacity(bs, b->nr_tombs + 1,
 					    wow_record_flags_v(wc->sb.version)) >=
 		want))
-		add_tomb(b, &wc->marks[n++]);
-	wc->nr_marks -= n;
-	memmove(wc->marks, wc->marks + n, wc->nr_marks * sizeof(*wc->marks));
+		add_tomb(b, &cm->marks[n++]);
+	cm->nr_marks -= n;
+	memmove(cm->marks, cm->marks + n, cm->nr_marks * sizeof(*cm->marks));
 }
 
 /*
@@ -1097,19 +1192,20 @@ static void add_marks(struct wow_cache *wc, struct wow_batch *b, bool only,
  */
 static u32 prune_copies(struct wow_cache *wc)
 {
+	struct wow_commit *cm = wc->commit;
 	struct wow_copy *c, *tmp;
 	bool emptied = false;
 
 	lockdep_assert_held(&wc->lock);
-	list_for_each_entry_safe(c, tmp, &wc->pending_copies, list) {
+	list_for_each_entry_safe(c, tmp, &cm->pending_copies, list) {
 		if (prune_copy(wc, c))
 			continue;
-		list_move_tail(&c->list, &wc->copies_done);
+		list_move_tail(&c->list, &cm->copies_done);
 		emptied = true;
 	}
 	if (emptied)
 		wow_kick(wc);
-	c = list_first_entry_or_null(&wc->pending_copies, struct wow_copy,
+	c = list_first_entry_or_null(&cm->pending_copies, struct wow_copy,
 				     list);
 	return c ? c->nr_live : 0;
 }
@@ -1121,12 +1217,13 @@ static u32 prune_copies(struct wow_cache *wc)
  */
 static u64 pace_rate(struct wow_cache *wc)
 {
+	struct wow_commit *cm = wc->commit;
 	u64 bps = wc->blocks_per_seg;
 
 	lockdep_assert_held(&wc->lock);
 	return wow_pace_rate(wow_seg_free_blocks(wc), WOW_RESERVE_SEGMENTS * bps,
 			     wow_reclaim_threshold(wc) * bps,
-			     wc->pace.freed_rate);
+			     cm->pace.freed_rate);
 }
 
 /*
@@ -1136,12 +1233,14 @@ static u64 pace_rate(struct wow_cache *wc)
  */
 static u64 dirty_pace_rate(struct wow_cache *wc)
 {
+	struct wow_commit *cm = wc->commit;
+
 	lockdep_assert_held(&wc->lock);
 	if (wc->cleaner)
 		return WOW_PACE_UNLIMITED;
 	return wow_pace_dirty_rate(wow_occupancy_bp(wc), wc->thresh.high,
 				   WOW_PACE_DIRTY_SPAN_BP,
-				   wc->dpace.freed_rate);
+				   cm->dpace.freed_rate);
 }
 
 /* Blocks of @bio whose cached copy is not dirty (lock held). */
@@ -1159,11 +1258,12 @@ static u32 new_dirty_blocks(struct wow_cache *wc, struct bio *bio)
 /* Blocks of the queued writes, counted up to @cap (lock held). */
 static u64 queued_blocks(struct wow_cache *wc, u64 cap)
 {
+	struct wow_commit *cm = wc->commit;
 	struct bio *bio;
 	u64 n = 0;
 
 	lockdep_assert_held(&wc->lock);
-	bio_list_for_each(bio, &wc->pending_writes) {
+	bio_list_for_each(bio, &cm->pending_writes) {
 		n += wow_bio_blocks(wc, bio);
 		if (n >= cap)
 			break;
@@ -1188,6 +1288,7 @@ static u64 batch_cap(u64 rate)
 static bool pace_admit(struct wow_cache *wc, struct bio *bio, u64 rate,
 		       u64 drate, bool first)
 {
+	struct wow_commit *cm = wc->commit;
 	u32 n = wow_bio_blocks(wc, bio), fresh = 0, batch, dbatch;
 	u64 now = ktime_get_ns(), wait = 0, queued = 0;
 
@@ -1200,16 +1301,16 @@ static bool pace_admit(struct wow_cache *wc, struct bio *bio, u64 rate,
 	batch = first && rate ? wow_pace_batch(rate, queued, n) : n;
 	dbatch = first ? wow_pace_batch(drate, queued, fresh) : fresh;
 	if (drate != WOW_PACE_UNLIMITED &&
-	    !wow_pace_admit_batch(&wc->dpace, fresh, dbatch, drate, now,
+	    !wow_pace_admit_batch(&cm->dpace, fresh, dbatch, drate, now,
 				  &wait))
 		goto later;
-	if (wow_pace_admit_batch(&wc->pace, n, batch, rate, now, &wait))
+	if (wow_pace_admit_batch(&cm->pace, n, batch, rate, now, &wait))
 		return true;
 	if (fresh)
-		wow_pace_refund(&wc->dpace, fresh);
+		wow_pace_refund(&cm->dpace, fresh);
 later:
 	if (wait)
-		mod_delayed_work(wc->wq, &wc->pace_work,
+		mod_delayed_work(wc->wq, &cm->pace_work,
 				 max_t(unsigned long, nsecs_to_jiffies(wait), 1));
 	return false;
 }
@@ -1224,7 +1325,8 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 			 struct bio_list *direct, struct bio_list *failed,
 			 struct list_head *failed_metas)
 {
-	struct wow_batch *b = &wc->batch;
+	struct wow_commit *cm = wc->commit;
+	struct wow_batch *b = &cm->batch;
 	struct wow_meta *m, *tmp;
 	struct wow_copy *c, *ctmp;
 	struct bio_list cached;
@@ -1234,37 +1336,37 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	u64 rate, drate;
 
 	lockdep_assert_held(&wc->lock);
-	bio_list_merge(flushes, &wc->pending_flushes);
-	bio_list_init(&wc->pending_flushes);
+	bio_list_merge(flushes, &cm->pending_flushes);
+	bio_list_init(&cm->pending_flushes);
 
 	if (wc->state != WOW_STATE_OK) {
-		bio_list_merge(failed, &wc->pending_writes);
-		bio_list_init(&wc->pending_writes);
-		bio_list_merge(failed, &wc->pending_discards);
-		bio_list_init(&wc->pending_discards);
-		unvictim(wc, &wc->pending_metas);
-		list_splice_init(&wc->pending_metas, failed_metas);
-		copies_done(wc, &wc->pending_copies);
+		bio_list_merge(failed, &cm->pending_writes);
+		bio_list_init(&cm->pending_writes);
+		bio_list_merge(failed, &cm->pending_discards);
+		bio_list_init(&cm->pending_discards);
+		unvictim(wc, &cm->pending_metas);
+		list_splice_init(&cm->pending_metas, failed_metas);
+		copies_done(wc, &cm->pending_copies);
 		wow_kick(wc);
 		return false;
 	}
 
 	bio_list_init(&cached);
-	while ((bio = bio_list_pop(&wc->pending_discards))) {
+	while ((bio = bio_list_pop(&cm->pending_discards))) {
 		if (range_cached(wc, wow_bio_oblock(wc, bio),
 				 wow_bio_blocks(wc, bio)))
 			bio_list_add(&cached, bio);
 		else
 			bio_list_add(direct, bio);
 	}
-	bio_list_merge(&wc->pending_discards, &cached);
+	bio_list_merge(&cm->pending_discards, &cached);
 
 	copy_blocks = prune_copies(wc);
 	/* only cleaning's records may take the reserve: they free space */
-	reserve = !list_empty(&wc->pending_metas) || copy_blocks;
-	tombs = !list_empty(&wc->pending_metas) ||
-		!bio_list_empty(&wc->pending_discards);
-	bio = bio_list_peek(&wc->pending_writes);
+	reserve = !list_empty(&cm->pending_metas) || copy_blocks;
+	tombs = !list_empty(&cm->pending_metas) ||
+		!bio_list_empty(&cm->pending_discards);
+	bio = bio_list_peek(&cm->pending_writes);
 	if (wow_seg_head_reserved(wc))
 		bio = NULL;			/* writes wait for space */
 	rate = pace_rate(wc);
@@ -1277,7 +1379,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	}
 	only_marks = !tombs && !bio && !copy_blocks;
 	if (only_marks && !marks_due(wc)) {
-		if (!bio_list_empty(&wc->pending_writes))
+		if (!bio_list_empty(&cm->pending_writes))
 			wow_kick(wc);
 		return false;
 	}
@@ -1305,7 +1407,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	room = wc->blocks_per_seg - b->block - 1;
 
 	/* reclaim tombstones first: they free space */
-	list_for_each_entry_safe(m, tmp, &wc->pending_metas, list) {
+	list_for_each_entry_safe(m, tmp, &cm->pending_metas, list) {
 		while (m->done_tombs < m->nr_tombs &&
 		       tomb_room(wc, b->nr_tombs)) {
 			add_tomb(b, &m->tombs[m->done_tombs++]);
@@ -1320,7 +1422,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 
 	/* discards of cached ranges: a tombstone each */
 	while (tomb_room(wc, b->nr_tombs) &&
-	       (bio = bio_list_pop(&wc->pending_discards))) {
+	       (bio = bio_list_pop(&cm->pending_discards))) {
 		struct wow_tomb_range r = {
 			.start = wow_bio_oblock(wc, bio),
 			.t = b->seq,
@@ -1342,7 +1444,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 	 * cleaning's copies first: they free space, and a write of the same
 	 * block later in the record is the newer copy
 	 */
-	list_for_each_entry_safe(c, ctmp, &wc->pending_copies, list) {
+	list_for_each_entry_safe(c, ctmp, &cm->pending_copies, list) {
 		if (b->nr_data + c->nr_live > data_cap)
 			break;
 		list_move_tail(&c->list, &b->copies);
@@ -1351,7 +1453,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 
 	if (wow_seg_head_reserved(wc))
 		data_cap = 0;
-	while ((bio = bio_list_peek(&wc->pending_writes))) {
+	while ((bio = bio_list_peek(&cm->pending_writes))) {
 		u32 n = wow_bio_blocks(wc, bio);
 
 		if (b->nr_data + n > data_cap)
@@ -1359,7 +1461,7 @@ static bool gather_batch(struct wow_cache *wc, struct bio_list *flushes,
 		if (!first_admitted && !pace_admit(wc, bio, rate, drate, false))
 			break;
 		first_admitted = false;
-		bio_list_add(&b->writes, bio_list_pop(&wc->pending_writes));
+		bio_list_add(&b->writes, bio_list_pop(&cm->pending_writes));
 		b->nr_data += n;
 		if (fua_bio(bio))
 			b->fua = true;
@@ -1411,7 +1513,8 @@ static void copy_pages_to_batch(struct wow_batch *b, u32 off,
  */
 static u32 copy_batch_data(struct wow_cache *wc, u32 flags)
 {
-	struct wow_batch *b = &wc->batch;
+	struct wow_commit *cm = wc->commit;
+	struct wow_batch *b = &cm->batch;
 	__le64 *oblocks = wow_record_oblocks(b->hdr, b->nr_tombs);
 	u32 i = 0, off = 0;
 	struct bvec_iter iter;
@@ -1484,12 +1587,13 @@ static void add_record_page(struct wow_cache *wc, struct bio **bio,
 			    struct bio_list *full, struct page *page, u32 len,
 			    u32 off, blk_opf_t opf)
 {
+	struct wow_commit *cm = wc->commit;
 	struct bio *next;
 
 	if (!record_bio_full(*bio) && bio_add_page(*bio, page, len, off) == len)
 		return;
 	next = bio_alloc_bioset(wc->cache_dev->bdev, BIO_MAX_VECS, opf,
-				GFP_NOIO, &wc->log_bs);
+				GFP_NOIO, &cm->log_bs);
 	next->bi_iter.bi_sector = bio_end_sector(*bio);
 	bio_chain(*bio, next);
 	bio_list_add(full, *bio);
@@ -1500,7 +1604,8 @@ static void add_record_page(struct wow_cache *wc, struct bio **bio,
 /* Fill the header block and the checksums, build and submit the I/O. */
 static void submit_batch(struct wow_cache *wc)
 {
-	struct wow_batch *b = &wc->batch;
+	struct wow_commit *cm = wc->commit;
+	struct wow_batch *b = &cm->batch;
 	u32 bs = wc->args.block_size, off, data_bytes = b->nr_data * bs;
 	blk_opf_t opf = REQ_OP_WRITE | REQ_SYNC | (b->fua ? REQ_FUA : 0);
 	blk_opf_t first = 0;
@@ -1530,7 +1635,7 @@ static void submit_batch(struct wow_cache *wc)
 	ri.durable_seq = b->fua || b->preflush ? b->seq - 1 : wc->durable_seq;
 	ri.next_seg = wow_seg_next_free(wc);
 	wc->chain_next = ri.next_seg;
-	origin_flush = b->fua ? wow_flush_gen_begin(&wc->origin_gen) : 0;
+	origin_flush = b->fua ? wow_flush_gen_begin(&cm->origin_gen) : 0;
 	spin_unlock_irq(&wc->lock);
 	wow_record_seal(b->hdr, bs, wc->sb.uuid, &ri);
 
@@ -1544,7 +1649,7 @@ static void submit_batch(struct wow_cache *wc)
 
 	bio_list_init(&full);
 	bio = bio_alloc_bioset(wc->cache_dev->bdev, BIO_MAX_VECS, opf | first,
-			       GFP_NOIO, &wc->log_bs);
+			       GFP_NOIO, &cm->log_bs);
 	bio->bi_iter.bi_sector =
 		wow_slot_sector(wc, wow_seg_slot(wc, b->seg, b->block));
 	for (off = 0; off < bs; ) {
@@ -1585,14 +1690,15 @@ static void submit_batch(struct wow_cache *wc)
 static void wow_log_commit_work(struct work_struct *ws)
 {
 	struct wow_cache *wc = container_of(ws, struct wow_cache, commit_work);
+	struct wow_commit *cm = wc->commit;
 	struct bio_list flushes, direct, failed;
 	LIST_HEAD(failed_metas);
 	struct bio *bio;
 	bool busy, done, go;
 
 	spin_lock_irq(&wc->lock);
-	busy = wc->batch.busy;
-	done = wc->batch.done;
+	busy = cm->batch.busy;
+	done = cm->batch.done;
 	spin_unlock_irq(&wc->lock);
 	if (busy)
 		return;
@@ -1656,6 +1762,7 @@ static void wow_log_commit_work(struct work_struct *ws)
  */
 int wow_log_mark_clean(struct wow_cache *wc)
 {
+	struct wow_commit *cm = wc->commit;
 	DECLARE_COMPLETION_ONSTACK(done);
 	struct wow_meta *m;
 	u64 *blocks, t;
@@ -1695,7 +1802,7 @@ int wow_log_mark_clean(struct wow_cache *wc)
 	spin_lock_irq(&wc->lock);
 	t = wc->completed_seq;
 	/* these marks cover every clean block: the pending ones too */
-	wc->nr_marks = 0;
+	cm->nr_marks = 0;
 	for (i = 0; i < wc->nr_slots && n < nr; i++) {
 		struct wow_slot *sl = wow_slot_at(&wc->index, i);
 

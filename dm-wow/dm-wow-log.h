@@ -139,7 +139,10 @@ void wow_log_take_copies_done(struct wow_cache *wc, struct list_head *done);
  */
 int wow_log_retire_seg(struct wow_cache *wc, u32 v);
 
-/* Has a retired segment's record been handed to the log?  Lock held. */
+/*
+ * Has a retired segment's record been handed to the log, not yet written?
+ * Exact under the lock; without it, for a wait's condition.
+ */
 bool wow_log_meta_inflight(struct wow_cache *wc);
 
 /*

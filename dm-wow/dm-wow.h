@@ -423,33 +423,6 @@ struct wow_copy {
 	/* oblocks, pages, slots and crcs live in the same allocation */
 };
 
-/* The one log append in flight. */
-struct wow_batch {
-	struct bio_list writes;
-	struct bio_list flushes;
-	struct bio_list discards;
-	struct list_head metas;	/* whose last tombstones are in here */
-	struct list_head copies;	/* whose blocks are in here, first */
-	u32 seg;
-	u32 block;		/* header block within the segment */
-	u32 nr_data;
-	u32 nr_tombs;
-	u64 seq;
-	bool fua;		/* PREFLUSH | FUA */
-	bool preflush;		/* PREFLUSH alone: it reuses a segment */
-	bool origin_failed;	/* the origin flush before it failed */
-	bool busy;		/* submitted, not completed */
-	bool done;		/* completed, not finished */
-	blk_status_t status;
-	void *hdr;		/* block_size bytes */
-	/*
-	 * WOW_RECORD_DATA_BYTES: the data, copied out of the bios before its
-	 * checksum is taken, so a page changed in flight cannot make the
-	 * record's checksum wrong.
-	 */
-	struct page **pages;
-};
-
 struct wow_stats {
 	atomic64_t read_hits;
 	atomic64_t read_misses;
@@ -515,6 +488,7 @@ static inline void wow_flush_gen_end(struct wow_flush_gen *g, u64 gen)
  */
 struct wow_segs;
 struct wow_ckptlog;
+struct wow_commit;
 struct wow_destage;
 struct wow_clean;
 
@@ -576,27 +550,12 @@ struct wow_cache {
 	/* the checkpoints: dm-wow-ckptlog.c's alone (dm-wow-ckptlog.h) */
 	struct wow_ckptlog *ckptlog;
 	u32 chain_next;			/* next_seg of the last record */
-	struct wow_flush_gen origin_gen;	/* bypass writes, origin flushes */
-	struct bio_list pending_writes;
-	struct bio_list pending_flushes;
-	struct bio_list pending_discards;
-	struct list_head pending_metas;
-	struct list_head pending_copies;
-	struct list_head copies_done;	/* finished or failed: to free */
-	bool meta_inflight;		/* a retired segment's record */
-	struct wow_batch batch;
-	/* destage progress: clean marks for the coming records (hints) */
-	struct wow_tomb_range *marks;
-	u32 nr_marks;
-	unsigned long marks_at;		/* jiffies: the oldest was noted */
-	struct wow_pace pace;		/* admission while space is short */
-	struct wow_pace dpace;		/* new dirty data past high */
-	struct delayed_work pace_work;	/* a paced write's turn */
-	u64 pace_reclaimed;		/* stats at the last sample */
-	u64 pace_copied;
-	u64 pace_destaged;
-	u64 pace_sample_ns;
-	struct bio_set log_bs;		/* record bios */
+	/*
+	 * group commit (queues, the record being written, clean marks,
+	 * pacing): dm-wow-log.c's alone (dm-wow-log.h); its worker stays
+	 * here, which the checkpoints, cleaning and destage queue
+	 */
+	struct wow_commit *commit;
 	struct work_struct commit_work;
 
 	/*

@@ -11,8 +11,9 @@
    script's: the segment table, struct wow_segs and struct wow_segment,
    defined in dm-wow-seg.c alone, destage's state, struct wow_destage,
    in dm-wow-destage.c alone, cleaning's, struct wow_clean, in
-   dm-wow-clean.c alone, and the checkpoints', struct wow_ckptlog, in
-   dm-wow-ckptlog.c alone.)
+   dm-wow-clean.c alone, the checkpoints', struct wow_ckptlog, in
+   dm-wow-ckptlog.c alone, and group commit's, struct wow_commit, in
+   dm-wow-log.c alone.)
 2. No call cycle between files: the graph of calls from one file to a
    function another file defines has no cycle.
 3. A function whose comment says it runs with the lock held ("lock held")

@@ -48,12 +48,12 @@ def test_write_to_another_parts_field(tmp_path):
     assert 'writes dirty_blocks, owned by log' in out
 
 
-def test_init_of_another_parts_list(tmp_path):
+def test_init_of_another_parts_work(tmp_path):
     d = copy(tmp_path)
     plant(d, 'dm-wow-target.c', '\twc->last_io = jiffies;\n',
-          '\tINIT_LIST_HEAD(&wc->pending_copies);\n')
+          '\tINIT_WORK(&wc->health_work, NULL);\n')
     rc, out = run(str(d))
-    assert rc == 1 and 'writes pending_copies, owned by log' in out
+    assert rc == 1 and 'writes health_work, owned by core' in out
 
 
 def opaque(src, owner, defs):
@@ -91,6 +91,12 @@ def test_ckptlog_is_opaque():
     # enforces it (struct wow_cache keeps the pointer and chain_next)
     opaque(SRC, 'dm-wow-ckptlog.c', ('struct wow_ckptlog {',
                                      'struct ckpt_run {'))
+
+
+def test_commit_is_opaque():
+    # group commit's state and the record being written: the compiler
+    # enforces it (struct wow_cache keeps the pointer and the worker)
+    opaque(SRC, 'dm-wow-log.c', ('struct wow_commit {', 'struct wow_batch {'))
 
 
 def test_opaque_catches_a_definition_in_a_header(tmp_path):
