@@ -41,6 +41,8 @@
 #include <linux/vmalloc.h>
 
 #include "dm-wow.h"
+#include "dm-wow-checkpoint.h"
+#include "dm-wow-super.h"
 #include "dm-wow-ckptread.h"
 
 /* Reads and writes of the tables go through a window of this size. */

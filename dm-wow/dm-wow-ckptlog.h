@@ -11,6 +11,7 @@
 #define DM_WOW_CKPTLOG_H
 
 #include "dm-wow.h"
+#include "dm-wow-checkpoint.h"
 
 /*
  * Slot table blocks a background checkpoint copies on write before it

@@ -34,6 +34,7 @@
 #include <linux/slab.h>
 
 #include "dm-wow.h"
+#include "dm-wow-victim.h"
 #include "dm-wow-clean.h"
 #include "dm-wow-log.h"
 #include "dm-wow-seg.h"

@@ -25,6 +25,7 @@
 #include <linux/slab.h>
 
 #include "dm-wow.h"
+#include "dm-wow-super.h"
 
 /* Record needs_check for the health block, and have it written (lock held). */
 static void latch_health(struct wow_cache *wc, const char *what)

@@ -41,6 +41,7 @@
 #include <linux/vmalloc.h>
 
 #include "dm-wow.h"
+#include "dm-wow-pace.h"
 #include "dm-wow-log.h"
 #include "dm-wow-seg.h"
 #include "dm-wow-ckptlog.h"

@@ -44,6 +44,7 @@
  * no clock, no I/O.  KUnit drives it.
  */
 #include "dm-wow.h"
+#include "dm-wow-pace.h"
 
 #define NSEC	1000000000ULL
 /* Tokens are counted in 1/2^10 of a block. */

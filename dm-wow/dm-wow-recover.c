@@ -21,6 +21,7 @@
 #include <linux/sort.h>
 
 #include "dm-wow.h"
+#include "dm-wow-super.h"
 #include "dm-wow-log.h"
 #include "dm-wow-seg.h"
 #include "dm-wow-ckptlog.h"

@@ -37,6 +37,7 @@
 #include <linux/vmalloc.h>
 
 #include "dm-wow.h"
+#include "dm-wow-victim.h"
 #include "dm-wow-seg.h"
 
 /* A log segment: one erase block of the cache device. */

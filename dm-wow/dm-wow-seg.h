@@ -19,6 +19,7 @@
 #define DM_WOW_SEG_H
 
 #include "dm-wow.h"
+#include "dm-wow-victim.h"
 
 /* A segment's state (the diagram at the top of dm-wow-seg.c). */
 enum wow_seg_state {

@@ -12,6 +12,7 @@
 #include <linux/vmalloc.h>
 
 #include "dm-wow.h"
+#include "dm-wow-super.h"
 
 void wow_geometry_init(struct wow_geometry *g, const struct wow_args *a,
 		       u64 origin_sectors, u64 cache_sectors)

@@ -25,6 +25,7 @@
 #include <linux/slab.h>
 
 #include "dm-wow.h"
+#include "dm-wow-super.h"
 #include "dm-wow-clean.h"
 #include "dm-wow-destage.h"
 #include "dm-wow-log.h"

@@ -24,6 +24,7 @@
  * Pure arithmetic: no locking, no allocation, no I/O.  KUnit drives it.
  */
 #include "dm-wow.h"
+#include "dm-wow-victim.h"
 
 /* Ages are capped so that the score's products cannot overflow. */
 #define WOW_VICTIM_MAX_AGE	BIT_ULL(32)

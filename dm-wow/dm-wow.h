@@ -150,123 +150,15 @@ static inline bool wow_index_changed(const struct wow_index *ix,
 	return n && wow_index_next_changed(ix, map, first) < first + n;
 }
 
-/* ---- dm-wow-super.c: the superblock ---- */
-
-void wow_geometry_init(struct wow_geometry *g, const struct wow_args *a,
-		       u64 origin_sectors, u64 cache_sectors);
-
 /* dm-wow-sb.c, the superblock and health block codec (pure): dm-wow-sb.h */
 
 /* dm-wow-ckpt.c, the checkpoint codec (pure): dm-wow-ckpt.h */
 
 /* dm-wow-ckptread.c, the checkpoint reader (pure): dm-wow-ckptread.h */
 
-/* ---- dm-wow-checkpoint.c: checkpoint I/O ---- */
+/* dm-wow-super.c, the superblock's geometry and metadata I/O: dm-wow-super.h */
 
-struct wow_ckpt_area {
-	struct block_device *bdev;	/* the cache device */
-	u64 first_block;		/* where the area starts */
-	u64 nr_blocks;			/* up to the first segment */
-	bool closing;			/* version 3: appended, closing copy */
-	u32 version;			/* the format's (slot entry size) */
-	u32 block_size;
-	u32 blocks_per_seg;
-	const u8 *uuid;
-	u64 nr_slots;
-	u64 nr_segments;
-	u64 max_tombs;			/* room in the segment stream */
-	u64 nr_oblocks;			/* origin blocks (a slot's must be less) */
-	/*
-	 * What the log knows of the area's slot table: @csums, a crc32c per
-	 * slot table block, what each block on disk holds (a write and a
-	 * read fill it); @whole: nothing is known, so a write writes every
-	 * block (into erased flash), not only those ops->slots_changed names.
-	 */
-	__le32 *csums;
-	bool whole;
-};
-
-/*
- * What a checkpoint holds, from its owner (the log); what a read hands
- * back goes through struct wow_ckpt_load_ops (dm-wow-ckptread.h).
- */
-struct wow_ckpt_ops {
-	/* the entries of @n slots from @first, and segments from @first */
-	void (*slot_entries)(void *ctx, u64 first, u32 n,
-			     struct wow_ckpt_entry *e);
-	/*
-	 * a snapshot's next slot table block: its number in @b and a copy of
-	 * its slots (slot_raw_bytes each) in @raw, as they were when the
-	 * snapshot was taken; 1, or 0 when none is left, -EAGAIN when the
-	 * snapshot was lost.  raw_entries: their entries, from the copy.
-	 */
-	int (*take_block)(void *ctx, void *raw, u64 *b);
-	/*
-	 * optional, a snapshot's: true while its writer must not pause
-	 * (blocks it has yet to take are copied when they change first, and
-	 * that room is filling up).  No lock: a hint.
-	 */
-	bool (*hurry)(void *ctx);
-	void (*raw_entries)(const void *raw, u32 n, struct wow_ckpt_entry *e);
-	u32 slot_raw_bytes;
-	/* the first slot from @slot changed since the area was written */
-	u64 (*next_changed)(void *ctx, u64 slot);
-	void (*seg_infos)(void *ctx, u64 first, u64 n,
-			  struct wow_ckpt_seg_info *si);
-	/*
-	 * optional: the first segment from @s whose seg_infos entry changed
-	 * since this call last named it (taken), or U64_MAX; every segment
-	 * counts as changed at first.  A snapshot then copies only those.
-	 */
-	u64 (*next_seg_changed)(void *ctx, u64 s);
-	const struct wow_tomb_range *(*seg_tombs)(void *ctx, u64 s);
-	void *ctx;
-};
-
-__le32 wow_ckpt_block_encode(const struct wow_ckpt_area *a,
-			     const struct wow_ckpt_ops *ops, void *blk, u64 b,
-			     struct wow_ckpt_entry *e);
-int wow_ckpt_write_header(const struct wow_ckpt_area *a,
-			  const struct wow_ckpt_info *ci);
-struct wow_ckpt_snap;
-int wow_ckpt_write(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
-		   const struct wow_ckpt_ops *ops, struct wow_ckpt_snap *kept);
-struct wow_ckpt_snap *wow_ckpt_snap_alloc(u64 nr_segments);
-int wow_ckpt_snap_take(const struct wow_ckpt_area *a, struct wow_ckpt_info *ci,
-		       const struct wow_ckpt_ops *ops, struct wow_ckpt_snap *sn);
-int wow_ckpt_snap_write(const struct wow_ckpt_area *a,
-			struct wow_ckpt_info *ci,
-			const struct wow_ckpt_snap *sn);
-void wow_ckpt_snap_free(struct wow_ckpt_snap *sn);
-const struct wow_ckpt_seg_info *wow_ckpt_snap_seg(const struct wow_ckpt_snap *sn,
-						  u64 s);
-u64 wow_ckpt_snap_nr_tombs(const struct wow_ckpt_snap *sn);
-int wow_ckpt_read_header(const struct wow_ckpt_area *a,
-			 struct wow_ckpt_info *ci);
-struct wow_ckpt_load_ops;
-int wow_ckpt_read(const struct wow_ckpt_area *a,
-		  const struct wow_ckpt_info *ci,
-		  const struct wow_ckpt_load_ops *ops);
-
-/* Bytes read at the start of a cache device to tell blank from in use. */
-#define WOW_PROBE_BYTES		(68U << 10)
-const char *wow_foreign_signature(const void *buf, unsigned int len);
-u64 wow_next_epoch_seq(u64 seen);
-/* I/O of a buffer in flight (wow_aio_start), waited for (wow_aio_wait). */
-struct wow_aio {
-	struct completion done;
-	int error;
-	bool submitted;
-};
-
-void wow_aio_start(struct wow_aio *a, struct block_device *bdev,
-		   sector_t sector, void *buf, unsigned int len, blk_opf_t opf);
-int wow_aio_wait(struct wow_aio *a);
-int wow_sync_io(struct block_device *bdev, sector_t sector, void *buf,
-		unsigned int len, blk_opf_t opf);
-/* the metadata I/O's own bio_set: at module load and unload */
-int wow_super_init(void);
-void wow_super_exit(void);
+/* dm-wow-checkpoint.c, checkpoint I/O: dm-wow-checkpoint.h */
 
 /* dm-wow-record.c, the record header codec (pure): dm-wow-record.h */
 
@@ -329,54 +221,9 @@ enum wow_state {
 
 /* dm-wow-tombs.c, tombstone lifetime and envelope (pure): dm-wow-tombs.h */
 
-/* dm-wow-victim.c: which closed segment cleaning frees next */
+/* dm-wow-victim.c, which closed segment cleaning frees next: dm-wow-victim.h */
 
-/* What cleaning knows of one closed segment. */
-struct wow_seg_usage {
-	u32 nr_dirty;		/* blocks to copy forward */
-	u64 age;		/* records appended since its newest one */
-};
-
-/* The best victim offered so far. */
-struct wow_victim_pick {
-	u32 seg;		/* WOW_NO_SEG: none */
-	u32 nr_dirty;
-	u64 score;
-};
-
-bool wow_victim_eligible(const struct wow_seg_usage *u, u32 blocks,
-			 u32 min_free_pct, bool urgent);
-u64 wow_victim_score(const struct wow_seg_usage *u, u32 blocks);
-void wow_victim_pick_init(struct wow_victim_pick *p);
-void wow_victim_consider(struct wow_victim_pick *p, u32 seg,
-			 const struct wow_seg_usage *u, u32 blocks,
-			 u32 min_free_pct, bool urgent);
-
-/* dm-wow-pace.c: how fast the log admits data when space runs short */
-
-#define WOW_PACE_UNLIMITED	U64_MAX
-
-struct wow_pace {
-	u64 freed_rate;		/* blocks per second freed or cleaned (EWMA) */
-	u64 tokens;		/* in 1/1024 of a block */
-	u64 last_ns;		/* when tokens last accrued */
-};
-
-/* Dirty pacing: its span above the high watermark, its least rate. */
-#define WOW_PACE_DIRTY_SPAN_BP	500U
-#define WOW_PACE_DIRTY_FLOOR	8U
-
-u64 wow_pace_rate(u64 free, u64 reserve, u64 start, u64 freed_rate);
-u64 wow_pace_dirty_rate(u32 occ_bp, u32 high_bp, u32 span_bp,
-			u64 cleaned_rate);
-void wow_pace_init(struct wow_pace *p);
-void wow_pace_refund(struct wow_pace *p, u32 n);
-void wow_pace_sample(struct wow_pace *p, u64 freed, u64 elapsed_ns);
-bool wow_pace_admit(struct wow_pace *p, u32 n, u64 rate, u64 now_ns,
-		    u64 *wait_ns);
-bool wow_pace_admit_batch(struct wow_pace *p, u32 n, u32 batch, u64 rate,
-			  u64 now_ns, u64 *wait_ns);
-u32 wow_pace_batch(u64 rate, u64 queued, u32 first);
+/* dm-wow-pace.c, how fast the log admits data: dm-wow-pace.h */
 
 /* A reclaim request to the log: write these tombstones durably. */
 struct wow_meta {

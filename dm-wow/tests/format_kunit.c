@@ -10,6 +10,7 @@
 
 #include "../dm-wow.h"
 #include "../dm-wow-scan.h"
+#include "../dm-wow-super.h"
 
 #define TEST_BLOCK 4096
 

@@ -7,6 +7,7 @@
 #include <kunit/test.h>
 
 #include "../dm-wow.h"
+#include "../dm-wow-pace.h"
 
 #define MS	1000000ULL	/* ns */
 

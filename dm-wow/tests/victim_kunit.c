@@ -8,6 +8,7 @@
 #include <linux/prandom.h>
 
 #include "../dm-wow.h"
+#include "../dm-wow-victim.h"
 
 #define B	256U		/* blocks per segment */
 
