@@ -194,7 +194,7 @@ bool wow_ckptlog_loaded(struct wow_cache *wc)
  * Checkpoint area @k: 0, or in format version 4 also 1 (the two take
  * turns: ckpt_next_area).
  */
-void wow_ckptlog_area(struct wow_cache *wc, struct wow_ckpt_area *a, int k)
+static void wow_ckptlog_area(struct wow_cache *wc, struct wow_ckpt_area *a, int k)
 {
 	struct wow_ckptlog *cl = wc->ckptlog;
 	const struct wow_geometry *g = &wc->sb.geo;
@@ -428,7 +428,7 @@ static int ckpt_load_slot(void *ctx, u64 slot, u64 ob, bool dirty, u32 crc,
 	return 0;
 }
 
-void wow_ckptlog_ops_init(struct wow_cache *wc, struct wow_ckpt_ops *ops)
+static void wow_ckptlog_ops_init(struct wow_cache *wc, struct wow_ckpt_ops *ops)
 {
 	ops->slot_entries = ckpt_slot_entries;
 	ops->take_block = ckpt_take_block;
@@ -442,8 +442,8 @@ void wow_ckptlog_ops_init(struct wow_cache *wc, struct wow_ckpt_ops *ops)
 	ops->ctx = wc;
 }
 
-void wow_ckptlog_load_ops_init(struct wow_cache *wc,
-			       struct wow_ckpt_load_ops *ops)
+static void wow_ckptlog_load_ops_init(struct wow_cache *wc,
+				      struct wow_ckpt_load_ops *ops)
 {
 	ops->load_seg = ckpt_load_seg;
 	ops->load_tomb = ckpt_load_tomb;

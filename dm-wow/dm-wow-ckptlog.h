@@ -68,20 +68,6 @@ bool wow_ckptlog_loaded(struct wow_cache *wc);
 int wow_ckptlog_load(struct wow_cache *wc, struct wow_ckpt_info *ci,
 		     bool *touched);
 
-/* Checkpoint area @k (0, or in format version 4 also 1) of this cache. */
-void wow_ckptlog_area(struct wow_cache *wc, struct wow_ckpt_area *a, int k);
-
-/* The callbacks that give a checkpoint write the log's state. */
-void wow_ckptlog_ops_init(struct wow_cache *wc, struct wow_ckpt_ops *ops);
-
-/*
- * The callbacks that take a checkpoint read's segments, tombstones and
- * slots into the segments and the index (the log quiet: a load).
- */
-struct wow_ckpt_load_ops;
-void wow_ckptlog_load_ops_init(struct wow_cache *wc,
-			       struct wow_ckpt_load_ops *ops);
-
 /*
  * Write a checkpoint of the log as it stands, and wait for it: the caller
  * holds the next record back (the commit worker) or the log is stopped

@@ -769,7 +769,6 @@ static void note_clean(struct wow_cache *wc, u64 ob, u64 t)
 		queue_work(wc->wq, &wc->commit_work);
 }
 
-/* Do the pending marks want a record of their own? (lock held) */
 /*
  * Destage made the copy at @slot, of origin block @ob, durable on the
  * origin (lock held): the block is clean, and a clean mark says so.
@@ -783,10 +782,12 @@ void wow_log_block_clean(struct wow_cache *wc, u32 slot, u64 ob)
 	note_clean(wc, ob, wc->completed_seq);
 }
 
+/* Do the pending marks want a record of their own? (lock held) */
 static bool marks_due(struct wow_cache *wc)
 {
 	struct wow_commit *cm = wc->commit;
 
+	lockdep_assert_held(&wc->lock);
 	return cm->nr_marks &&
 	       (cm->nr_marks >= WOW_CLEAN_MARKS / 2 ||
 		time_after_eq(jiffies, cm->marks_at +
