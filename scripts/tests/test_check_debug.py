@@ -39,7 +39,7 @@ exit 0
 '''
 
 
-def make_repo(tmp_path):
+def make_repo(tmp_path, scenarios=("a", "b", "crash-flush-points")):
     r = tmp_path / "repo"
     (r / "tests/vm").mkdir(parents=True)
     (r / "tests/scenarios").mkdir(parents=True)
@@ -52,7 +52,7 @@ def make_repo(tmp_path):
     (r / "tests/vm/debug-kernel.sh").write_text(
         "#!/bin/sh\n[ \"$1\" = dir ] && echo /nonexistent/kdir-1\nexit 0\n")
     (r / "tests/vm/wowvm.py").write_text(FAKE_WOWVM)
-    for n in ["a", "b", "crash-flush-points"]:
+    for n in scenarios:
         (r / "tests/scenarios" / (n + ".sh")).write_text(
             '#!/bin/sh\n# vm: origin=1G\n. "${WOW_LIB:-/wow/lib.sh}"\n'
             'echo %s\n' % n)
@@ -66,14 +66,14 @@ def make_repo(tmp_path):
     return r
 
 
-def run(r, tmp_path, kill_at=""):
+def run(r, tmp_path, kill_at="", only=""):
     ran = tmp_path / "ran"
     if ran.exists():
         ran.unlink()
     env = dict(os.environ, WOW_CACHE=str(tmp_path / "cache"),
                WOW_FP_SHARDS="2", LOGS=str(tmp_path / "logs"),
                RAN=str(ran), FAILING=str(tmp_path / "failing"),
-               KILL_AT=kill_at)
+               KILL_AT=kill_at, WOW_CHECK_DEBUG_ONLY=only)
     p = subprocess.run([str(r / "tests/vm/check-debug.sh")], cwd=r,
                        env=env, capture_output=True, text=True,
                        start_new_session=True)
@@ -105,7 +105,7 @@ def test_shards_resume_and_rerun(tmp_path):
     assert ran == ["b"]
     assert "PASS: vm/a (passed earlier at this tree" in out
     assert ("400 flush points checked without a failure on the debug "
-            "kernel, in the 2 of 2 shards") in out
+            "kernel, in the 2 of 2 flush-point shards") in out
 
     # an edited scenario runs again; an edit outside what results depend
     # on (docs) keeps them
@@ -134,4 +134,32 @@ def test_killed_run_keeps_what_passed(tmp_path):
     assert "PASS: vm/a (passed earlier at this tree" in out
     assert "PASS: vm/b (passed earlier at this tree" in out
     assert ("400 flush points checked without a failure on the debug "
-            "kernel, in the 2 of 2 shards") in out
+            "kernel, in the 2 of 2 flush-point shards") in out
+
+
+def test_both_campaigns_pass(tmp_path):
+    """Both flush-point campaigns, each cut in shards: every shard passing
+    is a pass (the count of shards was once one campaign's, and a run
+    where all passed failed)."""
+    r = make_repo(tmp_path, ("a", "crash-flush-points",
+                             "crash-flush-points-large"))
+    rc, out, ran = run(r, tmp_path)
+    assert rc == 0, out
+    assert len(ran) == 5
+    assert ("800 flush points checked without a failure on the debug "
+            "kernel, in the 4 of 4 flush-point shards") in out
+
+
+def test_only_runs_what_it_names(tmp_path):
+    """WOW_CHECK_DEBUG_ONLY: the flush-point shards alone, reported alone;
+    the others run later at the same key."""
+    r = make_repo(tmp_path)
+    rc, out, ran = run(r, tmp_path, only="^crash-flush-points")
+    assert rc == 0, out
+    assert sorted(ran) == ["crash-flush-points-1of2",
+                           "crash-flush-points-2of2"]
+    assert "vm/a" not in out and "vm/b" not in out
+    assert "in the 2 of 2 flush-point shards" in out
+    rc, out, ran = run(r, tmp_path)
+    assert rc == 0 and sorted(ran) == ["a", "b"]
+    assert "PASS: vm/crash-flush-points-1of2 (passed earlier" in out
