@@ -14,14 +14,15 @@
  *   wowc_writeback   copy every dirty block to the origin
  *   wowc_msize       what a cache of a given size costs in metadata and RAM
  *
- * The rules are the kernel's (dm-wow/dm-wow-log.c: scan_segment,
- * scan_proof, find_continuation, apply_tombs, judge_suspects; the
- * checkpoint's read and every check of it, dm-wow-ckptread.c, built and
- * run here over the image; the replay
- * replay_chain, replay_next, replay_record, replay_tomb, replay_new_life,
- * replay_vouched and wow_ckpt_covers): the two must
- * agree on what is valid.  The on-disk layout comes from
- * dm-wow/dm-wow-format.h, which is included, not copied.
+ * The rules are the kernel's own code, built here: the whole-log scan
+ * (dm-wow/dm-wow-scan.c), the checkpoint's read and every check of it
+ * (dm-wow-ckptread.c), the chain replayed after it (dm-wow-chain.c,
+ * dm-wow-replay.c), the decoders (dm-wow-sb.c, dm-wow-record.c,
+ * dm-wow-ckpt.c) and the tombstones (dm-wow-tombs.c): the two agree on
+ * what is valid because they run the same code.  The on-disk layout comes
+ * from dm-wow/dm-wow-format.h, which is included, not copied.
+ * wowcache.c opens the device, wowview.c builds the view, and each
+ * command has a file of its own (wowcache-int.h says which).
  *
  * Severity of what is found, and the exit code of the commands:
  * 0 clean, 1 operational error (cannot open, read or write), 2 usage,
