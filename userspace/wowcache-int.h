@@ -26,34 +26,12 @@ struct wow_ckpt_reader;
 
 /* buffers for O_DIRECT reads are aligned to this, and so are the reads */
 #define IO_ALIGN	4096U
-#define EPOCH_SHIFT	32	/* dm-wow.h WOW_EPOCH_SHIFT */
-#define MAX_SLOTS	(UINT32_MAX - 1)	/* dm-wow.h WOW_MAX_SLOTS */
-
-static inline uint64_t epoch(uint64_t seq)
-{
-	return seq >> EPOCH_SHIFT;
-}
-
-static inline uint64_t min64(uint64_t a, uint64_t b)
-{
-	return a < b ? a : b;
-}
-
-static inline uint64_t max64(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
-}
 
 static inline int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static inline bool pow2(uint64_t x)
-{
-	return x && !(x & (x - 1));
 }
 
 /* ---- wowcache.c: problems, errors ---- */
@@ -95,6 +73,15 @@ uint64_t wowc_seg_offset(const struct wowc *c, uint64_t s);
 uint64_t wowc_ckpt_room(const struct wowc *c);
 /* A reader of checkpoint area c->ckpt_area (no memory for a load yet). */
 void wowc_ckpt_reader(struct wowc *c, struct wow_ckpt_reader *rdr);
+
+/* ---- wowview.c: the view ---- */
+
+/*
+ * Whether a claim of the log scan's (@v from the log: v->claims) covers
+ * record @seq: a valid record of its epoch says every record up to one
+ * at or past @seq was durable.
+ */
+bool wowc_vouched(const struct wowc_view *v, uint64_t seq);
 
 /* ---- wowcache.c: names ---- */
 

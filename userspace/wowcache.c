@@ -23,6 +23,7 @@
 #include "../dm-wow/dm-wow-format.h"
 #include "../dm-wow/dm-wow-ckpt.h"
 #include "../dm-wow/dm-wow-ckptread.h"
+#include "../dm-wow/dm-wow-index.h"
 #include "../dm-wow/dm-wow-sb.h"
 
 #include "json.h"
@@ -282,7 +283,7 @@ static void sb_decode(struct wowc *c, const void *blk, size_t len)
 		c->sb_why = "origin too large for block_size";
 		return;
 	}
-	if (c->nr_slots > MAX_SLOTS) {
+	if (c->nr_slots > WOW_MAX_SLOTS) {
 		c->sb_why = "cache too large for block_size";
 		return;
 	}
@@ -484,7 +485,7 @@ int wowc_open(const char *path, struct wowc **cp, char *err)
 		r = -EINVAL;
 		goto fail;
 	}
-	len = min64(c->size, IO_ALIGN);
+	len = min_t(u64, c->size, IO_ALIGN);
 	/* two blocks: a checkpoint header and its closing copy */
 	buf = wowc_xalloc(2 * WOW_MAX_BLOCK_SIZE);
 	if (!buf) {

@@ -5,6 +5,8 @@
  */
 #include <inttypes.h>
 
+#include "../dm-wow/dm-wow-types.h"
+
 #include "wowcache-int.h"
 
 /*
@@ -39,7 +41,7 @@ static void compare_views(struct wowc *c, const struct wowc_view *ck,
 	uint64_t s, differ = 0, first = UINT64_MAX, hints = 0, unsure = 0;
 	uint64_t past = 0, past_newest = 0, lost = 0, lost_seq = 0, kills = 0;
 	const uint64_t vd = WOWC_SLOT_VALID | WOWC_SLOT_OBLOCK;
-	uint32_t i, j;
+	uint32_t j;
 
 	/*
 	 * Records past the end of the chain, with an intact header (taken by
@@ -50,26 +52,21 @@ static void compare_views(struct wowc *c, const struct wowc_view *ck,
 	for (s = 0; s < c->nr_segments; s++)
 		for (j = 0; j < lg->segs[s].nr_recs; j++) {
 			const struct wowc_rec *r = &lg->segs[s].recs[j];
-			bool durable = false;
 
 			if (r->status == WOWC_REC_BAD || r->seq < ck->replay_end ||
 			    ck->refused)
 				continue;
 			if (r->status == WOWC_REC_OK)
 				past++;
-			past_newest = max64(past_newest, r->seq);
-			for (i = 0; i < c->nr_segments && !durable; i++)
-				durable = lg->claims[i].seq &&
-					  epoch(lg->claims[i].seq) ==
-					  epoch(r->seq) &&
-					  lg->claims[i].durable >= r->seq;
-			if (durable && !lost++)
+			past_newest = max(past_newest, r->seq);
+			if (wowc_vouched(lg, r->seq) && !lost++)
 				lost_seq = r->seq;
 		}
 	if (lost)
 		wowc_problem(ps, WOWC_SEV_ERROR,
 			     "%" PRIu64 " log records proven durable (the first %" PRIu64 ") are past the end of the chain the kernel replays after checkpoint %" PRIu64 " (it stops at record %" PRIu64 " and loads): a load loses them",
-			     lost, lost_seq, c->ckpt.generation, ck->replay_end);
+			     lost, lost_seq, c->ckpt.generation,
+			     ck->replay_end);
 	else if (past)
 		wowc_problem(ps, WOWC_SEV_WARN,
 			     "%" PRIu64 " intact log records (newest %" PRIu64 ") are past the end of the chain the kernel replays after checkpoint %" PRIu64 " (it stops at record %" PRIu64 "); none proven durable: a load drops them as a torn tail, a scan would take them",
@@ -77,7 +74,7 @@ static void compare_views(struct wowc *c, const struct wowc_view *ck,
 			     ck->replay_end);
 
 	for (s = 0; s < c->nr_slots; s++) {
-		uint64_t a = ck->slot[s], b = lg->slot[s];
+		uint64_t a = wowc_slot(ck, s), b = wowc_slot(lg, s);
 		uint32_t o;
 
 		if (!(a & WOWC_SLOT_VALID) && !(b & WOWC_SLOT_VALID))
@@ -112,7 +109,7 @@ differ:
 			first = s;
 	}
 	if (differ) {
-		uint64_t a = ck->slot[first], b = lg->slot[first];
+		uint64_t a = wowc_slot(ck, first), b = wowc_slot(lg, first);
 
 		wowc_problem(ps, WOWC_SEV_WARN,
 			     "the checkpoint (and the log replayed after it) and the log disagree on %" PRIu64 " slots; first slot %" PRIu64 ": checkpoint %s%s block %" PRIu64 ", log %s%s block %" PRIu64 "%s",

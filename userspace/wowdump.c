@@ -156,9 +156,12 @@ static void json_index(struct json *j, const struct wowc *c,
 	wowc_json_kv(j, "dirty_blocks", v->dirty_blocks);
 	json_key(j, "blocks");
 	json_open(j, '[', 4);
-	for (i = 0; obs && i < c->nr_slots; i++)
-		if (v->slot[i] & WOWC_SLOT_VALID)
-			obs[n++] = v->slot[i] & WOWC_SLOT_OBLOCK;
+	for (i = 0; obs && i < c->nr_slots; i++) {
+		uint64_t sl = wowc_slot(v, i);
+
+		if (sl & WOWC_SLOT_VALID)
+			obs[n++] = sl & WOWC_SLOT_OBLOCK;
+	}
 	if (obs)
 		qsort(obs, n, sizeof(*obs), cmp_u64);
 	for (i = 0; i < n; i++) {
@@ -168,7 +171,7 @@ static void json_index(struct json *j, const struct wowc *c,
 		wowc_json_kv(j, "oblock", obs[i]);
 		wowc_json_kv(j, "slot", sl);
 		json_key(j, "dirty");
-		json_bool(j, v->slot[sl] & WOWC_SLOT_DIRTY);
+		json_bool(j, wowc_slot(v, sl) & WOWC_SLOT_DIRTY);
 		json_close(j);
 	}
 	free(obs);

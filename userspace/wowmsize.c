@@ -10,6 +10,7 @@
 #include "../dm-wow/dm-wow-types.h"
 #include "../dm-wow/dm-wow-format.h"
 #include "../dm-wow/dm-wow-ckpt.h"
+#include "../dm-wow/dm-wow-index.h"
 #include "../dm-wow/dm-wow-sb.h"
 
 #include "json.h"
@@ -27,25 +28,25 @@ static uint64_t ckpt_load_bytes(uint64_t slots, uint64_t segs, uint64_t tombs,
 int wowc_msize(uint64_t cache_bytes, uint32_t bs, uint32_t ebs,
 	       struct wowc_msize *m, char *err)
 {
-	uint64_t sectors = cache_bytes >> 9, hb = 0, slots;
+	uint64_t sectors = cache_bytes >> 9, min, slots;
 
 	memset(m, 0, sizeof(*m));
-	if (!pow2(bs) || bs < WOW_MIN_BLOCK_SIZE || bs > WOW_MAX_BLOCK_SIZE) {
+	if (!is_power_of_2(bs) || bs < WOW_MIN_BLOCK_SIZE ||
+	    bs > WOW_MAX_BLOCK_SIZE) {
 		wowc_seterr(err, "block size must be a power of 2 from %u to %u",
 			    WOW_MIN_BLOCK_SIZE, WOW_MAX_BLOCK_SIZE);
 		return -EINVAL;
 	}
-	if (!pow2(ebs) || ebs < bs * WOW_MIN_BLOCKS_PER_SEGMENT ||
+	if (!is_power_of_2(ebs) || ebs < bs * WOW_MIN_BLOCKS_PER_SEGMENT ||
 	    ebs > WOW_MAX_ERASE_BLOCK_SIZE) {
 		wowc_seterr(err, "erase block size must be a power of 2 of at least 4 blocks, at most %u",
 			    WOW_MAX_ERASE_BLOCK_SIZE);
 		return -EINVAL;
 	}
-	if (sectors < wow_min_cache_sectors_v(WOW_SB_VERSION, ebs, bs)) {
+	min = wow_min_cache_sectors_v(WOW_SB_VERSION, ebs, bs);
+	if (sectors < min) {
 		wowc_seterr(err, "cache too small: needs %" PRIu64 " bytes for its metadata and %u segments",
-			    (uint64_t)wow_min_cache_sectors_v(WOW_SB_VERSION, ebs,
-							      bs) * 512,
-			    WOW_MIN_SEGMENTS);
+			    min * 512, WOW_MIN_SEGMENTS);
 		return -EINVAL;
 	}
 	m->cache_bytes = cache_bytes;
@@ -53,7 +54,7 @@ int wowc_msize(uint64_t cache_bytes, uint32_t bs, uint32_t ebs,
 	m->erase_block_size = ebs;
 	m->nr_segments = wow_nr_segments_v(WOW_SB_VERSION, sectors, ebs, bs);
 	m->nr_slots = slots = m->nr_segments * (ebs / bs);
-	if (slots > MAX_SLOTS) {
+	if (slots > WOW_MAX_SLOTS) {
 		wowc_seterr(err, "cache too large for block size %u (%" PRIu64 " blocks)",
 			    bs, slots);
 		return -EINVAL;
@@ -66,10 +67,9 @@ int wowc_msize(uint64_t cache_bytes, uint32_t bs, uint32_t ebs,
 	m->metadata_bytes = m->first_segment_sector * 512;
 	m->unused_bytes = cache_bytes - m->metadata_bytes -
 			  m->nr_segments * ebs;
-	/* dm-wow-index.c: 12-byte slots, 2^ilog2(slots / 2) 4-byte heads */
-	while (slots >= 4 && (2ULL << hb) <= slots / 2)
-		hb++;
-	m->index_bytes = slots * 16 + (4ULL << hb);
+	/* dm-wow-index.c's slots and bucket heads */
+	m->index_bytes = slots * sizeof(struct wow_slot) +
+			 ((uint64_t)sizeof(u32) << wow_index_hash_bits(slots));
 	/* with no tombstone, and with every one the area has room for */
 	m->load_bytes_min = ckpt_load_bytes(slots, m->nr_segments, 0, bs);
 	m->load_bytes_max = ckpt_load_bytes(slots, m->nr_segments,

@@ -15,6 +15,7 @@
 
 #include "../dm-wow/dm-wow-types.h"
 #include "../dm-wow/dm-wow-format.h"
+#include "../dm-wow/dm-wow-index.h"
 #include "../dm-wow/dm-wow-chain.h"
 #include "../dm-wow/dm-wow-ckpt.h"
 #include "../dm-wow/dm-wow-ckptread.h"
@@ -25,84 +26,32 @@
 
 #include "wowcache-int.h"
 
-/* ---- the index (dm-wow-index.c): oblock -> slot, chained by hash ---- */
-
-static uint32_t hash_ob(const struct wowc_view *v, uint64_t ob)
-{
-	return v->hash_bits ?
-	       (uint32_t)((ob * 0x61c8864680b583ebULL) >> (64 - v->hash_bits)) :
-	       0;
-}
+/* ---- the index: the kernel's (dm-wow-index.c) ---- */
 
 uint32_t wowc_lookup(const struct wowc_view *v, uint64_t ob)
 {
-	uint32_t s = v->heads[hash_ob(v, ob)];
-
-	while (s != WOWC_NO_SLOT) {
-		if ((v->slot[s] & WOWC_SLOT_OBLOCK) == ob)
-			return s;
-		s = v->next[s];
-	}
-	return WOWC_NO_SLOT;
+	return wow_index_lookup(v->ix, to_oblock(ob));
 }
 
-static void ix_remove(struct wowc_view *v, uint32_t slot)
+uint64_t wowc_slot(const struct wowc_view *v, uint32_t slot)
 {
-	uint32_t *p = &v->heads[hash_ob(v, v->slot[slot] & WOWC_SLOT_OBLOCK)];
+	const struct wow_slot *sl = wow_slot_at(v->ix, slot);
 
-	if (!(v->slot[slot] & WOWC_SLOT_VALID))
-		return;
-	while (*p != slot) {
-		if (*p == WOWC_NO_SLOT)
-			return;
-		p = &v->next[*p];
-	}
-	*p = v->next[slot];
-	v->next[slot] = WOWC_NO_SLOT;
-	v->slot[slot] &= ~(WOWC_SLOT_VALID | WOWC_SLOT_DIRTY);
+	return (from_oblock(wow_slot_oblock(sl)) & WOWC_SLOT_OBLOCK) |
+	       (sl->flags & WOW_SLOT_DIRTY ? WOWC_SLOT_DIRTY : 0) |
+	       (sl->flags & WOW_SLOT_VALID ? WOWC_SLOT_VALID : 0);
 }
 
-/* wow_index_insert */
 static void ix_insert(struct wowc_view *v, uint64_t ob, uint32_t slot,
 		      bool dirty)
 {
-	uint32_t old = wowc_lookup(v, ob), *head;
-	uint64_t flags = WOWC_SLOT_VALID | (dirty ? WOWC_SLOT_DIRTY : 0);
-
-	if (old == slot) {
-		v->slot[slot] = ob | flags;
-		return;
-	}
-	if (old != WOWC_NO_SLOT)
-		ix_remove(v, old);
-	if (v->slot[slot] & WOWC_SLOT_VALID)
-		ix_remove(v, slot);
-	head = &v->heads[hash_ob(v, ob)];
-	v->slot[slot] = ob | flags;
-	v->next[slot] = *head;
-	*head = slot;
+	wow_index_insert(v->ix, to_oblock(ob), slot,
+			 dirty ? WOW_SLOT_DIRTY : 0);
 }
 
-static int ix_init(struct wowc_view *v, uint64_t nr_slots)
+static void ix_clean(struct wowc_view *v, uint32_t slot)
 {
-	uint64_t nb, i;
-
-	/* as dm-wow-index.c: at most half as many heads as slots */
-	v->hash_bits = 0;
-	while ((2ULL << v->hash_bits) <= nr_slots / 2 && v->hash_bits < 31)
-		v->hash_bits++;
-	nb = 1ULL << v->hash_bits;
-	v->slot = calloc(nr_slots ? nr_slots : 1, sizeof(*v->slot));
-	v->slot_seq = calloc(nr_slots ? nr_slots : 1, sizeof(*v->slot_seq));
-	v->next = malloc((nr_slots ? nr_slots : 1) * sizeof(*v->next));
-	v->heads = malloc(nb * sizeof(*v->heads));
-	if (!v->slot || !v->slot_seq || !v->next || !v->heads)
-		return -ENOMEM;
-	for (i = 0; i < nr_slots; i++)
-		v->next[i] = WOWC_NO_SLOT;
-	for (i = 0; i < nb; i++)
-		v->heads[i] = WOWC_NO_SLOT;
-	return 0;
+	wow_index_set_flags(v->ix, slot, 0, WOW_SLOT_DIRTY);
 }
 
 /*
@@ -217,28 +166,6 @@ static int add_lost(struct wowc_view *v, uint64_t ob, uint64_t seq)
 	return 0;
 }
 
-/*
- * The data of the record whose header is @hdr, at @d: with WOW_REC_CRCS
- * each block against its crc (data_csum is theirs, checked with the
- * header), else data_csum, crc32c(~0, data blocks).
- */
-static bool rec_data_ok(const struct wowc *c, const uint8_t *hdr,
-			const uint8_t *d, uint32_t nr_data, uint32_t nr_tombs,
-			uint32_t flags, uint32_t data_csum)
-{
-	const __le32 *crcs = wow_record_crcs((void *)hdr, nr_tombs, nr_data);
-	uint32_t i;
-
-	if (!(flags & WOW_REC_CRCS))
-		return crc32c(~0U, d, (size_t)nr_data * c->bs) ==
-		       data_csum;
-	for (i = 0; i < nr_data; i++)
-		if (wow_block_crc(d + (size_t)i * c->bs, c->bs) !=
-		    le32toh(crcs[i]))
-			return false;
-	return true;
-}
-
 /* ---- the checkpoint's load: struct wow_ckpt_load_ops over the view ---- */
 
 static int ckpt_load_seg(void *ctx, u64 s, const struct wow_ckpt_seg_info *si)
@@ -318,7 +245,7 @@ static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
 	 * block checked before an entry is read, so the first fault named is
 	 * the one it always was
 	 */
-	rdr.win_blocks = max64(k->seg_blocks, k->slot_blocks);
+	rdr.win_blocks = max(k->seg_blocks, k->slot_blocks);
 	rdr.win[0] = wowc_xalloc((size_t)rdr.win_blocks * c->bs);
 	rdr.csums = calloc(k->slot_blocks ? k->slot_blocks : 1,
 			   sizeof(*rdr.csums));
@@ -349,8 +276,10 @@ static bool view_lookup(struct wowc_view *v, u64 b, u32 *slot)
 
 static bool view_valid(struct wowc_view *v, u32 slot, u64 *b)
 {
-	*b = v->slot[slot] & WOWC_SLOT_OBLOCK;
-	return v->slot[slot] & WOWC_SLOT_VALID;
+	const struct wow_slot *sl = wow_slot_at(v->ix, slot);
+
+	*b = from_oblock(wow_slot_oblock(sl));
+	return sl->flags & WOW_SLOT_VALID;
 }
 
 static int view_reserve_tombs(struct wowc_view *v, u32 s, u32 n)
@@ -380,6 +309,7 @@ struct replay {
 	struct scan sc;		/* the buffer; sc.v the view */
 	struct wow_replay core;	/* what a record does: dm-wow-replay.c */
 	uint8_t *hdr;		/* a copy of the record being applied */
+	u32 *crcs;		/* its block crcs (wow_scan_save_crcs) */
 	bool past_end;		/* a record named a block past the origin */
 };
 
@@ -405,14 +335,14 @@ static void rops_remove(void *ctx, u32 slot)
 {
 	struct replay *rp = ctx;
 
-	ix_remove(rp->sc.v, slot);
+	wow_index_remove(rp->sc.v->ix, slot);
 }
 
 static void rops_clean(void *ctx, u32 slot)
 {
 	struct replay *rp = ctx;
 
-	rp->sc.v->slot[slot] &= ~WOWC_SLOT_DIRTY;
+	ix_clean(rp->sc.v, slot);
 }
 
 static u64 rops_seq(void *ctx, u32 slot)
@@ -486,7 +416,7 @@ static void rops_uncovered(void *ctx, u32 slot, const struct wow_tomb_range *t)
 	bool clean = t->flags & WOW_TOMB_CLEAN;
 
 	if (t->t >= v->segs[slot / rp->sc.c->bps].seq &&
-	    (!clean || (v->slot[slot] & WOWC_SLOT_DIRTY)))
+	    (!clean || (wowc_slot(v, slot) & WOWC_SLOT_DIRTY)))
 		v->uncertain[slot] |= clean ? WOWC_UNSURE_CLEAN :
 					      WOWC_UNSURE_KILL;
 }
@@ -526,24 +456,31 @@ static int chain_header(void *ctx, uint32_t s, uint32_t off, bool probe,
 	return 0;
 }
 
-/* The record's data checks; its header is kept for chain_apply. */
+/*
+ * The record's data checks, by the scan's own check (as the kernel's
+ * replay_data); its header is kept for chain_apply.
+ */
 static int chain_data(void *ctx, uint32_t s, uint32_t off,
 		      const struct wow_record_info *wi)
 {
 	struct replay *rp = ctx;
 	const struct wowc *c = rp->sc.c;
 	const uint8_t *p = blk(&rp->sc, s, off);
+	u32 csum = ~0U;
 
 	if (!p)
 		return rp->sc.io_err;
 	memcpy(rp->hdr, p, c->bs);
-	if (!wi->nr_data)
-		return wi->data_csum == ~0U;
-	p = blk(&rp->sc, s, off + 1);
-	if (!p)
-		return rp->sc.io_err;
-	return rec_data_ok(c, rp->hdr, p, wi->nr_data, wi->nr_tombs,
-			   wi->flags, wi->data_csum);
+	if (wi->nr_data) {
+		wow_scan_save_crcs(rp->crcs, rp->hdr, wi);
+		p = blk(&rp->sc, s, off + 1);
+		if (!p)
+			return rp->sc.io_err;
+		if (!wow_scan_data_check(rp->crcs, wi, 0, p, wi->nr_data,
+					 c->bs, &csum))
+			return false;
+	}
+	return (wi->flags & WOW_REC_CRCS) || csum == wi->data_csum;
 }
 
 static int chain_apply(void *ctx, uint32_t s, uint32_t off,
@@ -596,7 +533,8 @@ static int replay_log(struct wowc *c, struct wowc_view *v)
 	rp.core.ctx = &rp;
 	rp.sc.buf = wowc_xalloc((size_t)c->bps * c->bs);
 	rp.hdr = malloc(c->bs);
-	if (!rp.sc.buf || !rp.hdr || wow_replay_init(&rp.core))
+	rp.crcs = calloc(wow_record_capacity(c->bs, 0, 0), sizeof(*rp.crcs));
+	if (!rp.sc.buf || !rp.hdr || !rp.crcs || wow_replay_init(&rp.core))
 		goto out;
 	if (ch.head_seg < c->nr_segments)
 		ch.head_life = v->segs[ch.head_seg].seq;
@@ -608,13 +546,15 @@ static int replay_log(struct wowc *c, struct wowc_view *v)
 		wowc_problem(&v->probs, WOWC_SEV_ERROR,
 			     "log record %" PRIu64 " was durable (record %" PRIu64 " at segment %u, block %u says so) but is corrupt or missing where the chain after checkpoint %" PRIu64 " goes on: the kernel refuses to load this cache",
 			     (uint64_t)ch.expected, (uint64_t)ch.vouched_by,
-			     ch.vouched_seg, ch.vouched_off, c->ckpt.generation);
+			     ch.vouched_seg, ch.vouched_off,
+			     c->ckpt.generation);
 	}
 	if (r == -EUCLEAN)
 		r = 1;
 out:
 	free(rp.sc.buf);
 	free(rp.hdr);
+	free(rp.crcs);
 	wow_replay_free(&rp.core);
 	return r;
 }
@@ -631,20 +571,20 @@ static void view_reset(struct wowc_view *v)
 			free(v->segs[s].recs);
 		}
 	free(v->segs);
-	free(v->slot);
+	if (v->ix)
+		wow_index_exit(v->ix);
+	free(v->ix);
 	free(v->slot_seq);
 	free(v->uncertain);
 	v->uncertain = NULL;
-	free(v->next);
-	free(v->heads);
 	free(v->corrupt);
 	free(v->claims);
 	free(v->lost);
 	free(v->kenv);
 	free(v->cenv);
 	v->segs = NULL;
-	v->slot = v->slot_seq = NULL;
-	v->next = v->heads = NULL;
+	v->ix = NULL;
+	v->slot_seq = NULL;
 	v->corrupt = NULL;
 	v->claims = NULL;
 	v->lost = NULL;
@@ -660,11 +600,15 @@ static void view_reset(struct wowc_view *v)
 
 static int view_alloc(struct wowc_view *v)
 {
+	uint64_t n = v->c->nr_slots ? v->c->nr_slots : 1;
+
 	v->segs = calloc(v->c->nr_segments, sizeof(*v->segs));
-	v->uncertain = calloc(v->c->nr_slots ? v->c->nr_slots : 1, 1);
-	if (!v->segs || !v->uncertain)
+	v->uncertain = calloc(n, 1);
+	v->slot_seq = calloc(n, sizeof(*v->slot_seq));
+	v->ix = calloc(1, sizeof(*v->ix));
+	if (!v->segs || !v->uncertain || !v->slot_seq || !v->ix)
 		return -ENOMEM;
-	return ix_init(v, v->c->nr_slots);
+	return wow_index_init(v->ix, v->c->nr_slots);
 }
 
 /* struct wow_scan_ops over the image and the view */
@@ -716,8 +660,9 @@ static void scan_place(void *ctx, u32 slot, u64 b, u64 seq, bool newest,
 	(void)has_crc;
 	(void)crc;
 	v->slot_seq[slot] = seq;
-	if (!(v->slot[slot] & WOWC_SLOT_VALID))
-		v->slot[slot] = b;
+	/* a stale copy keeps its block, as the kernel's scan_place */
+	if (!(wowc_slot(v, slot) & WOWC_SLOT_VALID))
+		wow_slot_set_oblock(wow_slot_at(v->ix, slot), to_oblock(b));
 	if (newest)
 		ix_insert(v, b, slot, true);
 }
@@ -731,14 +676,14 @@ static void scan_kill(void *ctx, u32 slot)
 {
 	struct scan *sc = ctx;
 
-	ix_remove(sc->v, slot);
+	wow_index_remove(sc->v->ix, slot);
 }
 
 static void scan_clean(void *ctx, u32 slot)
 {
 	struct scan *sc = ctx;
 
-	sc->v->slot[slot] &= ~WOWC_SLOT_DIRTY;
+	ix_clean(sc->v, slot);
 }
 
 /* the kernel's messages as it says them while it scans; the rest after */
@@ -814,13 +759,15 @@ static int report_suspects(struct wowc_view *v,
 		if (!su->vouched) {
 			wowc_problem(&v->probs, WOWC_SEV_WARN,
 				     "segment %u: dropped a torn or corrupt log record at block %u (record %" PRIu64 ": %s); nothing proves it durable, so it is a torn write that was never acknowledged",
-				     su->seg, su->block, (uint64_t)su->seq, su->what);
+				     su->seg, su->block, (uint64_t)su->seq,
+				     su->what);
 			continue;
 		}
 		if (su->start) {
 			wowc_problem(&v->probs, WOWC_SEV_WARN,
 				     "segment %u: dropped a torn or corrupt log record at block %u (%s); record %" PRIu64 " is the first of another segment's life, so nothing is missing",
-				     su->seg, su->block, su->what, (uint64_t)su->seq);
+				     su->seg, su->block, su->what,
+				     (uint64_t)su->seq);
 			continue;
 		}
 		co = realloc(v->corrupt, (v->nr_corrupt + 1) * sizeof(*co));
@@ -837,7 +784,8 @@ static int report_suspects(struct wowc_view *v,
 		if (su->harmless) {
 			wowc_problem(&v->probs, WOWC_SEV_WARN,
 				     "log record %" PRIu64 " (segment %u, block %u) was durable but is corrupt (%s); every block it held has a newer version: dropped",
-				     (uint64_t)su->seq, su->seg, su->block, su->what);
+				     (uint64_t)su->seq, su->seg, su->block,
+				     su->what);
 			continue;
 		}
 		if (!(v->flags & WOWC_SALVAGE))
@@ -966,14 +914,12 @@ static int prune_tombs(struct wowc *c, struct wowc_view *v)
 /* the rest of wow_log_recover: counts, next seq, segment states */
 static int finish(struct wowc *c, struct wowc_view *v)
 {
-	uint64_t seen, s, e;
+	uint64_t seen, s;
 	int r;
 
 	/* after a replay, the kernel knows of no seq past the chain's end */
 	seen = v->source == WOWC_SRC_CKPT ? v->replay_end - 1 : v->max_seen;
-	seen = max64(seen, c->sb.format_seq);
-	e = epoch(seen) + 1;
-	v->next_seq = e > epoch(UINT64_MAX) ? 0 : e << EPOCH_SHIFT;
+	v->next_seq = wow_next_epoch_seq(max(seen, c->sb.format_seq));
 	if (!v->next_seq) {
 		v->refused = true;
 		wowc_problem(&v->probs, WOWC_SEV_ERROR,
@@ -981,12 +927,13 @@ static int finish(struct wowc *c, struct wowc_view *v)
 	}
 	for (s = 0; s < c->nr_slots; s++) {
 		struct wowc_seg *seg = &v->segs[s / c->bps];
+		uint64_t sl = wowc_slot(v, s);
 
-		if (!(v->slot[s] & WOWC_SLOT_VALID))
+		if (!(sl & WOWC_SLOT_VALID))
 			continue;
 		seg->nr_valid++;
 		v->valid_blocks++;
-		if (v->slot[s] & WOWC_SLOT_DIRTY) {
+		if (sl & WOWC_SLOT_DIRTY) {
 			seg->nr_dirty++;
 			v->dirty_blocks++;
 		}
@@ -1086,6 +1033,18 @@ fail:
 		    r == -EFBIG ? "too many tombstones" : strerror(-r));
 	wowc_view_free(v);
 	return r;
+}
+
+bool wowc_vouched(const struct wowc_view *v, uint64_t seq)
+{
+	uint64_t i;
+
+	for (i = 0; i < v->c->nr_segments; i++)
+		if (v->claims[i].seq &&
+		    wow_epoch(v->claims[i].seq) == wow_epoch(seq) &&
+		    v->claims[i].durable >= seq)
+			return true;
+	return false;
 }
 
 void wowc_view_free(struct wowc_view *v)

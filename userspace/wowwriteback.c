@@ -66,14 +66,8 @@ static bool lost_for_good(const struct wowc_view *v, const struct wowc_lost *l)
 {
 	const struct wow_tomb_range *e;
 	uint32_t slot = wowc_lookup(v, l->oblock);
-	bool vouched = false;
-	uint64_t i;
 
-	for (i = 0; i < v->c->nr_segments && !vouched; i++)
-		vouched = v->claims[i].seq &&
-			  epoch(v->claims[i].seq) == epoch(l->seq) &&
-			  l->seq <= v->claims[i].durable;
-	if (!vouched)
+	if (!wowc_vouched(v, l->seq))
 		return false;
 	if (slot != WOWC_NO_SLOT && v->slot_seq[slot] > l->seq)
 		return false;
@@ -114,7 +108,8 @@ int wowc_writeback(const char *cache, const char *origin, unsigned int flags,
 		rc = WOWC_EXIT_ERROR;
 		goto out;
 	}
-	ofd = wowc_open_dev(origin, (flags & WOWC_WB_DRY_RUN) ? O_RDONLY : O_WRONLY,
+	ofd = wowc_open_dev(origin,
+			    (flags & WOWC_WB_DRY_RUN) ? O_RDONLY : O_WRONLY,
 			    &odirect, err);
 	if (ofd < 0) {
 		fprintf(errf, "wowctl: %s\n", err);
@@ -172,12 +167,15 @@ int wowc_writeback(const char *cache, const char *origin, unsigned int flags,
 				v.corrupt[i].seq, v.corrupt[i].seg);
 		}
 
-	for (i = 0; i < c->nr_slots; i++)
-		if ((v.slot[i] & (WOWC_SLOT_VALID | WOWC_SLOT_DIRTY)) ==
+	for (i = 0; i < c->nr_slots; i++) {
+		uint64_t sl = wowc_slot(&v, i);
+
+		if ((sl & (WOWC_SLOT_VALID | WOWC_SLOT_DIRTY)) ==
 		    (WOWC_SLOT_VALID | WOWC_SLOT_DIRTY)) {
-			list[n].oblock = v.slot[i] & WOWC_SLOT_OBLOCK;
+			list[n].oblock = sl & WOWC_SLOT_OBLOCK;
 			list[n++].slot = i;
 		}
+	}
 	res->dirty = n;
 	qsort(list, n, sizeof(*list), cmp_wb);
 	rc = WOWC_EXIT_CLEAN;
