@@ -877,38 +877,28 @@ out:
 	return r;
 }
 
-/* prune_tombs: drop what no record on the device can need */
+/* wow_tomb_prune_held's view of segment @s */
+static void view_held(void *ctx, u32 s, struct wow_tomb_held *h)
+{
+	struct wowc_seg *seg = &((struct wowc_view *)ctx)->segs[s];
+
+	h->tombs = seg->tombs;
+	h->nr = &seg->nr_tombs;
+	h->seg_seq = seg->seq;
+}
+
+/*
+ * prune_tombs: drop what no record on the device can need, as the
+ * kernel's wow_seg_prune_tombs (the oldest life on the device its bound)
+ */
 static int prune_tombs(struct wowc *c, struct wowc_view *v)
 {
-	uint64_t min = UINT64_MAX, total = 0, s;
-	struct wow_tomb_ref *refs;
-	uint32_t i, n = 0;
+	uint64_t min = UINT64_MAX, s;
 
-	for (s = 0; s < c->nr_segments; s++) {
-		total += v->segs[s].nr_tombs;
+	for (s = 0; s < c->nr_segments; s++)
 		if (v->segs[s].seq && v->segs[s].seq < min)
 			min = v->segs[s].seq;
-	}
-	refs = malloc((total ? total : 1) * sizeof(*refs));
-	if (!refs)
-		return -ENOMEM;
-	for (s = 0; s < c->nr_segments; s++)
-		for (i = 0; i < v->segs[s].nr_tombs; i++) {
-			refs[n].tr = &v->segs[s].tombs[i];
-			refs[n++].seg_seq = v->segs[s].seq;
-		}
-	wow_tomb_prune(refs, n, min);
-	free(refs);
-	for (s = 0; s < c->nr_segments; s++) {
-		struct wowc_seg *seg = &v->segs[s];
-		uint32_t k = 0;
-
-		for (i = 0; i < seg->nr_tombs; i++)
-			if (!(seg->tombs[i].flags & WOW_TOMB_DROP))
-				seg->tombs[k++] = seg->tombs[i];
-		seg->nr_tombs = k;
-	}
-	return 0;
+	return wow_tomb_prune_held(c->nr_segments, min, view_held, v);
 }
 
 /* the rest of wow_log_recover: counts, next seq, segment states */
