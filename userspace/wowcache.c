@@ -437,9 +437,9 @@ static int ckpt_pick(struct wowc *c, void *buf)
 	r = ckpt_area_read(c, buf);
 	if (r)
 		return r;
-	if (c->ckpt.state == WOWC_CKPT_VALID &&
-	    (a0.state != WOWC_CKPT_VALID ||
-	     c->ckpt.generation > a0.generation)) {
+	if (wow_ckpt_pick_second(a0.state == WOWC_CKPT_VALID, a0.generation,
+				 c->ckpt.state == WOWC_CKPT_VALID,
+				 c->ckpt.generation)) {
 		c->ckpt_other = a0;
 	} else {
 		c->ckpt_other = c->ckpt;
