@@ -23,6 +23,23 @@ static inline __u64 wow_epoch(__u64 seq)
 	return seq >> WOW_EPOCH_SHIFT;
 }
 
+/*
+ * Log epochs.  Every load starts a new epoch: its first seq is the start of
+ * the epoch after the newest seq the load saw, valid or not.  A record's
+ * durable_seq vouches only for records of its own epoch, so a record a
+ * load dropped as a torn tail (never durable) is never covered by the
+ * claims of records written after that load (and its seq is never used
+ * again).  Returns 0 when the seq space is exhausted.
+ */
+static inline __u64 wow_next_epoch_seq(__u64 seen)
+{
+	__u64 e = wow_epoch(seen) + 1;
+
+	if (e > wow_epoch(~(__u64)0))
+		return 0;
+	return e << WOW_EPOCH_SHIFT;
+}
+
 /* A log record header, decoded. */
 struct wow_record_info {
 	__u64 seq;

@@ -145,4 +145,15 @@ bool wow_ckpt_header_decode(const void *block, u32 version, u32 block_size,
  */
 bool wow_ckpt_covers(u64 life_max, u64 t);
 
+/*
+ * Format version 4 writes two areas in turn: a load starts from the
+ * newest valid one.  Whether area 1 is that one, from whether each
+ * header is valid (and fits the cache) and its generation.
+ */
+static inline bool wow_ckpt_pick_second(bool valid0, u64 gen0, bool valid1,
+					u64 gen1)
+{
+	return valid1 && (!valid0 || gen1 > gen0);
+}
+
 #endif

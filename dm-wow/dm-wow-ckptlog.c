@@ -480,7 +480,8 @@ int wow_ckptlog_load(struct wow_cache *wc, struct wow_ckpt_info *ci,
 		wc->load_bytes += a.block_size;
 		if (r1 == -ENOMEM)
 			return r1;
-		if (!r1 && (r || other.generation > ci->generation)) {
+		if (wow_ckpt_pick_second(!r, ci->generation, !r1,
+					 other.generation)) {
 			swap(*ci, other);
 			swap(r, r1);
 			k = 1;

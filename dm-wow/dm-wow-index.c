@@ -20,14 +20,7 @@
  * The index is pure bookkeeping: no locking (the caller holds the cache's
  * lock), no allocation after init, no I/O.  KUnit drives it directly.
  */
-#include <linux/bitmap.h>
-#include <linux/hash.h>
-#include <linux/log2.h>
-#include <linux/mm.h>
-#include <linux/sched.h>
-#include <linux/slab.h>
-
-#include "dm-wow.h"
+#include "dm-wow-index.h"
 
 static void free_chunks(void **chunks, u32 n)
 {
@@ -52,8 +45,8 @@ static void **alloc_chunks(u64 n, size_t size, u32 shift, u32 *nr_chunks)
 	for (i = 0; i < nc; i++) {
 		u64 left = n - ((u64)i << shift);
 
-		chunks[i] = kvmalloc_array(min(left, 1ULL << shift), size,
-					   GFP_KERNEL);
+		chunks[i] = kvmalloc_array(min_t(u64, left, 1ULL << shift),
+					   size, GFP_KERNEL);
 		if (!chunks[i]) {
 			free_chunks(chunks, nc);
 			return NULL;
@@ -75,7 +68,7 @@ int wow_index_init(struct wow_index *ix, u32 nr_slots)
 	if (!nr_slots || nr_slots > WOW_MAX_SLOTS)
 		return -EINVAL;
 	ix->nr_slots = nr_slots;
-	ix->hash_bits = nr_slots < 4 ? 0 : ilog2(nr_slots / 2);
+	ix->hash_bits = wow_index_hash_bits(nr_slots);
 	nb = 1U << ix->hash_bits;
 	ix->slot_chunks = (struct wow_slot **)alloc_chunks(nr_slots,
 				sizeof(struct wow_slot), WOW_SLOT_CHUNK_SHIFT,

@@ -719,40 +719,31 @@ void wow_seg_set_written(struct wow_cache *wc, u32 s, u64 max_seq, u32 wp)
 	wc->segs->table[s].wp = wp;
 }
 
+/* wow_tomb_prune_held's view of segment @s (recovering) */
+static void seg_held(void *ctx, u32 s, struct wow_tomb_held *h)
+{
+	struct wow_cache *wc = ctx;
+	struct wow_segment *seg = &wc->segs->table[s];
+
+	h->tombs = seg->tombs;
+	h->nr = &seg->nr_tombs;
+	h->seg_seq = seg->seq;
+}
+
 /*
  * Drop tombstones no record on the device can need any more, and copies
  * of a tombstone that reclaim carried forward (the newest holder keeps
  * it), so segments whose tombstones all moved on are free again
- * (recovering).
+ * (recovering; the rule is dm-wow-tombs.c's, the tools' too).
  */
 int wow_seg_prune_tombs(struct wow_cache *wc)
 {
-	u64 min = wow_seg_min_disk_seq(wc), total = 0;
-	struct wow_tomb_ref *refs;
-	u32 s, i, n;
+	u64 min = wow_seg_min_disk_seq(wc);
+	int r;
 
-	for (s = 0; s < wc->nr_segments; s++)
-		total += wc->segs->table[s].nr_tombs;
-	refs = kvmalloc_array(max_t(u64, total, 1), sizeof(*refs), GFP_KERNEL);
-	if (!refs)
-		return -ENOMEM;
-	n = 0;
-	for (s = 0; s < wc->nr_segments; s++)
-		for (i = 0; i < wc->segs->table[s].nr_tombs; i++) {
-			refs[n].tr = &wc->segs->table[s].tombs[i];
-			refs[n++].seg_seq = wc->segs->table[s].seq;
-		}
-	wow_tomb_prune(refs, n, min);
-	kvfree(refs);
-
-	for (s = 0; s < wc->nr_segments; s++) {
-		struct wow_segment *seg = &wc->segs->table[s];
-
-		for (i = 0, n = 0; i < seg->nr_tombs; i++)
-			if (!(seg->tombs[i].flags & WOW_TOMB_DROP))
-				seg->tombs[n++] = seg->tombs[i];
-		seg->nr_tombs = n;
-	}
+	r = wow_tomb_prune_held(wc->nr_segments, min, seg_held, wc);
+	if (r)
+		return r;
 	/* the runtime's lower bound starts here (wow_seg_visit) */
 	wow_life_pass_init(&wc->segs->life_pass, min_t(u64, min, wc->next_seq));
 	return 0;

@@ -69,23 +69,6 @@ const char *wow_foreign_signature(const void *buf, unsigned int len)
 	return NULL;
 }
 
-/*
- * Log epochs.  Every load starts a new epoch: its first seq is the start of
- * the epoch after the newest seq the load saw, valid or not.  A record's
- * durable_seq vouches only for records of its own epoch, so a record a
- * load dropped as a torn tail (never durable) is never covered by the
- * claims of records written after that load (and its seq is never used
- * again).  Returns 0 when the seq space is exhausted.
- */
-u64 wow_next_epoch_seq(u64 seen)
-{
-	u64 e = wow_epoch(seen) + 1;
-
-	if (e > wow_epoch(U64_MAX))
-		return 0;
-	return e << WOW_EPOCH_SHIFT;
-}
-
 static void aio_endio(struct bio *bio)
 {
 	struct wow_aio *a = bio->bi_private;

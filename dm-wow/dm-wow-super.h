@@ -21,12 +21,7 @@ void wow_geometry_init(struct wow_geometry *g, const struct wow_args *a,
 /* The format whose signature the first @len bytes hold, or NULL. */
 const char *wow_foreign_signature(const void *buf, unsigned int len);
 
-/*
- * The first seq of the epoch after @seen, the newest seq a load saw:
- * every load starts a new epoch, so no record written after it vouches
- * for one it dropped.  0 when the seq space is exhausted.
- */
-u64 wow_next_epoch_seq(u64 seen);
+/* wow_next_epoch_seq: dm-wow-chain.h (pure) */
 
 /*
  * Metadata I/O of a kmalloc'ed or vmalloc'ed buffer of any length, with

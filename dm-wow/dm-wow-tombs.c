@@ -197,6 +197,43 @@ void wow_tomb_prune(struct wow_tomb_ref *refs, u32 n, u64 min)
 			refs[i].tr->flags |= WOW_TOMB_DROP;
 }
 
+int wow_tomb_prune_held(u32 nr_segments, u64 min,
+			void (*held)(void *ctx, u32 s, struct wow_tomb_held *h),
+			void *ctx)
+{
+	struct wow_tomb_ref *refs;
+	struct wow_tomb_held h;
+	u64 total = 0;
+	u32 s, i, n;
+
+	for (s = 0; s < nr_segments; s++) {
+		held(ctx, s, &h);
+		total += *h.nr;
+	}
+	refs = kvmalloc_array(max_t(u64, total, 1), sizeof(*refs), GFP_KERNEL);
+	if (!refs)
+		return -ENOMEM;
+	n = 0;
+	for (s = 0; s < nr_segments; s++) {
+		held(ctx, s, &h);
+		for (i = 0; i < *h.nr; i++) {
+			refs[n].tr = &h.tombs[i];
+			refs[n++].seg_seq = h.seg_seq;
+		}
+	}
+	wow_tomb_prune(refs, n, min);
+	kvfree(refs);
+
+	for (s = 0; s < nr_segments; s++) {
+		held(ctx, s, &h);
+		for (i = 0, n = 0; i < *h.nr; i++)
+			if (!(h.tombs[i].flags & WOW_TOMB_DROP))
+				h.tombs[n++] = h.tombs[i];
+		*h.nr = n;
+	}
+	return 0;
+}
+
 const struct wow_tomb_range *wow_tomb_find(const struct wow_tomb_range *env,
 					   u32 n, u64 b)
 {

@@ -94,4 +94,22 @@ struct wow_tomb_ref {
  */
 void wow_tomb_prune(struct wow_tomb_ref *refs, u32 n, u64 min);
 
+/* One segment's held tombstones, as wow_tomb_prune_held asks for them. */
+struct wow_tomb_held {
+	struct wow_tomb_range *tombs;
+	u32 *nr;		/* how many; lowered by the prune */
+	u64 seg_seq;		/* the segment life's first seq (0: none) */
+};
+
+/*
+ * At load: wow_tomb_prune over the tombstones every segment holds (@held
+ * says segment s's, for each s below @nr_segments), and those it drops
+ * taken out, the rest kept in their order.  The module's segments and the
+ * tools' offline view both prune with it.  0, or -ENOMEM (allocates:
+ * may sleep).
+ */
+int wow_tomb_prune_held(u32 nr_segments, u64 min,
+			void (*held)(void *ctx, u32 s, struct wow_tomb_held *h),
+			void *ctx);
+
 #endif

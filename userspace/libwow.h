@@ -25,9 +25,10 @@
  *   wow_dev_stable_path, wow_dev_describe  (devname.c, devname.h) a
  *                  device's name: its by-id link, its dm or kernel name
  *
- * The calls go one way: wowdev.c calls libwow.c and wowcache.c; libwow.c
- * calls devname.c, json.c and kargs.c (over dm-wow-args.c), which call
- * nothing of the others.
+ * The calls go one way: wowdev.c calls libwow.c and wowcache's files
+ * (wowcache.c, wowview.c, wowmsize.c: wowcache-int.h says their own
+ * order); libwow.c calls devname.c, json.c and kargs.c (over
+ * dm-wow-args.c), which call nothing of the others.
  *
  * Functions that can fail return 0 or a negative errno and, when given an
  * err buffer of WOW_ERR_LEN bytes, leave a one-line reason in it.

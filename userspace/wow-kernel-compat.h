@@ -89,6 +89,86 @@ static inline bool is_power_of_2(unsigned long n)
 	return n && !(n & (n - 1));
 }
 
+#define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))
+#define DIV_ROUND_UP_ULL(n, d)	DIV_ROUND_UP((unsigned long long)(n), (d))
+#define lower_32_bits(n)	((u32)((n) & 0xffffffff))
+#define upper_32_bits(n)	((u32)((u64)(n) >> 32))
+
+/* floor(log2(@n)), @n > 0 */
+#define ilog2(n)	(63 - __builtin_clzll((unsigned long long)(n)))
+
+/* linux/hash.h: the multiplicative hash, its top @bits bits */
+#define GOLDEN_RATIO_64	0x61C8864680B583EBull
+
+static inline u32 hash_64(u64 val, unsigned int bits)
+{
+	return (u32)((val * GOLDEN_RATIO_64) >> (64 - bits));
+}
+
+/* as the kernel's: true when @c holds, said on stderr the first time */
+#define WARN_ON_ONCE(c) ({						\
+	static bool _warned;						\
+	bool _c = !!(c);						\
+									\
+	if (_c && !_warned) {						\
+		_warned = true;						\
+		fprintf(stderr, "WARNING: %s:%d: %s\n", __FILE__,	\
+			__LINE__, #c);					\
+	}								\
+	_c;								\
+})
+
+/* nothing to yield to */
+static inline void cond_resched(void)
+{
+}
+
+/* linux/bitmap.h, for bitmaps of unsigned longs */
+#define BITS_PER_LONG		(8 * (int)sizeof(long))
+#define BITS_TO_LONGS(n)	DIV_ROUND_UP(n, BITS_PER_LONG)
+
+static inline void __set_bit(unsigned long nr, unsigned long *map)
+{
+	map[nr / BITS_PER_LONG] |= 1UL << (nr % BITS_PER_LONG);
+}
+
+static inline void bitmap_zero(unsigned long *map, unsigned int nbits)
+{
+	memset(map, 0, BITS_TO_LONGS(nbits) * sizeof(long));
+}
+
+/* the bits past @nbits in the last long are set too: never read */
+static inline void bitmap_fill(unsigned long *map, unsigned int nbits)
+{
+	memset(map, 0xff, BITS_TO_LONGS(nbits) * sizeof(long));
+}
+
+static inline void bitmap_copy(unsigned long *to, const unsigned long *from,
+			       unsigned int nbits)
+{
+	memcpy(to, from, BITS_TO_LONGS(nbits) * sizeof(long));
+}
+
+static inline void bitmap_or(unsigned long *to, const unsigned long *a,
+			     const unsigned long *b, unsigned int nbits)
+{
+	unsigned int i;
+
+	for (i = 0; i < BITS_TO_LONGS(nbits); i++)
+		to[i] = a[i] | b[i];
+}
+
+/* The first set bit of @map at or after @off, or @size. */
+static inline unsigned long find_next_bit(const unsigned long *map,
+					  unsigned long size,
+					  unsigned long off)
+{
+	for (; off < size; off++)
+		if (map[off / BITS_PER_LONG] & (1UL << (off % BITS_PER_LONG)))
+			return off;
+	return size;
+}
+
 /* The first byte of @n at @s that is not @c, or NULL. */
 static inline void *memchr_inv(const void *s, int c, size_t n)
 {

@@ -14,14 +14,16 @@
  *   wowc_writeback   copy every dirty block to the origin
  *   wowc_msize       what a cache of a given size costs in metadata and RAM
  *
- * The rules are the kernel's (dm-wow/dm-wow-log.c: scan_segment,
- * scan_proof, find_continuation, apply_tombs, judge_suspects; the
- * checkpoint's read and every check of it, dm-wow-ckptread.c, built and
- * run here over the image; the replay
- * replay_chain, replay_next, replay_record, replay_tomb, replay_new_life,
- * replay_vouched and wow_ckpt_covers): the two must
- * agree on what is valid.  The on-disk layout comes from
- * dm-wow/dm-wow-format.h, which is included, not copied.
+ * The rules are the kernel's own code, built here: the whole-log scan
+ * (dm-wow/dm-wow-scan.c), the checkpoint's read and every check of it
+ * (dm-wow-ckptread.c), the chain replayed after it (dm-wow-chain.c,
+ * dm-wow-replay.c), the decoders (dm-wow-sb.c, dm-wow-record.c,
+ * dm-wow-ckpt.c), the index (dm-wow-index.c) and the tombstones
+ * (dm-wow-tombs.c): the two agree on what is valid because they run the
+ * same code.  The on-disk layout comes from dm-wow/dm-wow-format.h, which
+ * is included, not copied.
+ * wowcache.c opens the device, wowview.c builds the view, and each
+ * command has a file of its own (wowcache-int.h says which).
  *
  * Severity of what is found, and the exit code of the commands:
  * 0 clean, 1 operational error (cannot open, read or write), 2 usage,
@@ -157,6 +159,8 @@ struct wowc_rec {
 
 /* a tombstone range: the module's (dm-wow/dm-wow-tombs.h) */
 struct wow_tomb_range;
+/* the index: the module's (dm-wow/dm-wow-index.h) */
+struct wow_index;
 
 struct wowc_seg {
 	uint64_t seq, max_seq;	/* the life's first and newest record */
@@ -201,11 +205,8 @@ struct wowc_view {
 	enum wowc_source source;
 	unsigned int flags;
 	struct wowc_seg *segs;
-	/* the index: per slot bits 0..45 oblock, 46 dirty, 47 valid */
-	uint64_t *slot;
+	struct wow_index *ix;	/* the kernel's (dm-wow-index.c): wowc_slot */
 	uint64_t *slot_seq;	/* seq of its record (log only) */
-	uint32_t *next, *heads;	/* hash chains by oblock */
-	uint32_t hash_bits;
 	uint64_t valid_blocks, dirty_blocks;
 	uint64_t nr_records, nr_dropped, max_seq, max_seen;
 	uint64_t next_seq;	/* the next load's first seq (0: exhausted) */
@@ -226,6 +227,7 @@ struct wowc_view {
 	struct wowc_problems probs;
 };
 
+/* wowc_slot: bits 0..45 the origin block, 46 dirty, 47 valid */
 #define WOWC_SLOT_DIRTY		((uint64_t)1 << 46)
 #define WOWC_SLOT_VALID		((uint64_t)1 << 47)
 #define WOWC_SLOT_OBLOCK	(((uint64_t)1 << 46) - 1)
@@ -243,6 +245,11 @@ int wowc_view_build(struct wowc *c, unsigned int flags, struct wowc_view *v,
 void wowc_view_free(struct wowc_view *v);
 /* The slot holding the current copy of @oblock, or WOWC_NO_SLOT. */
 uint32_t wowc_lookup(const struct wowc_view *v, uint64_t oblock);
+/*
+ * Slot @slot of the index: its origin block (kept when it is not valid:
+ * the last one it held) and WOWC_SLOT_DIRTY, WOWC_SLOT_VALID.
+ */
+uint64_t wowc_slot(const struct wowc_view *v, uint32_t slot);
 
 /* The worst severity in @c and @v (@v may be NULL), as an exit code. */
 int wowc_exit_code(const struct wowc *c, const struct wowc_view *v);

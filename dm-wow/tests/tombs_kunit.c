@@ -292,6 +292,51 @@ static void wow_tombs_prune_at_load(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, tr[4].flags & WOW_TOMB_DROP);
 }
 
+struct held_segs {
+	struct wow_tomb_range *tombs[3];
+	u32 nr[3];
+	u64 seq[3];
+};
+
+static void held_seg(void *ctx, u32 s, struct wow_tomb_held *h)
+{
+	struct held_segs *hs = ctx;
+
+	h->tombs = hs->tombs[s];
+	h->nr = &hs->nr[s];
+	h->seg_seq = hs->seq[s];
+}
+
+/*
+ * wow_tomb_prune_held: every segment's tombstones pruned together (a
+ * carried copy in one segment, its newer holder in another), those
+ * dropped taken out, the rest kept in their order and counted.
+ */
+static void wow_tombs_prune_held(struct kunit *test)
+{
+	struct wow_tomb_range a[] = {
+		{ .start = 10, .nr = 4, .t = 20 },	/* life 50 holds it too */
+		{ .start = 1, .nr = 1, .t = 7 },	/* below the oldest */
+		{ .start = 30, .nr = 2, .t = 40 },
+	};
+	struct wow_tomb_range b[] = {
+		{ .start = 10, .nr = 4, .t = 20 },
+		{ .start = 5, .nr = 1, .t = 9 },
+	};
+	struct held_segs hs = {
+		.tombs = { a, NULL, b }, .nr = { 3, 0, 2 }, .seq = { 30, 0, 50 },
+	};
+
+	KUNIT_ASSERT_EQ(test, wow_tomb_prune_held(3, 8, held_seg, &hs), 0);
+	KUNIT_EXPECT_EQ(test, hs.nr[0], 1U);
+	KUNIT_EXPECT_EQ(test, a[0].start, 30ULL);
+	KUNIT_EXPECT_EQ(test, a[0].t, 40ULL);
+	KUNIT_EXPECT_EQ(test, hs.nr[1], 0U);
+	KUNIT_EXPECT_EQ(test, hs.nr[2], 2U);
+	KUNIT_EXPECT_EQ(test, b[0].start, 10ULL);
+	KUNIT_EXPECT_EQ(test, b[1].start, 5ULL);
+}
+
 static struct kunit_case wow_tombs_cases[] = {
 	KUNIT_CASE(wow_tombs_seg_disk_seq),
 	KUNIT_CASE(wow_tombs_life_pass_bound),
@@ -303,6 +348,7 @@ static struct kunit_case wow_tombs_cases[] = {
 	KUNIT_CASE(wow_tombs_brute_force),
 	KUNIT_CASE(wow_tombs_crafted_wide),
 	KUNIT_CASE(wow_tombs_prune_at_load),
+	KUNIT_CASE(wow_tombs_prune_held),
 	{}
 };
 

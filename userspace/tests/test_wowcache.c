@@ -409,7 +409,7 @@ static int state(const struct wowc_view *v, uint64_t ob)
 
 	if (s == WOWC_NO_SLOT)
 		return -1;
-	return !!(v->slot[s] & WOWC_SLOT_DIRTY);
+	return !!(wowc_slot(v, s) & WOWC_SLOT_DIRTY);
 }
 
 static uint64_t slot_at(const struct wowc_view *v, uint64_t ob)
