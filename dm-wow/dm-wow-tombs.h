@@ -54,6 +54,20 @@ struct wow_life_pass {
  * the log's durable seq.  0 when the segment never held a record.
  */
 u64 wow_seg_disk_seq(u64 seq, u64 prev_seq, u64 durable_seq);
+
+/* What a segment is after a load (wow_seg_load_fate). */
+enum wow_seg_fate {
+	WOW_SEG_FATE_EMPTY,	/* never held a record: free, first */
+	WOW_SEG_FATE_DEAD,	/* nothing current, no tombstone: free */
+	WOW_SEG_FATE_CLOSED,	/* a current block or a tombstone: closed */
+};
+
+/*
+ * After a load: segment life @seq (0: none) with @nr_valid current
+ * blocks and @nr_tombs held tombstones is empty, dead or closed.  The
+ * module's load (wow_seg_load_done) and the tools' view both ask it.
+ */
+enum wow_seg_fate wow_seg_load_fate(u64 seq, u64 nr_valid, u32 nr_tombs);
 /* Start a walk whose published bound starts at @bound (0: keep all). */
 void wow_life_pass_init(struct wow_life_pass *p, u64 bound);
 /*

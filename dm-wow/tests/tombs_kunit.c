@@ -156,6 +156,23 @@ static void wow_tombs_seg_disk_seq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wow_seg_disk_seq(40, 7, 41), 40ULL);
 }
 
+/*
+ * After a load a segment is free when it never held a record or holds
+ * neither a current block nor a tombstone; else it stays closed.
+ */
+static void wow_tombs_seg_load_fate(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, wow_seg_load_fate(0, 0, 0), WOW_SEG_FATE_EMPTY);
+	KUNIT_EXPECT_EQ(test, wow_seg_load_fate(40, 0, 0), WOW_SEG_FATE_DEAD);
+	KUNIT_EXPECT_EQ(test, wow_seg_load_fate(40, 3, 0),
+			WOW_SEG_FATE_CLOSED);
+	/* a tombstone alone keeps the life */
+	KUNIT_EXPECT_EQ(test, wow_seg_load_fate(40, 0, 1),
+			WOW_SEG_FATE_CLOSED);
+	KUNIT_EXPECT_EQ(test, wow_seg_load_fate(40, 1ULL << 32, 2),
+			WOW_SEG_FATE_CLOSED);
+}
+
 /* A pass reads each segment once; its bound is published at its end. */
 static void wow_tombs_life_pass_bound(struct kunit *test)
 {
@@ -339,6 +356,7 @@ static void wow_tombs_prune_held(struct kunit *test)
 
 static struct kunit_case wow_tombs_cases[] = {
 	KUNIT_CASE(wow_tombs_seg_disk_seq),
+	KUNIT_CASE(wow_tombs_seg_load_fate),
 	KUNIT_CASE(wow_tombs_life_pass_bound),
 	KUNIT_CASE(wow_tombs_life_pass_no_life),
 	KUNIT_CASE(wow_tombs_life_pass_rises),
