@@ -749,27 +749,38 @@ int wow_seg_prune_tombs(struct wow_cache *wc)
 	return 0;
 }
 
+/* Segment @seg after a load (the rule is dm-wow-tombs.c's, the tools' too) */
+static enum wow_seg_fate seg_fate(struct wow_segment *seg)
+{
+	return wow_seg_load_fate(seg->seq, seg->nr_valid, seg->nr_tombs);
+}
+
 /*
  * After a load (recovering): empty segments go on the free list first,
  * then dead ones (nothing current, no tombstone), oldest content first;
  * the rest are closed; then the write order.
  */
+
 int wow_seg_load_done(struct wow_cache *wc)
 {
+	struct wow_segment *seg;
 	u32 s;
 
 	for (s = 0; s < wc->nr_segments; s++)
-		if (!wc->segs->table[s].seq)
+		if (seg_fate(&wc->segs->table[s]) == WOW_SEG_FATE_EMPTY)
 			wow_seg_free_add(wc, s);
 	for (s = 0; s < wc->nr_segments; s++) {
-		struct wow_segment *seg = &wc->segs->table[s];
-
-		if (!seg->seq)
-			continue;
-		if (!seg->nr_valid && !seg->nr_tombs)
+		seg = &wc->segs->table[s];
+		switch (seg_fate(seg)) {
+		case WOW_SEG_FATE_EMPTY:
+			break;
+		case WOW_SEG_FATE_DEAD:
 			wow_seg_free_add(wc, s);
-		else
+			break;
+		case WOW_SEG_FATE_CLOSED:
 			seg->state = WOW_SEG_CLOSED;
+			break;
+		}
 	}
 	return wow_seg_order_rebuild(wc);
 }
