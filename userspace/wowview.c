@@ -950,7 +950,9 @@ static int finish(struct wowc *c, struct wowc_view *v)
 	for (s = 0; s < c->nr_segments; s++) {
 		struct wowc_seg *seg = &v->segs[s];
 
-		seg->closed = seg->seq && (seg->nr_valid || seg->nr_tombs);
+		seg->closed = wow_seg_load_fate(seg->seq, seg->nr_valid,
+						 seg->nr_tombs) ==
+			      WOW_SEG_FATE_CLOSED;
 	}
 	return 0;
 }
