@@ -35,6 +35,27 @@ u64 wow_seg_disk_seq(u64 seq, u64 prev_seq, u64 durable_seq)
 }
 
 /*
+ * The smallest open seq of any segment life still on the device, as a
+ * power cut now would leave it: a reused segment's earlier life counts
+ * until the new life's first record is durable.
+ */
+u64 wow_seg_min_life(u32 nr_segments, u64 durable_seq,
+		     u64 (*life)(void *ctx, u32 s, u64 *prev_seq), void *ctx)
+{
+	u64 min = U64_MAX, seq, prev;
+	u32 s;
+
+	for (s = 0; s < nr_segments; s++) {
+		prev = 0;
+		seq = life(ctx, s, &prev);
+		seq = wow_seg_disk_seq(seq, prev, durable_seq);
+		if (seq && seq < min)
+			min = seq;
+	}
+	return min;
+}
+
+/*
  * A segment after a load: free when it never held a record (empty) or
  * holds nothing a load needs (dead: no current block, no tombstone, so
  * reclaim has nothing to move out of it), else closed: it keeps its life
