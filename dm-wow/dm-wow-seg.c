@@ -355,22 +355,24 @@ static u64 seg_disk_seq(struct wow_cache *wc, struct wow_segment *seg)
 	return wow_seg_disk_seq(seg->seq, seg->prev_seq, wc->durable_seq);
 }
 
+/* wow_seg_min_life's view of segment @s (lock held or recovering) */
+static u64 seg_life(void *ctx, u32 s, u64 *prev_seq)
+{
+	struct wow_cache *wc = ctx;
+
+	*prev_seq = wc->segs->table[s].prev_seq;
+	return wc->segs->table[s].seq;
+}
+
 /*
  * The smallest open seq of any segment life still on the device, as a
- * power cut now would leave it: a reused segment's earlier life counts
- * until the new life's first record is durable (lock held or recovering).
+ * power cut now would leave it (lock held or recovering; the rule is
+ * dm-wow-tombs.c's, the tools' too).
  */
 u64 wow_seg_min_disk_seq(struct wow_cache *wc)
 {
-	u64 min = U64_MAX, seq;
-	u32 i;
-
-	for (i = 0; i < wc->nr_segments; i++) {
-		seq = seg_disk_seq(wc, &wc->segs->table[i]);
-		if (seq && seq < min)
-			min = seq;
-	}
-	return min;
+	return wow_seg_min_life(wc->nr_segments, wc->durable_seq, seg_life,
+				wc);
 }
 
 /* Make room for @more tombstones held by segment @s (may sleep). */
