@@ -888,16 +888,23 @@ static void view_held(void *ctx, u32 s, struct wow_tomb_held *h)
 }
 
 /*
+ * wow_seg_min_life's view of segment @s: a load leaves no earlier life
+ * waiting for a new one's first record
+ */
+static u64 view_life(void *ctx, u32 s, u64 *prev_seq)
+{
+	*prev_seq = 0;
+	return ((struct wowc_view *)ctx)->segs[s].seq;
+}
+
+/*
  * prune_tombs: drop what no record on the device can need, as the
  * kernel's wow_seg_prune_tombs (the oldest life on the device its bound)
  */
 static int prune_tombs(struct wowc *c, struct wowc_view *v)
 {
-	uint64_t min = UINT64_MAX, s;
+	uint64_t min = wow_seg_min_life(c->nr_segments, 0, view_life, v);
 
-	for (s = 0; s < c->nr_segments; s++)
-		if (v->segs[s].seq && v->segs[s].seq < min)
-			min = v->segs[s].seq;
 	return wow_tomb_prune_held(c->nr_segments, min, view_held, v);
 }
 
