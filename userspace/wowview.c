@@ -185,6 +185,11 @@ static int ckpt_load_tomb(void *ctx, u64 s, const struct wow_tomb_range *tr)
 	return seg_add_tomb(seg, tr, seg->nr_tombs++);
 }
 
+static bool ckpt_cached(void *ctx, u64 ob)
+{
+	return wowc_lookup(ctx, ob) != WOWC_NO_SLOT;
+}
+
 static int ckpt_load_slot(void *ctx, u64 slot, u64 ob, bool dirty, u32 crc,
 			  bool has_crc)
 {
@@ -192,8 +197,6 @@ static int ckpt_load_slot(void *ctx, u64 slot, u64 ob, bool dirty, u32 crc,
 
 	(void)crc;
 	(void)has_crc;
-	if (wowc_lookup(v, ob) != WOWC_NO_SLOT)
-		return -EEXIST;
 	ix_insert(v, ob, slot, dirty);
 	return 0;
 }
@@ -222,6 +225,7 @@ static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
 	const struct wow_ckpt_load_ops ops = {
 		.load_seg = ckpt_load_seg,
 		.load_tomb = ckpt_load_tomb,
+		.cached = ckpt_cached,
 		.load_slot = ckpt_load_slot,
 		.ctx = v,
 	};
