@@ -646,6 +646,30 @@ out:
 }
 
 /*
+ * wow_index_count's view of valid slot @slot of segment @s, after a load:
+ * counted in its segment, and a dirty one in the policy (may sleep)
+ */
+static int count_slot(void *ctx, u32 slot, u32 s, bool dirty)
+{
+	struct wow_cache *wc = ctx;
+	struct wow_slot *sl = wow_slot_at(&wc->index, slot);
+	struct wow_group *g;
+
+	wow_seg_count(wc, s, 1, 0, 0);
+	if (!dirty)
+		return 0;
+	if (!wc->policy.nr_spare) {
+		g = kmalloc(wow_policy_group_bytes(&wc->policy), GFP_KERNEL);
+		if (!g)
+			return -ENOMEM;
+		wow_policy_add_spare(&wc->policy, g);
+	}
+	wow_policy_mark_dirty(&wc->policy, from_oblock(wow_slot_oblock(sl)));
+	wow_seg_count(wc, s, 0, 1, 0);
+	return 0;
+}
+
+/*
  * Load the index and the segments: from the checkpoint when a valid one
  * is on disk, and the log written since it (nothing after a clean
  * shutdown), else from the whole log.  The newest record of each block
@@ -658,7 +682,7 @@ int wow_log_recover(struct wow_cache *wc)
 	struct wow_scan_totals tot = { };
 	struct wow_ckpt_info ci;
 	u64 seen, newest;
-	u32 i;
+	u32 i, n;
 	int r;
 
 	/* a failed earlier attempt could not rebuild the index */
@@ -694,32 +718,14 @@ int wow_log_recover(struct wow_cache *wc)
 	}
 
 	/* count what survived; survivors are dirty unless marked clean */
-	for (i = 0; i < wc->nr_slots; i++) {
-		struct wow_slot *sl = wow_slot_at(&wc->index, i);
-
-		if (!(i & 0xffff))
-			cond_resched();
-		if (!(sl->flags & WOW_SLOT_VALID))
-			continue;
-		wow_seg_count(wc, wow_slot_seg(wc, i), 1, 0, 0);
-		wc->valid_blocks++;
-		if (!(sl->flags & WOW_SLOT_DIRTY))
-			continue;
-		if (!wc->policy.nr_spare) {
-			struct wow_group *g;
-
-			g = kmalloc(wow_policy_group_bytes(&wc->policy),
-				    GFP_KERNEL);
-			if (!g) {
-				r = -ENOMEM;
-				goto out;
-			}
-			wow_policy_add_spare(&wc->policy, g);
-		}
-		wow_policy_mark_dirty(&wc->policy,
-				      from_oblock(wow_slot_oblock(sl)));
-		wow_seg_count(wc, wow_slot_seg(wc, i), 0, 1, 0);
-		wc->dirty_blocks++;
+	for (i = 0; i < wc->nr_slots; i += n) {
+		n = min(wc->nr_slots - i, 0x10000U);
+		cond_resched();
+		r = wow_index_count(&wc->index, i, n, wc->blocks_per_seg,
+				    &wc->valid_blocks, &wc->dirty_blocks,
+				    count_slot, wc);
+		if (r)
+			goto out;
 	}
 
 	r = wow_seg_prune_tombs(wc);
