@@ -912,6 +912,17 @@ static int prune_tombs(struct wowc *c, struct wowc_view *v)
 	return wow_tomb_prune_held(c->nr_segments, min, view_held, v);
 }
 
+/* wow_index_count's view of valid slot @slot of segment @s */
+static int view_count(void *ctx, u32 slot, u32 s, bool dirty)
+{
+	struct wowc_seg *seg = &((struct wowc_view *)ctx)->segs[s];
+
+	(void)slot;
+	seg->nr_valid++;
+	seg->nr_dirty += dirty;
+	return 0;
+}
+
 /* the rest of wow_log_recover: counts, next seq, segment states */
 static int finish(struct wowc *c, struct wowc_view *v)
 {
@@ -926,19 +937,10 @@ static int finish(struct wowc *c, struct wowc_view *v)
 		wowc_problem(&v->probs, WOWC_SEV_ERROR,
 			     "log sequence numbers exhausted: the kernel refuses to load this cache");
 	}
-	for (s = 0; s < c->nr_slots; s++) {
-		struct wowc_seg *seg = &v->segs[s / c->bps];
-		uint64_t sl = wowc_slot(v, s);
-
-		if (!(sl & WOWC_SLOT_VALID))
-			continue;
-		seg->nr_valid++;
-		v->valid_blocks++;
-		if (sl & WOWC_SLOT_DIRTY) {
-			seg->nr_dirty++;
-			v->dirty_blocks++;
-		}
-	}
+	r = wow_index_count(v->ix, 0, c->nr_slots, c->bps, &v->valid_blocks,
+			    &v->dirty_blocks, view_count, v);
+	if (r)
+		return r;
 	r = prune_tombs(c, v);
 	if (r)
 		return r;
