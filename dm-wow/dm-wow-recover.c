@@ -669,19 +669,67 @@ static int count_slot(void *ctx, u32 slot, u32 s, bool dirty)
 	return 0;
 }
 
+/* A load's sources, for wow_load_log, and what they tell the load. */
+struct load_run {
+	struct wow_cache *wc;
+	struct wow_ckpt_info ci;
+	struct wow_scan_totals tot;
+	u64 newest;
+};
+
+static int load_ckpt(void *ctx)
+{
+	struct load_run *l = ctx;
+	int r = load_checkpoint(l->wc, &l->ci);
+
+	if (r == -ENOMEM)
+		return r;
+	return r ? 1 : 0;
+}
+
+static int load_replay(void *ctx, u64 *seen)
+{
+	struct load_run *l = ctx;
+	u64 expected;
+	int r = replay_log(l->wc, &l->ci, &expected, &l->tot.dropped);
+
+	if (r)
+		return r;
+	*seen = expected - 1;
+	l->newest = expected - 1;
+	return 0;
+}
+
+static int load_scan(void *ctx, u64 *seen)
+{
+	struct load_run *l = ctx;
+	int r = scan_log(l->wc, &l->tot);
+
+	if (r)
+		return r;
+	*seen = l->tot.max_seen;
+	l->newest = l->tot.max_seq;
+	return 0;
+}
+
 /*
  * Load the index and the segments: from the checkpoint when a valid one
  * is on disk, and the log written since it (nothing after a clean
- * shutdown), else from the whole log.  The newest record of each block
- * wins, unless a tombstone kills it.  A recovered copy is dirty unless a
+ * shutdown), else from the whole log (wow_load_log, the tools' rule
+ * too).  The newest record of each block wins, unless a tombstone kills
+ * it.  A recovered copy is dirty unless a
  * clean mark covers it.  Then a new checkpoint anchors the log's chain:
  * the next record is the one it names.
  */
 int wow_log_recover(struct wow_cache *wc)
 {
-	struct wow_scan_totals tot = { };
-	struct wow_ckpt_info ci;
-	u64 seen, newest;
+	struct load_run l = { .wc = wc };
+	const struct wow_load_ops ops = {
+		.ckpt = load_ckpt,
+		.replay = load_replay,
+		.scan = load_scan,
+		.ctx = &l,
+	};
 	u32 i, n;
 	int r;
 
@@ -690,26 +738,10 @@ int wow_log_recover(struct wow_cache *wc)
 		return -ENOMEM;
 
 	wc->load_bytes = 0;
-	r = load_checkpoint(wc, &ci);
-	if (r == -ENOMEM)
-		goto out;
-	if (!r) {
-		u64 expected;
-
-		r = replay_log(wc, &ci, &expected, &tot.dropped);
-		if (r)
-			goto out;
-		seen = expected - 1;
-		newest = expected - 1;
-	} else {
-		r = scan_log(wc, &tot);
-		if (r)
-			goto out;
-		seen = tot.max_seen;
-		newest = tot.max_seq;
-	}
 	/* a new epoch: nothing written from now on vouches for a dropped record */
-	wc->next_seq = wow_next_epoch_seq(max(seen, wc->sb.format_seq));
+	r = wow_load_log(&ops, wc->sb.format_seq, &wc->next_seq);
+	if (r)
+		goto out;
 	if (!wc->next_seq) {
 		DMERR("%s: log sequence numbers exhausted; not loading",
 		      wow_name(wc));
@@ -736,9 +768,9 @@ int wow_log_recover(struct wow_cache *wc)
 	if (r)
 		goto out;
 
-	wc->completed_seq = newest;
-	wc->durable_seq = newest;
-	wc->load_dropped = tot.dropped;
+	wc->completed_seq = l.newest;
+	wc->durable_seq = l.newest;
+	wc->load_dropped = l.tot.dropped;
 	wc->load_from_ckpt = wow_ckptlog_loaded(wc);
 	upgrade_v1(wc);
 	/*
@@ -756,13 +788,13 @@ int wow_log_recover(struct wow_cache *wc)
 		goto out;
 	}
 	if (wc->load_from_ckpt)
-		DMINFO(MSG_LOADED_CKPT, wow_name(wc), ci.generation,
+		DMINFO(MSG_LOADED_CKPT, wow_name(wc), l.ci.generation,
 		       wc->load_bytes >> 10, wc->dirty_blocks, wc->valid_blocks,
 		       wow_seg_nr_free(wc));
 	else
-		DMINFO(MSG_RECOVERED, wow_name(wc), tot.records,
+		DMINFO(MSG_RECOVERED, wow_name(wc), l.tot.records,
 		       wc->load_bytes >> 10, wc->dirty_blocks, wc->valid_blocks,
-		       wow_seg_nr_free(wc), tot.dropped);
+		       wow_seg_nr_free(wc), l.tot.dropped);
 	r = 0;
 out:
 	if (r) {
