@@ -923,15 +923,13 @@ static int view_count(void *ctx, u32 slot, u32 s, bool dirty)
 	return 0;
 }
 
-/* the rest of wow_log_recover: counts, next seq, segment states */
-static int finish(struct wowc *c, struct wowc_view *v)
+/* the rest of wow_log_recover: counts, next seq @next_seq, segment states */
+static int finish(struct wowc *c, struct wowc_view *v, uint64_t next_seq)
 {
-	uint64_t seen, s;
+	uint64_t s;
 	int r;
 
-	/* after a replay, the kernel knows of no seq past the chain's end */
-	seen = v->source == WOWC_SRC_CKPT ? v->replay_end - 1 : v->max_seen;
-	v->next_seq = wow_next_epoch_seq(max(seen, c->sb.format_seq));
+	v->next_seq = next_seq;
 	if (!v->next_seq) {
 		v->refused = true;
 		wowc_problem(&v->probs, WOWC_SEV_ERROR,
@@ -970,10 +968,79 @@ static int finish(struct wowc *c, struct wowc_view *v)
 	return 0;
 }
 
+/*
+ * The view's sources for wow_load_log, the kernel's order of them: the
+ * checkpoint when a valid one is on disk (and no scan was asked for) ...
+ */
+static int view_ckpt(void *ctx)
+{
+	struct wowc_view *v = ctx;
+	struct wowc *c = v->c;
+	char why[sizeof(c->ckpt.why)];
+	int r;
+
+	if ((v->flags & WOWC_SCAN) || c->ckpt.state != WOWC_CKPT_VALID)
+		return 1;
+	v->source = WOWC_SRC_CKPT;
+	r = ckpt_load(c, v, why, sizeof(why));
+	if (r <= 0)
+		return r;
+	c->ckpt.state = WOWC_CKPT_BAD;
+	snprintf(c->ckpt.why, sizeof(c->ckpt.why), "%s", why);
+	wowc_problem(&v->probs, WOWC_SEV_ERROR,
+		     "checkpoint %" PRIu64 " does not check (%s); the kernel scans the log instead",
+		     c->ckpt.generation, why);
+	view_reset(v);
+	return view_alloc(v) ?: 1;
+}
+
+/* ... and the log written since it ... */
+static int view_replay(void *ctx, __u64 *seen)
+{
+	struct wowc_view *v = ctx;
+	int r = replay_log(v->c, v);
+
+	if (r < 0)
+		return r;
+	if (r && (v->flags & WOWC_SALVAGE)) {
+		/*
+		 * The kernel refuses the load.  Writeback takes what the
+		 * whole log holds instead: the scan salvages past the bad
+		 * record and names the versions lost (a block the
+		 * checkpoint has clean is written again: harmless).
+		 */
+		wowc_problem(&v->probs, WOWC_SEV_INFO,
+			     "writing back what a scan of the whole log finds instead");
+		view_reset(v);
+		return view_alloc(v) ?: 1;
+	}
+	/* the kernel knows of no seq past the chain's end */
+	*seen = v->replay_end - 1;
+	return 0;
+}
+
+/* ... else the whole log */
+static int view_scan(void *ctx, __u64 *seen)
+{
+	struct wowc_view *v = ctx;
+	int r;
+
+	v->source = WOWC_SRC_LOG;
+	r = scan_log(v->c, v);
+	*seen = v->max_seen;
+	return r;
+}
+
 int wowc_view_build(struct wowc *c, unsigned int flags, struct wowc_view *v,
 		    char *err)
 {
-	char why[sizeof(c->ckpt.why)];
+	const struct wow_load_ops ops = {
+		.ckpt = view_ckpt,
+		.replay = view_replay,
+		.scan = view_scan,
+		.ctx = v,
+	};
+	__u64 next_seq;
 	int r;
 
 	memset(v, 0, sizeof(*v));
@@ -984,56 +1051,13 @@ int wowc_view_build(struct wowc *c, unsigned int flags, struct wowc_view *v,
 		return -EINVAL;
 	}
 	r = view_alloc(v);
-	if (r)
-		goto fail;
-	if (!(flags & WOWC_SCAN) && c->ckpt.state == WOWC_CKPT_VALID) {
-		v->source = WOWC_SRC_CKPT;
-		r = ckpt_load(c, v, why, sizeof(why));
-		if (r < 0)
-			goto fail;
-		if (!r) {
-			r = replay_log(c, v);
-			if (r < 0)
-				goto fail;
-			if (r && (flags & WOWC_SALVAGE)) {
-				/*
-				 * The kernel refuses the load.  Writeback takes
-				 * what the whole log holds instead: the scan
-				 * salvages past the bad record and names the
-				 * versions lost (a block the checkpoint has
-				 * clean is written again: harmless).
-				 */
-				wowc_problem(&v->probs, WOWC_SEV_INFO,
-					     "writing back what a scan of the whole log finds instead");
-				view_reset(v);
-				r = view_alloc(v);
-				if (r)
-					goto fail;
-				goto scan;
-			}
-			r = finish(c, v);
-			if (r)
-				goto fail;
-			return 0;
-		}
-		c->ckpt.state = WOWC_CKPT_BAD;
-		snprintf(c->ckpt.why, sizeof(c->ckpt.why), "%s", why);
-		wowc_problem(&v->probs, WOWC_SEV_ERROR,
-			     "checkpoint %" PRIu64 " does not check (%s); the kernel scans the log instead",
-			     c->ckpt.generation, why);
-		view_reset(v);
-		r = view_alloc(v);
-		if (r)
-			goto fail;
-	}
-scan:
-	v->source = WOWC_SRC_LOG;
-	r = scan_log(c, v);
 	if (!r)
-		r = finish(c, v);
+		r = wow_load_log(&ops, c->sb.format_seq, &next_seq);
+	if (!r)
+		r = finish(c, v, next_seq);
 	if (!r)
 		return 0;
-fail:
+
 	wowc_seterr(err, "%s: %s", c->path, r == -ENOMEM ? "out of memory" :
 		    r == -EFBIG ? "too many tombstones" : strerror(-r));
 	wowc_view_free(v);
