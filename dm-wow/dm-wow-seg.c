@@ -762,7 +762,6 @@ static enum wow_seg_fate seg_fate(struct wow_segment *seg)
  * then dead ones (nothing current, no tombstone), oldest content first;
  * the rest are closed; then the write order.
  */
-
 int wow_seg_load_done(struct wow_cache *wc)
 {
 	struct wow_segment *seg;
