@@ -223,7 +223,6 @@ fail:
 
 /* ---- superblock, health block, checkpoint header ---- */
 
-
 /* wow_sb_decode, then what wow_check_devices refuses */
 static void sb_decode(struct wowc *c, const void *blk, size_t len)
 {
