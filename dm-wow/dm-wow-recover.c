@@ -712,6 +712,61 @@ static int load_scan(void *ctx, u64 *seen)
 	return 0;
 }
 
+#ifdef WOW_TEST_HOOKS
+/*
+ * Test builds only: one kernel log line per load with what it loaded, for
+ * a scenario to compare with wowctl dump's view of the same image before
+ * the load (crash-flush-points: the tools and the module agree): the
+ * source, the next seq, records dropped, the counts, free segments and a
+ * digest of the index.  The digest folds each valid slot, in slot order
+ * (the slot, its origin block's low and high halves, 1 when dirty), into
+ * two 32-bit polynomial hashes that the guest's awk computes exactly.
+ */
+static bool test_load_report;
+module_param(test_load_report, bool, 0644);
+MODULE_PARM_DESC(test_load_report,
+		 "test builds: log each load's counts and index digest");
+
+#define MSG_TEST_LOADED "%s: test: loaded from %s, next seq %llu, %llu dropped, %llu valid, %llu dirty, %u free segments, index digest %u.%u"
+
+static void fold(u32 *h, u32 *g, u32 x)
+{
+	*h = *h * 65599 + x;
+	*g = *g * 1000003 + x;
+}
+
+static void test_report_load(struct wow_cache *wc, bool from_ckpt,
+			     u64 next_seq, u64 dropped)
+{
+	struct wow_slot *sl;
+	u32 h = 0, g = 0, i;
+	u64 ob;
+
+	if (!READ_ONCE(test_load_report))
+		return;
+	for (i = 0; i < wc->nr_slots; i++) {
+		if (!(i & 0xffff))
+			cond_resched();
+		sl = wow_slot_at(&wc->index, i);
+		if (!(sl->flags & WOW_SLOT_VALID))
+			continue;
+		ob = from_oblock(wow_slot_oblock(sl));
+		fold(&h, &g, i);
+		fold(&h, &g, lower_32_bits(ob));
+		fold(&h, &g, upper_32_bits(ob));
+		fold(&h, &g, !!(sl->flags & WOW_SLOT_DIRTY));
+	}
+	DMINFO(MSG_TEST_LOADED, wow_name(wc),
+	       from_ckpt ? "checkpoint" : "log", next_seq, dropped,
+	       wc->valid_blocks, wc->dirty_blocks, wow_seg_nr_free(wc), h, g);
+}
+#else
+static void test_report_load(struct wow_cache *wc, bool from_ckpt,
+			     u64 next_seq, u64 dropped)
+{
+}
+#endif
+
 /*
  * Load the index and the segments: from the checkpoint when a valid one
  * is on disk, and the log written since it (nothing after a clean
@@ -772,6 +827,7 @@ int wow_log_recover(struct wow_cache *wc)
 	wc->durable_seq = l.newest;
 	wc->load_dropped = l.tot.dropped;
 	wc->load_from_ckpt = wow_ckptlog_loaded(wc);
+	test_report_load(wc, wc->load_from_ckpt, wc->next_seq, l.tot.dropped);
 	upgrade_v1(wc);
 	/*
 	 * whatever was read, the chain starts again here (a new epoch: the

@@ -26,8 +26,13 @@
 # shutdown, a second load and a second check (nothing older than the first
 # check saw); then cleaner on, the device drained and removed, and the
 # origin alone checked the same way (nothing older than the second check
-# saw).  Failures are counted and described; the scenario fails if
-# there is any.
+# saw).  Before each load at a point, `wowctl check` and `wowctl dump`
+# read the same state: check's verdict must be the module's (loads or
+# refused, from the checkpoint or the log, no errors where it loads) and
+# dump's load must equal the module's, index and all (a test build logs
+# each load's counts and index digest, test_load_report; loadline.awk
+# computes the same line from dump).  Failures are counted and described;
+# the scenario fails if there is any.
 #
 # Phase 2 runs in one worker per online CPU (at most 2), each with its own
 # devices, taking every other point of the sample.
@@ -297,6 +302,12 @@ if [ -n "${WOW_FP_SHARD:-}" ]; then
 	echo "shard $SK of $SN: every ${SN}th point of an even sample of $BUDGET"
 fi
 echo "checking $(wc -l < $T/sample) of $NP flush points, $WORKERS worker(s)"
+# each state is first read by wowctl check and dump, whose view of the
+# load must equal the module's (issue 36: the tools run the module's load)
+command -v wowctl > /dev/null || fail "no wowctl in the guest (make -C userspace)"
+TLR=/sys/module/dm_wow/parameters/test_load_report
+[ -w $TLR ] || fail "no $TLR (a test build of dm-wow logs each load's index digest)"
+echo 1 > $TLR
 T1=$(now)
 
 # kmsg_mark / kmsg_since: kernel messages about dm-wow and snapshots since
@@ -328,6 +339,62 @@ failed() {
 	cat $TW/kmsg 2> /dev/null | tail -n 8 | sed 's/^/    kernel: /'
 }
 
+# offline_view: before the module loads the state, wowctl's view of the
+# cache slice: `wowctl check`'s verdict (OFF_VERDICT: "a load reads the
+# checkpoint|log: loads|REFUSED", OFF_RESULT: clean, warnings or errors)
+# and `wowctl dump`'s load as the line the module's test hook logs for its
+# own (OFF_LOAD, tests/vm/guest/loadline.awk)
+offline_view() {
+	tick other
+	wowctl check "$SC" > $TW/wcheck.out 2>&1
+	OFF_VERDICT=$(sed -n 's/^a load reads the //p' $TW/wcheck.out)
+	OFF_RESULT=$(sed -n 's/^result: //p' $TW/wcheck.out)
+	# its exit status is the problems' worst (3: warnings, as for a
+	# dropped torn record); 1 and 2 are its own failures
+	wowctl dump "$SC" > $TW/dump.json 2> $TW/dump.err
+	case $? in
+	1 | 2) OFF_LOAD="wowctl dump failed: $(head -n 1 $TW/dump.err)" ;;
+	*) OFF_LOAD=$(awk -f /wow/guest/loadline.awk $TW/dump.json) ;;
+	esac
+	tick offline
+}
+
+# offline_agree LOADED: after the module's load at the point (LOADED 1
+# when it loaded, 0 when it refused), the two must agree: check's verdict
+# and result, and dump's load against the module's own line (its source,
+# next seq, dropped records, counts, free segments and index digest)
+offline_agree() {
+	OFFLINE=$((OFFLINE + 1))
+	if [ "$1" = 0 ]; then
+		case $OFF_VERDICT in
+		*": REFUSED") return 0 ;;
+		esac
+		failed offline "the module refused a state wowctl check says loads ($OFF_VERDICT)" ""
+		return 1
+	fi
+	_dev=$(dmsetup info -c --noheadings -o major,minor --separator : "fw$K")
+	_line=$(dmesg | sed -n "s/^\[[ 0-9.]*\] //; s/^device-mapper: wow: $_dev: test: //p" | tail -n 1)
+	_src=${_line#loaded from }
+	_src=${_src%%,*}
+	if [ "$OFF_VERDICT" != "$_src: loads" ]; then
+		failed offline "wowctl check's verdict '$OFF_VERDICT' ($OFF_RESULT), the module loaded from the $_src" $TW/wcheck.out
+		return 1
+	fi
+	if [ "$OFF_RESULT" = errors ]; then
+		failed offline "wowctl check finds errors in a state the module loads" $TW/wcheck.out
+		grep -vE '^(/|superblock|health|checkpoint|log|a load|result)' $TW/wcheck.out |
+			head -n 3 | sed 's/^/    wowctl: /'
+		return 1
+	fi
+	if [ "$_line" != "$OFF_LOAD" ]; then
+		failed offline "wowctl dump's load and the module's differ" ""
+		echo "    wowctl dump: $OFF_LOAD"
+		echo "    the module:  ${_line:-(no test line: is test_load_report on?)}"
+		return 1
+	fi
+	return 0
+}
+
 # load_check N WHICH OBS_OUT [OBS_IN]: load wow over the slices (load N
 # of this variant), check it
 load_check() {
@@ -338,11 +405,13 @@ load_check() {
 	if ! dmsetup create "fw$K" --table "$WT" 2> $TW/create.err; then
 		kmsg_since > $TW/kmsg
 		failed "refused$_n" "$_which refused: $(grep -E 'wow: .*(not loading|cannot|error)' $TW/kmsg | head -n 1)" ""
+		[ "$_n" != 1 ] || offline_agree 0
 		dmsetup remove "fw$K" > /dev/null 2>&1
 		return 1
 	fi
 	tick load
 	kmsg_since > $TW/kmsg
+	[ "$_n" != 1 ] || offline_agree 1
 	_dropped=0
 	if [ "$(wow_stat "fw$K" load_dropped)" != 0 ]; then
 		DROPPED=$((DROPPED + 1))
@@ -425,6 +494,7 @@ worker() {
 	TW=$T/w$K
 	mkdir -p $TW
 	CHECKED=0 TRIED=0 SECONDS_DONE=0 FAILS=0 TORN=0 DROPPED=0 POS=0
+	OFFLINE=0
 	ORIGIN_CHECKS=0
 	LAST=0
 	run dmsetup create "fpb$K" --table "0 $RLEN linear $CACHE $((BASE_OFF + K * RLEN))"
@@ -460,6 +530,7 @@ worker() {
 			renew_apply
 			tick variant
 			case $vdesc in *" torn to "*) TORN=$((TORN + 1)) ;; esac
+			offline_view
 			if ! load_check 1 "load at the crash point" $TW/o1; then
 				retry_variant
 				continue
@@ -505,6 +576,8 @@ worker() {
 	done
 	echo "CHECKED=$CHECKED TRIED=$TRIED SECONDS_DONE=$SECONDS_DONE" \
 		"ORIGIN_CHECKS=$ORIGIN_CHECKS F_origin=${F_origin:-0}" \
+		"OFFLINE=$OFFLINE F_offline=${F_offline:-0}" \
+		"TIME_offline=${TIME_offline:-0}" \
 		"TIME_clean=${TIME_clean:-0}" \
 		"FAILS=$FAILS TORN=$TORN DROPPED=$DROPPED" \
 		"F_refused1=${F_refused1:-0} F_check1=${F_check1:-0}" \
@@ -529,9 +602,9 @@ while [ $K -lt "$WORKERS" ]; do
 done
 
 # the workers' counts, summed
-for k in CHECKED TRIED SECONDS_DONE ORIGIN_CHECKS FAILS TORN DROPPED \
-	F_refused1 F_check1 F_write F_refused2 F_check2 F_origin TIME_advance \
-	TIME_variant TIME_load TIME_check TIME_write TIME_remove TIME_clean \
+for k in CHECKED TRIED SECONDS_DONE ORIGIN_CHECKS OFFLINE F_offline \
+	FAILS TORN DROPPED F_refused1 F_check1 F_write F_refused2 F_check2 \
+	F_origin TIME_offline TIME_advance TIME_variant TIME_load TIME_check TIME_write TIME_remove TIME_clean \
 	TIME_other; do
 	eval "$k=0"
 done
@@ -544,10 +617,11 @@ while [ $K -lt "$WORKERS" ]; do
 	K=$((K + 1))
 done
 
-echo "crash-flush-points: $CHECKED flush points checked (of $NP), $TRIED variants tried ($TORN torn, $DROPPED loads dropped a torn record, $SECONDS_DONE also written, shut down, loaded and checked again, $ORIGIN_CHECKS of them then cleaned and checked on the origin alone), $FAILS failures; phase 2 took $(since "$T1") s with $WORKERS worker(s)"
-echo "phase 2 time in s, summed over workers: advance $((TIME_advance / 100)), snapshot and variant $((TIME_variant / 100)), load $((TIME_load / 100)), check $((TIME_check / 100)), write $((TIME_write / 100)), remove $((TIME_remove / 100)), clean $((TIME_clean / 100)), other $((TIME_other / 100))"
+echo "crash-flush-points: $CHECKED flush points checked (of $NP), $TRIED variants tried ($TORN torn, $DROPPED loads dropped a torn record, $SECONDS_DONE also written, shut down, loaded and checked again, $ORIGIN_CHECKS of them then cleaned and checked on the origin alone; $OFFLINE compared with wowctl check and dump first), $FAILS failures; phase 2 took $(since "$T1") s with $WORKERS worker(s)"
+echo "phase 2 time in s, summed over workers: advance $((TIME_advance / 100)), wowctl $((TIME_offline / 100)), snapshot and variant $((TIME_variant / 100)), load $((TIME_load / 100)), check $((TIME_check / 100)), write $((TIME_write / 100)), remove $((TIME_remove / 100)), clean $((TIME_clean / 100)), other $((TIME_other / 100))"
 run dmsetup remove fpl
 echo 0 > $CKI
-echo "failures by kind: load at the point refused ${F_refused1:-0}, check at the point ${F_check1:-0}, writes after recovery ${F_write:-0}, load after a clean shutdown refused ${F_refused2:-0}, check after it ${F_check2:-0}, the origin after cleaning ${F_origin:-0}"
+echo 0 > $TLR
+echo "failures by kind: load at the point refused ${F_refused1:-0}, check at the point ${F_check1:-0}, writes after recovery ${F_write:-0}, load after a clean shutdown refused ${F_refused2:-0}, check after it ${F_check2:-0}, the origin after cleaning ${F_origin:-0}, wowctl and the module disagree ${F_offline:-0}"
 [ $FAILS = 0 ] || fail "$FAILS of $TRIED crash states failed (first ones above)"
 echo "crash-flush-points: ok"
