@@ -46,8 +46,9 @@
 # variants ("torn subset all": all three at every point), WOW_FP_SHARD=K/N
 # checks only every Nth point of the sample, from the Kth.
 #
-# The scenarios crash-flush-points (WOW_FP_GEOMETRY=small) and
-# crash-flush-points-large (large) source this file from /wow/guest.
+# The scenarios crash-flush-points (WOW_FP_GEOMETRY=small),
+# crash-flush-points-large (large) and crash-flush-points-tiny (tiny)
+# source this file from /wow/guest.
 
 command -v wowcrash > /dev/null || fail "no wowcrash in the guest"
 command -v logreplay > /dev/null || fail "no logreplay in the guest"
@@ -70,13 +71,15 @@ export WOWCRASH_SPAN="4 16"	# owned blocks in 4..20 MiB of the origin
 # of up to 1 MiB (a record of 257 blocks takes more than one bio: issue
 # 34, finding 3) and a checkpoint every 32 log blocks while the cache is
 # kept full (90/95 for the first half of the recording: checkpoints taken
-# while no segment is free, finding 1)
+# while no segment is free, finding 1); tiny: a 2 MiB cache of 512-byte
+# blocks and 64 KiB erase blocks, a checkpoint every 16 log blocks
 GEOMETRY=${WOW_FP_GEOMETRY:-small}
 case $GEOMETRY in
 small) CLEN=$((8 * MIB)) OPTS="erase_block_size 524288" CKPT=256 FULL=1 ;;
 large) CLEN=$((32 * MIB)) OPTS="erase_block_size 4194304" CKPT=32 FULL=3
 	export WOWCRASH_RUN=256 ;;
-*) fail "unknown WOW_FP_GEOMETRY '$GEOMETRY' (small or large)" ;;
+tiny) CLEN=$((2 * MIB)) OPTS="block_size 512 erase_block_size 65536" CKPT=16 FULL=1 ;;
+*) fail "unknown WOW_FP_GEOMETRY '$GEOMETRY' (small, large or tiny)" ;;
 esac
 RLEN=$((OLEN + CLEN + JLEN))	# the logged region
 [ -z "$WOW_FP_BUDGET" ] || BUDGET=$WOW_FP_BUDGET
@@ -506,7 +509,8 @@ worker() {
 	S=$(dm_node "fps$K")
 	slices "s$K" "$S"
 	SO=$(dm_node "s${K}o") SC=$(dm_node "s${K}c") SJ=$(dm_node "s${K}j")
-	WT="0 $OLEN wow $SO $SC 2 $OPTS"
+	# shellcheck disable=SC2086
+	WT="0 $OLEN wow $SO $SC $(set -- $OPTS; echo $#) $OPTS"
 	FW=/dev/mapper/fw$K
 
 	tick other
