@@ -419,6 +419,7 @@ offline_agree() {
 		failed offline "wowctl dump's load and the module's differ" ""
 		echo "    wowctl dump: $OFF_LOAD"
 		echo "    the module:  ${_line:-(no test line: is test_load_report on?)}"
+		keep_state
 		return 1
 	fi
 	return 0
