@@ -25,6 +25,10 @@
  * userspace tools build this file too (wowctl check and dump decide as a
  * load would).
  *
+ * Above the chain, the load's order of sources (wow_load_log): the
+ * checkpoint and the log since it, else the whole log; the module's load
+ * and the tools' view both run it, through struct wow_load_ops.
+ *
  * No locking: recovery runs before the device is live.
  */
 #ifdef __KERNEL__
@@ -229,4 +233,35 @@ int wow_chain_replay(struct wow_chain *c, const struct wow_chain_ops *ops,
 bool wow_chain_may_open(bool chained, __u32 named, __u32 head)
 {
 	return !chained || named == head;
+}
+
+/*
+ * A load: from the checkpoint and the log written since it when a valid
+ * one is on disk, else (none, it does not check, or @ops->replay asks for
+ * it) from the whole log.  Then *@next_seq is the first seq of a new
+ * epoch past every seq the load saw and @format_seq (0: the seq space is
+ * exhausted).  0, or the first -errno of @ops.
+ */
+int wow_load_log(const struct wow_load_ops *ops, __u64 format_seq,
+		 __u64 *next_seq)
+{
+	__u64 seen = 0;
+	int r = ops->ckpt(ops->ctx);
+
+	if (r < 0)
+		return r;
+	if (!r) {
+		r = ops->replay(ops->ctx, &seen);
+		if (r < 0)
+			return r;
+	}
+	if (r) {
+		r = ops->scan(ops->ctx, &seen);
+		if (r)
+			return r;
+	}
+	if (seen < format_seq)
+		seen = format_seq;
+	*next_seq = wow_next_epoch_seq(seen);
+	return 0;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * dm-wow chain: recovery's decisions along the log's chain since a
- * checkpoint (dm-wow-chain.c), and the decoded record header they read.
+ * checkpoint (dm-wow-chain.c), and the decoded record header they read;
+ * the load's order of sources (wow_load_log).
  *
  * Shared, as source, by the module and the userspace tools (wowctl check
  * builds dm-wow-chain.c too), so the two agree on which records a load
@@ -107,5 +108,30 @@ int wow_chain_replay(struct wow_chain *c, const struct wow_chain_ops *ops,
  * segment).  Pure; the log asks it with its lock held.
  */
 bool wow_chain_may_open(bool chained, __u32 named, __u32 head);
+
+/*
+ * The load's sources, for wow_load_log: the module's (dm-wow-recover.c)
+ * and the tools' view (userspace/wowview.c).  Each forgets what it built
+ * before it asks for the next source.
+ */
+struct wow_load_ops {
+	/*
+	 * load the checkpoint: 0; 1 when there is none or it did not check
+	 * (what it loaded forgotten: scan the log); or -errno
+	 */
+	int (*ckpt)(void *ctx);
+	/*
+	 * after it, the log written since, along its chain: 0 and *@seen the
+	 * last seq known; 1: scan the whole log instead (what was loaded
+	 * forgotten); or -errno
+	 */
+	int (*replay)(void *ctx, __u64 *seen);
+	/* the whole log: 0 and *@seen the newest seq seen, or -errno */
+	int (*scan)(void *ctx, __u64 *seen);
+	void *ctx;
+};
+
+int wow_load_log(const struct wow_load_ops *ops, __u64 format_seq,
+		 __u64 *next_seq);
 
 #endif /* DM_WOW_CHAIN_H */

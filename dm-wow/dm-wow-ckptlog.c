@@ -410,17 +410,22 @@ static int ckpt_load_tomb(void *ctx, u64 s, const struct wow_tomb_range *tr)
 	return r;
 }
 
+static bool ckpt_cached(void *ctx, u64 ob)
+{
+	struct wow_cache *wc = ctx;
+
+	return wow_index_lookup(&wc->index, to_oblock(ob)) != WOW_NO_SLOT;
+}
+
 /*
- * A valid slot, in a written block of a segment life (the reader checked):
- * its origin block cached once.
+ * A valid slot, in a written block of a segment life, its origin block
+ * not cached yet (the reader checked).
  */
 static int ckpt_load_slot(void *ctx, u64 slot, u64 ob, bool dirty, u32 crc,
 			  bool has_crc)
 {
 	struct wow_cache *wc = ctx;
 
-	if (wow_index_lookup(&wc->index, to_oblock(ob)) != WOW_NO_SLOT)
-		return -EEXIST;
 	wow_index_insert(&wc->index, to_oblock(ob), slot,
 			 dirty ? WOW_SLOT_DIRTY : 0);
 	if (has_crc)
@@ -447,6 +452,7 @@ static void wow_ckptlog_load_ops_init(struct wow_cache *wc,
 {
 	ops->load_seg = ckpt_load_seg;
 	ops->load_tomb = ckpt_load_tomb;
+	ops->cached = ckpt_cached;
 	ops->load_slot = ckpt_load_slot;
 	ops->ctx = wc;
 }

@@ -158,7 +158,8 @@ static int read_stream(struct wow_ckpt_reader *rd,
 
 /*
  * Slot @slot's entry @e, from a block that checked: malformed, out of
- * place, or handed to ops->load_slot when valid.
+ * place (or its origin block cached already), or handed to ops->load_slot
+ * when valid.
  */
 static int load_slot(struct wow_ckpt_reader *rd,
 		     const struct wow_ckpt_load_ops *ops, u64 slot,
@@ -167,7 +168,6 @@ static int load_slot(struct wow_ckpt_reader *rd,
 	bool valid, dirty;
 	u64 ob, s;
 	u32 block;
-	int r;
 
 	/* an empty slot has no crc either */
 	if (!wow_ckpt_slot_decode(e->e, &ob, &valid, &dirty) ||
@@ -179,11 +179,11 @@ static int load_slot(struct wow_ckpt_reader *rd,
 	s = div_u64_rem(slot, rd->blocks_per_seg, &block);
 	if (ob >= rd->nr_oblocks || !block || block >= rd->segs[s].wp)
 		return fault(rd, WOW_CKPT_FAULT_SLOT_PLACE, slot, ob);
-	r = ops->load_slot(ops->ctx, slot, ob, dirty, e->crc,
-			   rd->version >= 5);
-	if (r == -EEXIST)
+	/* and its origin block cached once */
+	if (ops->cached(ops->ctx, ob))
 		return fault(rd, WOW_CKPT_FAULT_SLOT_PLACE, slot, ob);
-	return r;
+	return ops->load_slot(ops->ctx, slot, ob, dirty, e->crc,
+			      rd->version >= 5);
 }
 
 /* Slot table blocks [@b, @b + @n), in @buf: their csums, then entries. */

@@ -135,10 +135,15 @@ struct wow_ckpt_load_ops {
 	/* a tombstone segment @s holds (in order); 0 or -errno */
 	int (*load_tomb)(void *ctx, u64 s, const struct wow_tomb_range *tr);
 	/*
-	 * valid slot @slot holds origin block @oblock, @dirty or not, its
-	 * data's crc32c @crc when @has_crc (format version 5); 0, -EEXIST
-	 * when @oblock is cached already (the checkpoint is malformed:
-	 * WOW_CKPT_FAULT_SLOT_PLACE), or another -errno
+	 * whether origin block @oblock is cached already: a slot loaded
+	 * before holds it (then a second slot holding it is malformed:
+	 * WOW_CKPT_FAULT_SLOT_PLACE)
+	 */
+	bool (*cached)(void *ctx, u64 oblock);
+	/*
+	 * valid slot @slot holds origin block @oblock (not cached yet),
+	 * @dirty or not, its data's crc32c @crc when @has_crc (format
+	 * version 5); 0 or -errno
 	 */
 	int (*load_slot)(void *ctx, u64 slot, u64 oblock, bool dirty, u32 crc,
 			 bool has_crc);

@@ -274,3 +274,37 @@ u32 wow_index_insert(struct wow_index *ix, oblock_t b, u32 slot, u16 flags)
 	ix->nr_valid++;
 	return old;
 }
+
+/*
+ * What a load left in @ix, slots [@first, @first + @n): each valid slot
+ * (a current copy) counted in *@valid, and in *@dirty too when dirty, and
+ * handed to @count with its segment (@blocks_per_seg slots each) and
+ * whether dirty, for the segment's counts.  0, or the first -errno @count
+ * returns (the slot is in *@valid, not in *@dirty).  The module's load and
+ * the tools' view both count with it; the module in chunks, rescheduling
+ * between them.
+ */
+int wow_index_count(struct wow_index *ix, u32 first, u32 n,
+		    u32 blocks_per_seg, u64 *valid, u64 *dirty,
+		    int (*count)(void *ctx, u32 slot, u32 seg, bool dirty),
+		    void *ctx)
+{
+	struct wow_slot *sl;
+	bool d;
+	u32 i;
+	int r;
+
+	for (i = first; i - first < n; i++) {
+		sl = wow_slot_at(ix, i);
+		if (!(sl->flags & WOW_SLOT_VALID))
+			continue;
+		d = sl->flags & WOW_SLOT_DIRTY;
+		(*valid)++;
+		r = count(ctx, i, i / blocks_per_seg, d);
+		if (r)
+			return r;
+		if (d)
+			(*dirty)++;
+	}
+	return 0;
+}

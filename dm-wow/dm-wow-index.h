@@ -125,6 +125,10 @@ void wow_index_remove(struct wow_index *ix, u32 slot);
 void wow_index_set_flags(struct wow_index *ix, u32 slot, u16 set, u16 clear);
 void wow_index_set_crc(struct wow_index *ix, u32 slot, u32 crc);
 u64 wow_index_bytes(const struct wow_index *ix);
+int wow_index_count(struct wow_index *ix, u32 first, u32 n,
+		    u32 blocks_per_seg, u64 *valid, u64 *dirty,
+		    int (*count)(void *ctx, u32 slot, u32 seg, bool dirty),
+		    void *ctx);
 void wow_index_take_changes(struct wow_index *ix, unsigned int t,
 			    unsigned long *to);
 void wow_index_add_changes(struct wow_index *ix, unsigned int t,

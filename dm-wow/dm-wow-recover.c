@@ -646,19 +646,146 @@ out:
 }
 
 /*
+ * wow_index_count's view of valid slot @slot of segment @s, after a load:
+ * counted in its segment, and a dirty one in the policy (may sleep)
+ */
+static int count_slot(void *ctx, u32 slot, u32 s, bool dirty)
+{
+	struct wow_cache *wc = ctx;
+	struct wow_slot *sl = wow_slot_at(&wc->index, slot);
+	struct wow_group *g;
+
+	wow_seg_count(wc, s, 1, 0, 0);
+	if (!dirty)
+		return 0;
+	if (!wc->policy.nr_spare) {
+		g = kmalloc(wow_policy_group_bytes(&wc->policy), GFP_KERNEL);
+		if (!g)
+			return -ENOMEM;
+		wow_policy_add_spare(&wc->policy, g);
+	}
+	wow_policy_mark_dirty(&wc->policy, from_oblock(wow_slot_oblock(sl)));
+	wow_seg_count(wc, s, 0, 1, 0);
+	return 0;
+}
+
+/* A load's sources, for wow_load_log, and what they tell the load. */
+struct load_run {
+	struct wow_cache *wc;
+	struct wow_ckpt_info ci;
+	struct wow_scan_totals tot;
+	u64 newest;
+};
+
+static int load_ckpt(void *ctx)
+{
+	struct load_run *l = ctx;
+	int r = load_checkpoint(l->wc, &l->ci);
+
+	if (r == -ENOMEM)
+		return r;
+	return r ? 1 : 0;
+}
+
+static int load_replay(void *ctx, u64 *seen)
+{
+	struct load_run *l = ctx;
+	u64 expected;
+	int r = replay_log(l->wc, &l->ci, &expected, &l->tot.dropped);
+
+	if (r)
+		return r;
+	*seen = expected - 1;
+	l->newest = expected - 1;
+	return 0;
+}
+
+static int load_scan(void *ctx, u64 *seen)
+{
+	struct load_run *l = ctx;
+	int r = scan_log(l->wc, &l->tot);
+
+	if (r)
+		return r;
+	*seen = l->tot.max_seen;
+	l->newest = l->tot.max_seq;
+	return 0;
+}
+
+#ifdef WOW_TEST_HOOKS
+/*
+ * Test builds only: one kernel log line per load with what it loaded, for
+ * a scenario to compare with wowctl dump's view of the same image before
+ * the load (crash-flush-points: the tools and the module agree): the
+ * source, the next seq, records dropped, the counts, free segments and a
+ * digest of the index.  The digest folds each valid slot, in slot order
+ * (the slot, its origin block's low and high halves, 1 when dirty), into
+ * two 32-bit polynomial hashes that the guest's awk computes exactly.
+ */
+static bool test_load_report;
+module_param(test_load_report, bool, 0644);
+MODULE_PARM_DESC(test_load_report,
+		 "test builds: log each load's counts and index digest");
+
+#define MSG_TEST_LOADED "%s: test: loaded from %s, next seq %llu, %llu dropped, %llu valid, %llu dirty, %u free segments, index digest %u.%u"
+
+static void fold(u32 *h, u32 *g, u32 x)
+{
+	*h = *h * 65599 + x;
+	*g = *g * 1000003 + x;
+}
+
+static void test_report_load(struct wow_cache *wc, bool from_ckpt,
+			     u64 next_seq, u64 dropped)
+{
+	struct wow_slot *sl;
+	u32 h = 0, g = 0, i;
+	u64 ob;
+
+	if (!READ_ONCE(test_load_report))
+		return;
+	for (i = 0; i < wc->nr_slots; i++) {
+		if (!(i & 0xffff))
+			cond_resched();
+		sl = wow_slot_at(&wc->index, i);
+		if (!(sl->flags & WOW_SLOT_VALID))
+			continue;
+		ob = from_oblock(wow_slot_oblock(sl));
+		fold(&h, &g, i);
+		fold(&h, &g, lower_32_bits(ob));
+		fold(&h, &g, upper_32_bits(ob));
+		fold(&h, &g, !!(sl->flags & WOW_SLOT_DIRTY));
+	}
+	DMINFO(MSG_TEST_LOADED, wow_name(wc),
+	       from_ckpt ? "checkpoint" : "log", next_seq, dropped,
+	       wc->valid_blocks, wc->dirty_blocks, wow_seg_nr_free(wc), h, g);
+}
+#else
+static void test_report_load(struct wow_cache *wc, bool from_ckpt,
+			     u64 next_seq, u64 dropped)
+{
+}
+#endif
+
+/*
  * Load the index and the segments: from the checkpoint when a valid one
  * is on disk, and the log written since it (nothing after a clean
- * shutdown), else from the whole log.  The newest record of each block
- * wins, unless a tombstone kills it.  A recovered copy is dirty unless a
+ * shutdown), else from the whole log (wow_load_log, the tools' rule
+ * too).  The newest record of each block wins, unless a tombstone kills
+ * it.  A recovered copy is dirty unless a
  * clean mark covers it.  Then a new checkpoint anchors the log's chain:
  * the next record is the one it names.
  */
 int wow_log_recover(struct wow_cache *wc)
 {
-	struct wow_scan_totals tot = { };
-	struct wow_ckpt_info ci;
-	u64 seen, newest;
-	u32 i;
+	struct load_run l = { .wc = wc };
+	const struct wow_load_ops ops = {
+		.ckpt = load_ckpt,
+		.replay = load_replay,
+		.scan = load_scan,
+		.ctx = &l,
+	};
+	u32 i, n;
 	int r;
 
 	/* a failed earlier attempt could not rebuild the index */
@@ -666,26 +793,10 @@ int wow_log_recover(struct wow_cache *wc)
 		return -ENOMEM;
 
 	wc->load_bytes = 0;
-	r = load_checkpoint(wc, &ci);
-	if (r == -ENOMEM)
-		goto out;
-	if (!r) {
-		u64 expected;
-
-		r = replay_log(wc, &ci, &expected, &tot.dropped);
-		if (r)
-			goto out;
-		seen = expected - 1;
-		newest = expected - 1;
-	} else {
-		r = scan_log(wc, &tot);
-		if (r)
-			goto out;
-		seen = tot.max_seen;
-		newest = tot.max_seq;
-	}
 	/* a new epoch: nothing written from now on vouches for a dropped record */
-	wc->next_seq = wow_next_epoch_seq(max(seen, wc->sb.format_seq));
+	r = wow_load_log(&ops, wc->sb.format_seq, &wc->next_seq);
+	if (r)
+		goto out;
 	if (!wc->next_seq) {
 		DMERR("%s: log sequence numbers exhausted; not loading",
 		      wow_name(wc));
@@ -694,32 +805,14 @@ int wow_log_recover(struct wow_cache *wc)
 	}
 
 	/* count what survived; survivors are dirty unless marked clean */
-	for (i = 0; i < wc->nr_slots; i++) {
-		struct wow_slot *sl = wow_slot_at(&wc->index, i);
-
-		if (!(i & 0xffff))
-			cond_resched();
-		if (!(sl->flags & WOW_SLOT_VALID))
-			continue;
-		wow_seg_count(wc, wow_slot_seg(wc, i), 1, 0, 0);
-		wc->valid_blocks++;
-		if (!(sl->flags & WOW_SLOT_DIRTY))
-			continue;
-		if (!wc->policy.nr_spare) {
-			struct wow_group *g;
-
-			g = kmalloc(wow_policy_group_bytes(&wc->policy),
-				    GFP_KERNEL);
-			if (!g) {
-				r = -ENOMEM;
-				goto out;
-			}
-			wow_policy_add_spare(&wc->policy, g);
-		}
-		wow_policy_mark_dirty(&wc->policy,
-				      from_oblock(wow_slot_oblock(sl)));
-		wow_seg_count(wc, wow_slot_seg(wc, i), 0, 1, 0);
-		wc->dirty_blocks++;
+	for (i = 0; i < wc->nr_slots; i += n) {
+		n = min(wc->nr_slots - i, 0x10000U);
+		cond_resched();
+		r = wow_index_count(&wc->index, i, n, wc->blocks_per_seg,
+				    &wc->valid_blocks, &wc->dirty_blocks,
+				    count_slot, wc);
+		if (r)
+			goto out;
 	}
 
 	r = wow_seg_prune_tombs(wc);
@@ -730,10 +823,11 @@ int wow_log_recover(struct wow_cache *wc)
 	if (r)
 		goto out;
 
-	wc->completed_seq = newest;
-	wc->durable_seq = newest;
-	wc->load_dropped = tot.dropped;
+	wc->completed_seq = l.newest;
+	wc->durable_seq = l.newest;
+	wc->load_dropped = l.tot.dropped;
 	wc->load_from_ckpt = wow_ckptlog_loaded(wc);
+	test_report_load(wc, wc->load_from_ckpt, wc->next_seq, l.tot.dropped);
 	upgrade_v1(wc);
 	/*
 	 * whatever was read, the chain starts again here (a new epoch: the
@@ -750,13 +844,13 @@ int wow_log_recover(struct wow_cache *wc)
 		goto out;
 	}
 	if (wc->load_from_ckpt)
-		DMINFO(MSG_LOADED_CKPT, wow_name(wc), ci.generation,
+		DMINFO(MSG_LOADED_CKPT, wow_name(wc), l.ci.generation,
 		       wc->load_bytes >> 10, wc->dirty_blocks, wc->valid_blocks,
 		       wow_seg_nr_free(wc));
 	else
-		DMINFO(MSG_RECOVERED, wow_name(wc), tot.records,
+		DMINFO(MSG_RECOVERED, wow_name(wc), l.tot.records,
 		       wc->load_bytes >> 10, wc->dirty_blocks, wc->valid_blocks,
-		       wow_seg_nr_free(wc), tot.dropped);
+		       wow_seg_nr_free(wc), l.tot.dropped);
 	r = 0;
 out:
 	if (r) {

@@ -355,22 +355,24 @@ static u64 seg_disk_seq(struct wow_cache *wc, struct wow_segment *seg)
 	return wow_seg_disk_seq(seg->seq, seg->prev_seq, wc->durable_seq);
 }
 
+/* wow_seg_min_life's view of segment @s (lock held or recovering) */
+static u64 seg_life(void *ctx, u32 s, u64 *prev_seq)
+{
+	struct wow_cache *wc = ctx;
+
+	*prev_seq = wc->segs->table[s].prev_seq;
+	return wc->segs->table[s].seq;
+}
+
 /*
  * The smallest open seq of any segment life still on the device, as a
- * power cut now would leave it: a reused segment's earlier life counts
- * until the new life's first record is durable (lock held or recovering).
+ * power cut now would leave it (lock held or recovering; the rule is
+ * dm-wow-tombs.c's, the tools' too).
  */
 u64 wow_seg_min_disk_seq(struct wow_cache *wc)
 {
-	u64 min = U64_MAX, seq;
-	u32 i;
-
-	for (i = 0; i < wc->nr_segments; i++) {
-		seq = seg_disk_seq(wc, &wc->segs->table[i]);
-		if (seq && seq < min)
-			min = seq;
-	}
-	return min;
+	return wow_seg_min_life(wc->nr_segments, wc->durable_seq, seg_life,
+				wc);
 }
 
 /* Make room for @more tombstones held by segment @s (may sleep). */
@@ -749,6 +751,12 @@ int wow_seg_prune_tombs(struct wow_cache *wc)
 	return 0;
 }
 
+/* Segment @seg after a load (the rule is dm-wow-tombs.c's, the tools' too) */
+static enum wow_seg_fate seg_fate(struct wow_segment *seg)
+{
+	return wow_seg_load_fate(seg->seq, seg->nr_valid, seg->nr_tombs);
+}
+
 /*
  * After a load (recovering): empty segments go on the free list first,
  * then dead ones (nothing current, no tombstone), oldest content first;
@@ -756,20 +764,24 @@ int wow_seg_prune_tombs(struct wow_cache *wc)
  */
 int wow_seg_load_done(struct wow_cache *wc)
 {
+	struct wow_segment *seg;
 	u32 s;
 
 	for (s = 0; s < wc->nr_segments; s++)
-		if (!wc->segs->table[s].seq)
+		if (seg_fate(&wc->segs->table[s]) == WOW_SEG_FATE_EMPTY)
 			wow_seg_free_add(wc, s);
 	for (s = 0; s < wc->nr_segments; s++) {
-		struct wow_segment *seg = &wc->segs->table[s];
-
-		if (!seg->seq)
-			continue;
-		if (!seg->nr_valid && !seg->nr_tombs)
+		seg = &wc->segs->table[s];
+		switch (seg_fate(seg)) {
+		case WOW_SEG_FATE_EMPTY:
+			break;
+		case WOW_SEG_FATE_DEAD:
 			wow_seg_free_add(wc, s);
-		else
+			break;
+		case WOW_SEG_FATE_CLOSED:
 			seg->state = WOW_SEG_CLOSED;
+			break;
+		}
 	}
 	return wow_seg_order_rebuild(wc);
 }

@@ -35,6 +35,42 @@ u64 wow_seg_disk_seq(u64 seq, u64 prev_seq, u64 durable_seq)
 }
 
 /*
+ * The smallest open seq of any segment life still on the device, as a
+ * power cut now would leave it: a reused segment's earlier life counts
+ * until the new life's first record is durable.
+ */
+u64 wow_seg_min_life(u32 nr_segments, u64 durable_seq,
+		     u64 (*life)(void *ctx, u32 s, u64 *prev_seq), void *ctx)
+{
+	u64 min = U64_MAX, seq, prev;
+	u32 s;
+
+	for (s = 0; s < nr_segments; s++) {
+		prev = 0;
+		seq = life(ctx, s, &prev);
+		seq = wow_seg_disk_seq(seq, prev, durable_seq);
+		if (seq && seq < min)
+			min = seq;
+	}
+	return min;
+}
+
+/*
+ * A segment after a load: free when it never held a record (empty) or
+ * holds nothing a load needs (dead: no current block, no tombstone, so
+ * reclaim has nothing to move out of it), else closed: it keeps its life
+ * until reclaim empties it.
+ */
+enum wow_seg_fate wow_seg_load_fate(u64 seq, u64 nr_valid, u32 nr_tombs)
+{
+	if (!seq)
+		return WOW_SEG_FATE_EMPTY;
+	if (!nr_valid && !nr_tombs)
+		return WOW_SEG_FATE_DEAD;
+	return WOW_SEG_FATE_CLOSED;
+}
+
+/*
  * The runtime's bound of the oldest segment life (wow_seg_visit): a walk
  * visits the segments one by one, with the lock dropped between chunks,
  * so a pass reads each at a different time.  Its minimum is still never

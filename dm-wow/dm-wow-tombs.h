@@ -54,6 +54,29 @@ struct wow_life_pass {
  * the log's durable seq.  0 when the segment never held a record.
  */
 u64 wow_seg_disk_seq(u64 seq, u64 prev_seq, u64 durable_seq);
+/*
+ * The oldest of those over @nr_segments segments (@life gives segment s's
+ * seq and sets its @prev_seq; @durable_seq as above): the bound below
+ * which a held tombstone is needed no more.  U64_MAX when no segment
+ * holds a life.  The module's segments (wow_seg_min_disk_seq) and the
+ * tools' view both take it.
+ */
+u64 wow_seg_min_life(u32 nr_segments, u64 durable_seq,
+		     u64 (*life)(void *ctx, u32 s, u64 *prev_seq), void *ctx);
+
+/* What a segment is after a load (wow_seg_load_fate). */
+enum wow_seg_fate {
+	WOW_SEG_FATE_EMPTY,	/* never held a record: free, first */
+	WOW_SEG_FATE_DEAD,	/* nothing current, no tombstone: free */
+	WOW_SEG_FATE_CLOSED,	/* a current block or a tombstone: closed */
+};
+
+/*
+ * After a load: segment life @seq (0: none) with @nr_valid current
+ * blocks and @nr_tombs held tombstones is empty, dead or closed.  The
+ * module's load (wow_seg_load_done) and the tools' view both ask it.
+ */
+enum wow_seg_fate wow_seg_load_fate(u64 seq, u64 nr_valid, u32 nr_tombs);
 /* Start a walk whose published bound starts at @bound (0: keep all). */
 void wow_life_pass_init(struct wow_life_pass *p, u64 bound);
 /*

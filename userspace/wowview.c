@@ -185,6 +185,11 @@ static int ckpt_load_tomb(void *ctx, u64 s, const struct wow_tomb_range *tr)
 	return seg_add_tomb(seg, tr, seg->nr_tombs++);
 }
 
+static bool ckpt_cached(void *ctx, u64 ob)
+{
+	return wowc_lookup(ctx, ob) != WOWC_NO_SLOT;
+}
+
 static int ckpt_load_slot(void *ctx, u64 slot, u64 ob, bool dirty, u32 crc,
 			  bool has_crc)
 {
@@ -192,8 +197,6 @@ static int ckpt_load_slot(void *ctx, u64 slot, u64 ob, bool dirty, u32 crc,
 
 	(void)crc;
 	(void)has_crc;
-	if (wowc_lookup(v, ob) != WOWC_NO_SLOT)
-		return -EEXIST;
 	ix_insert(v, ob, slot, dirty);
 	return 0;
 }
@@ -222,6 +225,7 @@ static int ckpt_load(struct wowc *c, struct wowc_view *v, char *why,
 	const struct wow_ckpt_load_ops ops = {
 		.load_seg = ckpt_load_seg,
 		.load_tomb = ckpt_load_tomb,
+		.cached = ckpt_cached,
 		.load_slot = ckpt_load_slot,
 		.ctx = v,
 	};
@@ -541,6 +545,7 @@ static int replay_log(struct wowc *c, struct wowc_view *v)
 	r = wow_chain_replay(&ch, &chain_ops, &rp);
 	v->replay_end = (uint64_t)ch.expected;
 	v->nr_replayed += ch.records;
+	v->nr_replay_dropped += ch.dropped;
 	if (r == -EUCLEAN && !rp.past_end) {
 		v->refused = true;
 		wowc_problem(&v->probs, WOWC_SEV_ERROR,
@@ -595,7 +600,7 @@ static void view_reset(struct wowc_view *v)
 	v->valid_blocks = v->dirty_blocks = 0;
 	v->nr_records = v->nr_dropped = v->max_seq = v->max_seen = 0;
 	v->refused = false;
-	v->nr_replayed = v->replay_end = 0;
+	v->nr_replayed = v->replay_end = v->nr_replay_dropped = 0;
 }
 
 static int view_alloc(struct wowc_view *v)
@@ -888,46 +893,53 @@ static void view_held(void *ctx, u32 s, struct wow_tomb_held *h)
 }
 
 /*
+ * wow_seg_min_life's view of segment @s: a load leaves no earlier life
+ * waiting for a new one's first record
+ */
+static u64 view_life(void *ctx, u32 s, u64 *prev_seq)
+{
+	*prev_seq = 0;
+	return ((struct wowc_view *)ctx)->segs[s].seq;
+}
+
+/*
  * prune_tombs: drop what no record on the device can need, as the
  * kernel's wow_seg_prune_tombs (the oldest life on the device its bound)
  */
 static int prune_tombs(struct wowc *c, struct wowc_view *v)
 {
-	uint64_t min = UINT64_MAX, s;
+	uint64_t min = wow_seg_min_life(c->nr_segments, 0, view_life, v);
 
-	for (s = 0; s < c->nr_segments; s++)
-		if (v->segs[s].seq && v->segs[s].seq < min)
-			min = v->segs[s].seq;
 	return wow_tomb_prune_held(c->nr_segments, min, view_held, v);
 }
 
-/* the rest of wow_log_recover: counts, next seq, segment states */
-static int finish(struct wowc *c, struct wowc_view *v)
+/* wow_index_count's view of valid slot @slot of segment @s */
+static int view_count(void *ctx, u32 slot, u32 s, bool dirty)
 {
-	uint64_t seen, s;
+	struct wowc_seg *seg = &((struct wowc_view *)ctx)->segs[s];
+
+	(void)slot;
+	seg->nr_valid++;
+	seg->nr_dirty += dirty;
+	return 0;
+}
+
+/* the rest of wow_log_recover: counts, next seq @next_seq, segment states */
+static int finish(struct wowc *c, struct wowc_view *v, uint64_t next_seq)
+{
+	uint64_t s;
 	int r;
 
-	/* after a replay, the kernel knows of no seq past the chain's end */
-	seen = v->source == WOWC_SRC_CKPT ? v->replay_end - 1 : v->max_seen;
-	v->next_seq = wow_next_epoch_seq(max(seen, c->sb.format_seq));
+	v->next_seq = next_seq;
 	if (!v->next_seq) {
 		v->refused = true;
 		wowc_problem(&v->probs, WOWC_SEV_ERROR,
 			     "log sequence numbers exhausted: the kernel refuses to load this cache");
 	}
-	for (s = 0; s < c->nr_slots; s++) {
-		struct wowc_seg *seg = &v->segs[s / c->bps];
-		uint64_t sl = wowc_slot(v, s);
-
-		if (!(sl & WOWC_SLOT_VALID))
-			continue;
-		seg->nr_valid++;
-		v->valid_blocks++;
-		if (sl & WOWC_SLOT_DIRTY) {
-			seg->nr_dirty++;
-			v->dirty_blocks++;
-		}
-	}
+	r = wow_index_count(v->ix, 0, c->nr_slots, c->bps, &v->valid_blocks,
+			    &v->dirty_blocks, view_count, v);
+	if (r)
+		return r;
 	r = prune_tombs(c, v);
 	if (r)
 		return r;
@@ -950,15 +962,86 @@ static int finish(struct wowc *c, struct wowc_view *v)
 	for (s = 0; s < c->nr_segments; s++) {
 		struct wowc_seg *seg = &v->segs[s];
 
-		seg->closed = seg->seq && (seg->nr_valid || seg->nr_tombs);
+		seg->closed = wow_seg_load_fate(seg->seq, seg->nr_valid,
+						 seg->nr_tombs) ==
+			      WOW_SEG_FATE_CLOSED;
 	}
 	return 0;
+}
+
+/*
+ * The view's sources for wow_load_log, the kernel's order of them: the
+ * checkpoint when a valid one is on disk (and no scan was asked for) ...
+ */
+static int view_ckpt(void *ctx)
+{
+	struct wowc_view *v = ctx;
+	struct wowc *c = v->c;
+	char why[sizeof(c->ckpt.why)];
+	int r;
+
+	if ((v->flags & WOWC_SCAN) || c->ckpt.state != WOWC_CKPT_VALID)
+		return 1;
+	v->source = WOWC_SRC_CKPT;
+	r = ckpt_load(c, v, why, sizeof(why));
+	if (r <= 0)
+		return r;
+	c->ckpt.state = WOWC_CKPT_BAD;
+	snprintf(c->ckpt.why, sizeof(c->ckpt.why), "%s", why);
+	wowc_problem(&v->probs, WOWC_SEV_ERROR,
+		     "checkpoint %" PRIu64 " does not check (%s); the kernel scans the log instead",
+		     c->ckpt.generation, why);
+	view_reset(v);
+	return view_alloc(v) ?: 1;
+}
+
+/* ... and the log written since it ... */
+static int view_replay(void *ctx, __u64 *seen)
+{
+	struct wowc_view *v = ctx;
+	int r = replay_log(v->c, v);
+
+	if (r < 0)
+		return r;
+	if (r && (v->flags & WOWC_SALVAGE)) {
+		/*
+		 * The kernel refuses the load.  Writeback takes what the
+		 * whole log holds instead: the scan salvages past the bad
+		 * record and names the versions lost (a block the
+		 * checkpoint has clean is written again: harmless).
+		 */
+		wowc_problem(&v->probs, WOWC_SEV_INFO,
+			     "writing back what a scan of the whole log finds instead");
+		view_reset(v);
+		return view_alloc(v) ?: 1;
+	}
+	/* the kernel knows of no seq past the chain's end */
+	*seen = v->replay_end - 1;
+	return 0;
+}
+
+/* ... else the whole log */
+static int view_scan(void *ctx, __u64 *seen)
+{
+	struct wowc_view *v = ctx;
+	int r;
+
+	v->source = WOWC_SRC_LOG;
+	r = scan_log(v->c, v);
+	*seen = v->max_seen;
+	return r;
 }
 
 int wowc_view_build(struct wowc *c, unsigned int flags, struct wowc_view *v,
 		    char *err)
 {
-	char why[sizeof(c->ckpt.why)];
+	const struct wow_load_ops ops = {
+		.ckpt = view_ckpt,
+		.replay = view_replay,
+		.scan = view_scan,
+		.ctx = v,
+	};
+	__u64 next_seq;
 	int r;
 
 	memset(v, 0, sizeof(*v));
@@ -969,56 +1052,13 @@ int wowc_view_build(struct wowc *c, unsigned int flags, struct wowc_view *v,
 		return -EINVAL;
 	}
 	r = view_alloc(v);
-	if (r)
-		goto fail;
-	if (!(flags & WOWC_SCAN) && c->ckpt.state == WOWC_CKPT_VALID) {
-		v->source = WOWC_SRC_CKPT;
-		r = ckpt_load(c, v, why, sizeof(why));
-		if (r < 0)
-			goto fail;
-		if (!r) {
-			r = replay_log(c, v);
-			if (r < 0)
-				goto fail;
-			if (r && (flags & WOWC_SALVAGE)) {
-				/*
-				 * The kernel refuses the load.  Writeback takes
-				 * what the whole log holds instead: the scan
-				 * salvages past the bad record and names the
-				 * versions lost (a block the checkpoint has
-				 * clean is written again: harmless).
-				 */
-				wowc_problem(&v->probs, WOWC_SEV_INFO,
-					     "writing back what a scan of the whole log finds instead");
-				view_reset(v);
-				r = view_alloc(v);
-				if (r)
-					goto fail;
-				goto scan;
-			}
-			r = finish(c, v);
-			if (r)
-				goto fail;
-			return 0;
-		}
-		c->ckpt.state = WOWC_CKPT_BAD;
-		snprintf(c->ckpt.why, sizeof(c->ckpt.why), "%s", why);
-		wowc_problem(&v->probs, WOWC_SEV_ERROR,
-			     "checkpoint %" PRIu64 " does not check (%s); the kernel scans the log instead",
-			     c->ckpt.generation, why);
-		view_reset(v);
-		r = view_alloc(v);
-		if (r)
-			goto fail;
-	}
-scan:
-	v->source = WOWC_SRC_LOG;
-	r = scan_log(c, v);
 	if (!r)
-		r = finish(c, v);
+		r = wow_load_log(&ops, c->sb.format_seq, &next_seq);
+	if (!r)
+		r = finish(c, v, next_seq);
 	if (!r)
 		return 0;
-fail:
+
 	wowc_seterr(err, "%s: %s", c->path, r == -ENOMEM ? "out of memory" :
 		    r == -EFBIG ? "too many tombstones" : strerror(-r));
 	wowc_view_free(v);

@@ -327,6 +327,99 @@ static void wow_chain_unnamed_segment(struct kunit *test)
 	expect_applied(test, l, 1, 2, 2);
 }
 
+/* A load's sources, scripted: what each returns, and the calls made. */
+struct fload {
+	int ckpt, replay, scan;
+	u64 replay_seen, scan_seen;
+	char calls[4];
+	u32 nr;
+};
+
+static int fl_ckpt(void *ctx)
+{
+	struct fload *f = ctx;
+
+	f->calls[f->nr++] = 'c';
+	return f->ckpt;
+}
+
+static int fl_replay(void *ctx, u64 *seen)
+{
+	struct fload *f = ctx;
+
+	f->calls[f->nr++] = 'r';
+	*seen = f->replay_seen;
+	return f->replay;
+}
+
+static int fl_scan(void *ctx, u64 *seen)
+{
+	struct fload *f = ctx;
+
+	f->calls[f->nr++] = 's';
+	*seen = f->scan_seen;
+	return f->scan;
+}
+
+/* Run wow_load_log over @f: its verdict, @next its next seq. */
+static int fl_run(struct fload *f, u64 format_seq, u64 *next)
+{
+	const struct wow_load_ops ops = {
+		.ckpt = fl_ckpt,
+		.replay = fl_replay,
+		.scan = fl_scan,
+		.ctx = f,
+	};
+
+	*next = 7;
+	return wow_load_log(&ops, format_seq, next);
+}
+
+/*
+ * The checkpoint and the log since it, else the whole log: when there is
+ * no valid checkpoint or the replay asks for a scan; an error ends the
+ * load; the next seq opens the epoch after every seq seen and the format.
+ */
+static void wow_chain_load_sources(struct kunit *test)
+{
+	const u64 e3 = 3ULL << WOW_EPOCH_SHIFT;
+	struct fload f = { .replay_seen = e3 + 5, .scan_seen = 99 };
+	u64 next;
+
+	KUNIT_EXPECT_EQ(test, fl_run(&f, 0, &next), 0);
+	KUNIT_EXPECT_STREQ(test, f.calls, "cr");
+	KUNIT_EXPECT_EQ(test, next, 4ULL << WOW_EPOCH_SHIFT);
+
+	f = (struct fload){ .ckpt = 1, .replay_seen = e3, .scan_seen = 99 };
+	KUNIT_EXPECT_EQ(test, fl_run(&f, 0, &next), 0);
+	KUNIT_EXPECT_STREQ(test, f.calls, "cs");
+	KUNIT_EXPECT_EQ(test, next, 1ULL << WOW_EPOCH_SHIFT);
+
+	/* the replay asks for the whole log; the format's seq is newer */
+	f = (struct fload){ .replay = 1, .replay_seen = 5, .scan_seen = 99 };
+	KUNIT_EXPECT_EQ(test, fl_run(&f, e3, &next), 0);
+	KUNIT_EXPECT_STREQ(test, f.calls, "crs");
+	KUNIT_EXPECT_EQ(test, next, 4ULL << WOW_EPOCH_SHIFT);
+
+	/* errors end it, the next seq untouched */
+	f = (struct fload){ .ckpt = -ENOMEM };
+	KUNIT_EXPECT_EQ(test, fl_run(&f, 0, &next), -ENOMEM);
+	KUNIT_EXPECT_STREQ(test, f.calls, "c");
+	KUNIT_EXPECT_EQ(test, next, 7ULL);
+	f = (struct fload){ .replay = -EUCLEAN };
+	KUNIT_EXPECT_EQ(test, fl_run(&f, 0, &next), -EUCLEAN);
+	KUNIT_EXPECT_STREQ(test, f.calls, "cr");
+	f = (struct fload){ .ckpt = 1, .scan = -EIO };
+	KUNIT_EXPECT_EQ(test, fl_run(&f, 0, &next), -EIO);
+	KUNIT_EXPECT_STREQ(test, f.calls, "cs");
+	KUNIT_EXPECT_EQ(test, next, 7ULL);
+
+	/* the seq space exhausted */
+	f = (struct fload){ .replay_seen = U64_MAX };
+	KUNIT_EXPECT_EQ(test, fl_run(&f, 0, &next), 0);
+	KUNIT_EXPECT_EQ(test, next, 0ULL);
+}
+
 static struct kunit_case wow_chain_cases[] = {
 	KUNIT_CASE(wow_chain_follows_segments),
 	KUNIT_CASE(wow_chain_empty),
@@ -336,6 +429,7 @@ static struct kunit_case wow_chain_cases[] = {
 	KUNIT_CASE(wow_chain_other_epoch_does_not_vouch),
 	KUNIT_CASE(wow_chain_io_error),
 	KUNIT_CASE(wow_chain_unnamed_segment),
+	KUNIT_CASE(wow_chain_load_sources),
 	{}
 };
 

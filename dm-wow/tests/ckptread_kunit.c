@@ -195,8 +195,8 @@ static int ck_load_slot(void *ctx, u64 slot, u64 ob, bool dirty, u32 crc,
 	struct ck *c = ctx;
 
 	KUNIT_EXPECT_TRUE(c->test, has_crc);
-	if (c->cached[ob])
-		return -EEXIST;
+	/* the reader asked first */
+	KUNIT_EXPECT_FALSE(c->test, c->cached[ob]);
 	c->cached[ob] = true;
 	c->got_slots++;
 	c->got[slot] = true;
@@ -204,6 +204,11 @@ static int ck_load_slot(void *ctx, u64 slot, u64 ob, bool dirty, u32 crc,
 	c->got_dirty[slot] = dirty;
 	c->got_crc[slot] = crc;
 	return 0;
+}
+
+static bool ck_cached(void *ctx, u64 ob)
+{
+	return ((struct ck *)ctx)->cached[ob];
 }
 
 static void ck_add_tomb(struct ck *c, u32 s, u64 start, u64 t, u32 nr)
@@ -281,6 +286,7 @@ static int ck_load(struct ck *c)
 	const struct wow_ckpt_load_ops ops = {
 		.load_seg = ck_load_seg,
 		.load_tomb = ck_load_tomb,
+		.cached = ck_cached,
 		.load_slot = ck_load_slot,
 		.ctx = c,
 	};
@@ -507,6 +513,33 @@ static void wow_ckptread_misplaced_slot_refused(struct kunit *test)
 }
 
 /*
+ * An origin block is cached once: the reader asks the loader
+ * (ops->cached) and refuses a slot whose block is cached already, before
+ * it is handed over, whether an earlier slot of this checkpoint or the
+ * loader itself holds it.
+ */
+static void wow_ckptread_cached_twice_refused(struct kunit *test)
+{
+	struct ck *c = ck_good(test);
+	u64 ob = SLOT(3, 1) + 7;	/* slot (3, 1)'s block */
+
+	c->slot[SLOT(6, 3)].e = wow_ckpt_slot_encode(ob, true, false);
+	ck_write(c);
+	ck_expect_fault(c, ck_load(c), WOW_CKPT_FAULT_SLOT_PLACE, SLOT(6, 3));
+	KUNIT_EXPECT_EQ(test, c->rd.fault_value, ob);
+	KUNIT_EXPECT_TRUE(test, c->got[SLOT(3, 1)]);
+	KUNIT_EXPECT_FALSE(test, c->got[SLOT(6, 3)]);
+
+	/* the loader holds slot (0, 2)'s block already */
+	c = ck_good(test);
+	ob = SLOT(0, 2) + 7;
+	c->cached[ob] = true;
+	ck_expect_fault(c, ck_load(c), WOW_CKPT_FAULT_SLOT_PLACE, SLOT(0, 2));
+	KUNIT_EXPECT_EQ(test, c->rd.fault_value, ob);
+	KUNIT_EXPECT_FALSE(test, c->got[SLOT(0, 2)]);
+}
+
+/*
  * The header: a closing copy that differs is no checkpoint (-ENOENT,
  * nothing read past it), nor is a header whose checksum fails, one
  * retired, or one with more tombstones than the area holds; the fault
@@ -554,6 +587,7 @@ static struct kunit_case wow_ckptread_cases[] = {
 	KUNIT_CASE(wow_ckptread_bad_slot_block_csum_refused),
 	KUNIT_CASE(wow_ckptread_malformed_slot_refused),
 	KUNIT_CASE(wow_ckptread_misplaced_slot_refused),
+	KUNIT_CASE(wow_ckptread_cached_twice_refused),
 	KUNIT_CASE(wow_ckptread_header_and_closing_copy),
 	{}
 };

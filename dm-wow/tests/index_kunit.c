@@ -306,8 +306,78 @@ static void wow_index_across_chunks(struct kunit *test)
 	model_run(test, (1U << 21) + 5, 1U << 22, 300000);
 }
 
+/* What wow_index_count handed over: per segment, valid and dirty. */
+struct count_seen {
+	u32 valid[4], dirty[4];
+	u32 calls, fail_at;	/* fail_at: return -ENOMEM at this call */
+};
+
+static int count_seg(void *ctx, u32 slot, u32 seg, bool dirty)
+{
+	struct count_seen *c = ctx;
+
+	if (++c->calls == c->fail_at)
+		return -ENOMEM;
+	c->valid[seg]++;
+	c->dirty[seg] += dirty;
+	return 0;
+}
+
+/*
+ * A load counts the valid slots, and the dirty ones among them, in total
+ * and per segment; a stale or empty slot is not counted; chunks add up to
+ * the whole; the callback's error stops the count.
+ */
+static void wow_index_count_load(struct kunit *test)
+{
+	struct wow_index *ix = new_index(test, 16);	/* 4 segments of 4 */
+	struct count_seen c = { };
+	u64 valid = 0, dirty = 0;
+
+	wow_index_insert(ix, to_oblock(7), 1, WOW_SLOT_DIRTY);
+	wow_index_insert(ix, to_oblock(8), 2, 0);
+	wow_index_insert(ix, to_oblock(9), 9, WOW_SLOT_DIRTY);
+	wow_index_insert(ix, to_oblock(8), 14, WOW_SLOT_DIRTY); /* 2 stale */
+	wow_index_insert(ix, to_oblock(5), 15, 0);
+
+	KUNIT_EXPECT_EQ(test, wow_index_count(ix, 0, 16, 4, &valid, &dirty,
+					      count_seg, &c), 0);
+	KUNIT_EXPECT_EQ(test, valid, 4ULL);
+	KUNIT_EXPECT_EQ(test, dirty, 3ULL);
+	KUNIT_EXPECT_EQ(test, c.valid[0], 1U);
+	KUNIT_EXPECT_EQ(test, c.dirty[0], 1U);
+	KUNIT_EXPECT_EQ(test, c.valid[1], 0U);
+	KUNIT_EXPECT_EQ(test, c.valid[2], 1U);
+	KUNIT_EXPECT_EQ(test, c.dirty[2], 1U);
+	KUNIT_EXPECT_EQ(test, c.valid[3], 2U);
+	KUNIT_EXPECT_EQ(test, c.dirty[3], 1U);
+
+	/* in chunks: the same */
+	memset(&c, 0, sizeof(c));
+	valid = 0;
+	dirty = 0;
+	KUNIT_EXPECT_EQ(test, wow_index_count(ix, 0, 10, 4, &valid, &dirty,
+					      count_seg, &c), 0);
+	KUNIT_EXPECT_EQ(test, wow_index_count(ix, 10, 6, 4, &valid, &dirty,
+					      count_seg, &c), 0);
+	KUNIT_EXPECT_EQ(test, valid, 4ULL);
+	KUNIT_EXPECT_EQ(test, dirty, 3ULL);
+	KUNIT_EXPECT_EQ(test, c.valid[3], 2U);
+
+	/* an error stops it */
+	memset(&c, 0, sizeof(c));
+	c.fail_at = 2;
+	valid = 0;
+	dirty = 0;
+	KUNIT_EXPECT_EQ(test, wow_index_count(ix, 0, 16, 4, &valid, &dirty,
+					      count_seg, &c), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, c.calls, 2U);
+	KUNIT_EXPECT_EQ(test, dirty, 1ULL);
+}
+
 static struct kunit_case wow_index_cases[] = {
 	KUNIT_CASE(wow_index_slot_is_16_bytes),
+	KUNIT_CASE(wow_index_count_load),
 	KUNIT_CASE(wow_index_block_crc),
 	KUNIT_CASE(wow_index_lookup_empty),
 	KUNIT_CASE(wow_index_insert_replace_remove),

@@ -156,6 +156,55 @@ static void wow_tombs_seg_disk_seq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wow_seg_disk_seq(40, 7, 41), 40ULL);
 }
 
+/* Segments' lives for wow_seg_min_life: seq, then prev_seq. */
+static u64 lives_life(void *ctx, u32 s, u64 *prev_seq)
+{
+	const u64 (*lives)[2] = ctx;
+
+	*prev_seq = lives[s][1];
+	return lives[s][0];
+}
+
+/*
+ * The oldest life on the device: an empty segment has none, a reused one
+ * its earlier life until the new one's first record is durable.
+ */
+static void wow_tombs_seg_min_life(struct kunit *test)
+{
+	static const u64 lives[][2] = {
+		{ 0, 0 }, { 90, 0 }, { 60, 0 }, { 120, 30 }, { 0, 0 },
+	};
+
+	KUNIT_EXPECT_EQ(test, wow_seg_min_life(0, 0, lives_life,
+					       (void *)lives), U64_MAX);
+	KUNIT_EXPECT_EQ(test, wow_seg_min_life(1, 0, lives_life,
+					       (void *)lives), U64_MAX);
+	KUNIT_EXPECT_EQ(test, wow_seg_min_life(3, 0, lives_life,
+					       (void *)lives), 60ULL);
+	/* segment 3's life of 30 is on the device until 120 is durable */
+	KUNIT_EXPECT_EQ(test, wow_seg_min_life(5, 119, lives_life,
+					       (void *)lives), 30ULL);
+	KUNIT_EXPECT_EQ(test, wow_seg_min_life(5, 120, lives_life,
+					       (void *)lives), 60ULL);
+}
+
+/*
+ * After a load a segment is free when it never held a record or holds
+ * neither a current block nor a tombstone; else it stays closed.
+ */
+static void wow_tombs_seg_load_fate(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, wow_seg_load_fate(0, 0, 0), WOW_SEG_FATE_EMPTY);
+	KUNIT_EXPECT_EQ(test, wow_seg_load_fate(40, 0, 0), WOW_SEG_FATE_DEAD);
+	KUNIT_EXPECT_EQ(test, wow_seg_load_fate(40, 3, 0),
+			WOW_SEG_FATE_CLOSED);
+	/* a tombstone alone keeps the life */
+	KUNIT_EXPECT_EQ(test, wow_seg_load_fate(40, 0, 1),
+			WOW_SEG_FATE_CLOSED);
+	KUNIT_EXPECT_EQ(test, wow_seg_load_fate(40, 1ULL << 32, 2),
+			WOW_SEG_FATE_CLOSED);
+}
+
 /* A pass reads each segment once; its bound is published at its end. */
 static void wow_tombs_life_pass_bound(struct kunit *test)
 {
@@ -339,6 +388,8 @@ static void wow_tombs_prune_held(struct kunit *test)
 
 static struct kunit_case wow_tombs_cases[] = {
 	KUNIT_CASE(wow_tombs_seg_disk_seq),
+	KUNIT_CASE(wow_tombs_seg_load_fate),
+	KUNIT_CASE(wow_tombs_seg_min_life),
 	KUNIT_CASE(wow_tombs_life_pass_bound),
 	KUNIT_CASE(wow_tombs_life_pass_no_life),
 	KUNIT_CASE(wow_tombs_life_pass_rises),

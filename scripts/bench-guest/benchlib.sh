@@ -813,14 +813,18 @@ bench_cpu() {
 	io_snap start
 	cpu_busy_each > /tmp/cpu-busy-start.txt
 	read _x _u _n _s _i _w _q _sq _x < /proc/stat
+	_cs=$(awk '$1 == "ctxt" { print $2 }' /proc/stat)
 	phase fio
 	run_fio "$_job"
 	read _x _u2 _n2 _s2 _i2 _w2 _q2 _sq2 _x < /proc/stat
+	_cs2=$(awk '$1 == "ctxt" { print $2 }' /proc/stat)
 	cpu_busy_each > /tmp/cpu-busy-end.txt
 	io_snap end
 	[ "$B_PERF" = 1 ] && perf_stop
 	meta cpu_busy_ticks $((_u2 + _n2 + _s2 + _q2 + _sq2 - _u - _n - _s - _q - _sq))
 	meta cpu_idle_ticks $((_i2 + _w2 - _i - _w))
+	# every CPU's context switches (a worker woken and run is one or two)
+	meta context_switches $((_cs2 - _cs))
 	# each CPU's busy ticks (cpu0_busy_ticks=...): both busy with two jobs
 	awk 'NR == FNR { a[$1] = $2; next }
 		{ print $1 "_busy_ticks=" ($2 - a[$1]) }' \

@@ -160,7 +160,8 @@ def _cost_run(rd, r):
     _meta_txt(str(rd), measurement=r.measurement, system=r.system,
               start_dev_sectors=1000, end_dev_sectors=1000 + user,
               start_cache_sectors=5, end_cache_sectors=5 + int(user * cpr),
-              cpu_busy_ticks=2000 * r.jobs, cpu_idle_ticks=500 * r.jobs)
+              cpu_busy_ticks=2000 * r.jobs, cpu_idle_ticks=500 * r.jobs,
+              context_switches=ios // 2)
     _fio(str(rd / "fio.json"), iops, total_ios=ios,
          clat=(1.0, 3.0, 5.0, 9.0))
     if r.system in systems.WOW_SYSTEMS:
@@ -843,6 +844,8 @@ def test_cpu_and_flush_costs(res):
         2000 * 1e4 / 143000)
     assert cpu["wow"]["cache_per_user"] == pytest.approx(1.25)
     assert cpu["linear"]["cache_per_user"] is None
+    # 71,500 context switches over 143,000 writes
+    assert cpu["wow"]["switches_per_write"] == pytest.approx(0.5)
     fl = res["summary"]["flush"]
     assert fl["wow"]["fua_x_plain"] == pytest.approx(0.75)
     assert fl["writecache"]["fua_x_plain"] == pytest.approx(0.4)
@@ -851,9 +854,10 @@ def test_cpu_and_flush_costs(res):
     assert fl["wow"]["fua_p99_ms"] == 3.0 and fl["wow"]["fua_max_ms"] == 9.0
     md = report.markdown(res)
     c = md.split("# CPU cost: RAM disks")[1].split("\n#")[0]
-    assert "| dm-wow (wow) | 14300 (14300) | 0.60 | 1.20 | 140 µs | 1.25 " \
-        "| 1.250 |" in c
-    assert "| dm-linear | 23900 (23900) | 1.00 | 2.01 | 84 µs | – | – |" in c
+    assert "| dm-wow (wow) | 14300 (14300) | 0.60 | 1.20 | 140 µs | 0.50 " \
+        "| 1.25 | 1.250 |" in c
+    assert "| dm-linear | 23900 (23900) | 1.00 | 2.01 | 84 µs | 0.50 | – " \
+        "| – |" in c
     f = md.split("# Flush cost: every write FUA")[1].split("\n#")[0]
     assert "| dm-wow (wow) | 11200 (11200) | 8400 (8400) | 0.75 | 3.50 | " \
         "3.00 | 9.00 | 1.25 |" in f
@@ -921,17 +925,19 @@ def test_cpu_cost_with_two_jobs(tmp_path):
     assert two["wow"]["cpu_busy_frac"] == pytest.approx(0.8)
     md = report.markdown(res)
     c1 = md.split("# CPU cost: RAM disks")[1].split("\n#")[0]
-    assert "| dm-wow (wow) | 14300 (14300) | 0.60 | 1.20 | 140 µs |" in c1
+    assert "| dm-wow (wow) | 14300 (14300) | 0.60 | 1.20 | 140 µs | 0.50 |" \
+        in c1
     assert "25900" not in c1
     c2 = md.split("# CPU cost: two writers on two CPUs")[1].split("\n#")[0]
     assert "| system | IOPS (rounds) | × dm-linear | × dm-writecache | " \
-        "CPU per write | × its one-job IOPS | CPUs busy |" in c2
-    assert "| dm-wow (wow) | 25900 (25900) | 0.56 | 1.08 | 154 µs | 1.81 " \
-        "| 80% |" in c2
-    assert "| dm-linear | 45900 (45900) | 1.00 | 1.92 | 87 µs | 1.92 " \
-        "| 80% |" in c2
-    assert "| dm-writecache | 23900 (23900) | 0.52 | 1.00 | 167 µs | 2.01 " \
-        "| 80% |" in c2
+        "CPU per write | switches per write | × its one-job IOPS | " \
+        "CPUs busy |" in c2
+    assert "| dm-wow (wow) | 25900 (25900) | 0.56 | 1.08 | 154 µs | 0.50 " \
+        "| 1.81 | 80% |" in c2
+    assert "| dm-linear | 45900 (45900) | 1.00 | 1.92 | 87 µs | 0.50 " \
+        "| 1.92 | 80% |" in c2
+    assert "| dm-writecache | 23900 (23900) | 0.52 | 1.00 | 167 µs | 0.50 " \
+        "| 2.01 | 80% |" in c2
     _tables_are_whole(md, least=3)
     tg = {t["name"]: t for t in res["summary"]["targets"]}
     t = tg["CPU cost on RAM disks, two jobs on two CPUs: dm-wow IOPS over "

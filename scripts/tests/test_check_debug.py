@@ -150,6 +150,22 @@ def test_both_campaigns_pass(tmp_path):
             "kernel, in the 4 of 4 flush-point shards") in out
 
 
+def test_every_campaign_is_sharded(tmp_path):
+    """A third campaign (crash-flush-points-tiny) is cut in shards too, and
+    counted: named as a plain scenario it ran whole and its pass failed
+    the shard count."""
+    r = make_repo(tmp_path, ("a", "crash-flush-points",
+                             "crash-flush-points-large",
+                             "crash-flush-points-tiny"))
+    rc, out, ran = run(r, tmp_path)
+    assert rc == 0, out
+    assert "crash-flush-points-tiny-2of2" in ran
+    assert "crash-flush-points-tiny" not in ran
+    assert len(ran) == 7
+    assert ("1200 flush points checked without a failure on the debug "
+            "kernel, in the 6 of 6 flush-point shards") in out
+
+
 def test_only_runs_what_it_names(tmp_path):
     """WOW_CHECK_DEBUG_ONLY: the flush-point shards alone, reported alone;
     the others run later at the same key."""

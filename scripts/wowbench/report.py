@@ -734,6 +734,9 @@ def cost_figures(run_dir, system):
     out["cpu_busy_frac"] = (ratio(busy, busy + idle)
                             if isinstance(busy, int) and
                             isinstance(idle, int) else None)
+    cs = meta.get("context_switches")
+    out["switches_per_write"] = (cs / fio["write_ios"]
+                                 if isinstance(cs, int) else None)
     out["cache_per_user"] = snap_cleaning_cost(meta) \
         if has_cache_dev(system) else None
     out["log_wa_run"] = run_log_wa(
@@ -1290,7 +1293,7 @@ def _mean_sd(xs):
 def cpu_table(runs):
     """{system: {iops (mean of the rounds), iops_sd, rounds: [IOPS],
     x_linear, cpu_us_per_write, cpu_busy_frac (of all the guest's CPUs),
-    cache_per_user, log_wa}}: the CPU cost."""
+    switches_per_write, cache_per_user, log_wa}}: the CPU cost."""
     by = {}
     for r in runs:
         by.setdefault(r["system"], []).append(r)
@@ -1304,6 +1307,8 @@ def cpu_table(runs):
                       [r.get("cpu_us_per_write") for r in rs])[0],
                   "cpu_busy_frac": _mean_sd(
                       [r.get("cpu_busy_frac") for r in rs])[0],
+                  "switches_per_write": _mean_sd(
+                      [r.get("switches_per_write") for r in rs])[0],
                   "cache_per_user": _mean_sd(
                       [r.get("cache_per_user") for r in rs])[0],
                   "log_wa": _mean_sd([r.get("log_wa_run") for r in rs])[0]}
@@ -1938,7 +1943,7 @@ def policies_table(ctab, pol):
 
 
 CPU_HEADER = ["system", "IOPS (rounds)", "× dm-linear", "× dm-writecache",
-              "CPU per write"]
+              "CPU per write", "switches per write"]
 
 
 def _cpu_rows(cpu, more):
@@ -1950,7 +1955,8 @@ def _cpu_rows(cpu, more):
         rows.append([_label(sname), "%s (%s)" % (
             _f(x["iops"], "%.0f"), ", ".join("%.0f" % v for v in x["rounds"])),
             _f(x.get("x_linear")), _f(x.get("x_writecache")),
-            _f(x.get("cpu_us_per_write"), "%.0f µs")] + more(x))
+            _f(x.get("cpu_us_per_write"), "%.0f µs"),
+            _f(x.get("switches_per_write"), "%.2f")] + more(x))
     return rows
 
 
@@ -1989,7 +1995,9 @@ def cpu_section(parts, h, p, s):
            "destage to the RAM origin included once the cache is full.  "
            "IOPS: the mean of the rounds (each round in brackets); CPU "
            "per write: the guest's busy CPU time (/proc/stat) over the "
-           "writes; cache B / user B: bytes written to the cache slice "
+           "writes; switches per write: its context switches (/proc/stat "
+           "ctxt) over the writes, each worker woken and run one or two; "
+           "cache B / user B: bytes written to the cache slice "
            "per byte written.\n" % (runtime, origin_mb, cache_mb, rounds))
     two = ("The CPU cost's writes (4 KiB random, %d s, 2 s ramp not "
            "counted, the same RAM disks and %d MiB cache) from two fio "

@@ -3,9 +3,9 @@
 #
 # make check-debug: every VM scenario on the debug kernel (KASAN, lockdep,
 # KFENCE, kmemleak, ...; tests/vm/debug-kernel.sh) with WOW_PROFILE=full,
-# crash-flush-points and crash-flush-points-large each as $WOW_FP_SHARDS
-# boots (default 5) of 1000/N points each, every boot with its own
-# recording.
+# each crash-flush-points campaign (crash-flush-points, -large, -tiny) as
+# $WOW_FP_SHARDS boots (default 5) of 1000/N points each, every boot with
+# its own recording.
 #
 # A whole run needs about three hours of both cores of a 2-core machine
 # (at 3579c9b, WOW_VM_JOBS=3: 2 h 52 min, the five shards about 35
@@ -65,7 +65,7 @@ fresh() {	# NAME FILE: has NAME passed with FILE as it is?
 		[ "$(head -n 1 "$dir/passed/$1" | cut -d' ' -f2)" = "$(cat "$dir/hash/$1")" ]
 }
 
-# the scenarios, the two crash-flush-points cut into shards
+# the scenarios, the crash-flush-points campaigns cut into shards
 mkdir -p "$dir/hash"
 todo=()
 names=()
@@ -74,7 +74,7 @@ ONLY=${WOW_CHECK_DEBUG_ONLY:-}
 wanted() { [ -z "$ONLY" ] || printf '%s\n' "$1" | grep -q -E -- "$ONLY"; }
 for s in tests/scenarios/*.sh; do
 	n=$(basename "$s" .sh)
-	case $n in crash-flush-points | crash-flush-points-large) ;;
+	case $n in crash-flush-points | crash-flush-points-[a-z]*) ;;
 	*)
 		wanted "$n" || continue
 		names+=("$n")
