@@ -213,6 +213,7 @@ struct wowc_view {
 	bool refused;		/* the kernel would refuse the load */
 	/* the replay after a checkpoint (source WOWC_SRC_CKPT) */
 	uint64_t nr_replayed;	/* records replayed along the chain */
+	uint64_t nr_replay_dropped;	/* torn records it dropped */
 	uint64_t replay_end;	/* the seq the chain stopped at */
 	uint8_t *uncertain;	/* per slot: a cover the replay could not
 				 * decide for a checkpointed copy

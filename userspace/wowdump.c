@@ -211,6 +211,7 @@ static void dump_json(FILE *f, struct wowc *c, const struct wowc_view *v,
 	json_bool(&j, !v->refused);
 	wowc_json_kv(&j, "next_seq", v->next_seq);
 	wowc_json_kv(&j, "replayed", v->nr_replayed);
+	wowc_json_kv(&j, "replay_dropped", v->nr_replay_dropped);
 	wowc_json_kv(&j, "records", lg->nr_records);
 	wowc_json_kv(&j, "dropped", lg->nr_dropped);
 	json_key(&j, "segments");

@@ -545,6 +545,7 @@ static int replay_log(struct wowc *c, struct wowc_view *v)
 	r = wow_chain_replay(&ch, &chain_ops, &rp);
 	v->replay_end = (uint64_t)ch.expected;
 	v->nr_replayed += ch.records;
+	v->nr_replay_dropped += ch.dropped;
 	if (r == -EUCLEAN && !rp.past_end) {
 		v->refused = true;
 		wowc_problem(&v->probs, WOWC_SEV_ERROR,
@@ -599,7 +600,7 @@ static void view_reset(struct wowc_view *v)
 	v->valid_blocks = v->dirty_blocks = 0;
 	v->nr_records = v->nr_dropped = v->max_seq = v->max_seen = 0;
 	v->refused = false;
-	v->nr_replayed = v->replay_end = 0;
+	v->nr_replayed = v->replay_end = v->nr_replay_dropped = 0;
 }
 
 static int view_alloc(struct wowc_view *v)

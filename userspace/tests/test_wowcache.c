@@ -1549,6 +1549,7 @@ static const char *chain_torn_tail(void)
 	EXPECT(!view(&m, 0, &v));
 	EXPECT_EQ(v.source, WOWC_SRC_CKPT);
 	EXPECT_EQ(v.nr_replayed, 3);
+	EXPECT_EQ(v.nr_replay_dropped, 1);	/* as the kernel counts it */
 	EXPECT(!v.refused);
 	EXPECT_EQ(state(&v, 10), -1);
 	EXPECT_EQ(v.segs[2].wp, 3);

@@ -38,6 +38,7 @@ BEGIN { free = 0; loads = ""; n = 0 }
 /^  "loads": / { loads = val($0) }
 /^  "next_seq": / { next_seq = val($0) }
 /^  "dropped": / { dropped = val($0) }
+/^  "replay_dropped": / { replay_dropped = val($0) }
 /^    \{"segment": / && /"state": "free"/ { free++ }
 /^  "index": / { valid = num("valid_blocks"); dirty = num("dirty_blocks") }
 /^    \{"oblock": / {
@@ -58,6 +59,10 @@ END {
 		print "does not load"
 		exit 0
 	}
+	# a load from a checkpoint drops what its replay drops; "dropped" is
+	# the whole log's
+	if (source == "checkpoint")
+		dropped = replay_dropped
 	h = 0
 	g = 0
 	for (i = 0; i < n; i++) {
