@@ -28,7 +28,9 @@
 # origin alone checked the same way (nothing older than the second check
 # saw).  Before each load at a point, `wowctl check` and `wowctl dump`
 # read the same state: check's verdict must be the module's (loads or
-# refused, from the checkpoint or the log, no errors where it loads) and
+# refused, from the checkpoint or the log, no errors in a log it loads
+# from; errors in a log it loads a checkpoint over are counted, and the
+# first states kept in the results directory, not failed) and
 # dump's load must equal the module's, index and all (a test build logs
 # each load's counts and index digest, test_load_report; loadline.awk
 # computes the same line from dump).  Failures are counted and described;
@@ -362,6 +364,20 @@ offline_view() {
 	tick offline
 }
 
+# check_errors: wowctl check's errors, the first three
+check_errors() {
+	grep '^error: ' $TW/wcheck.out | head -n 3 | sed 's/^/    wowctl: /'
+}
+
+# keep_state: the cache slice of this state and wowctl check's report, in
+# the results directory for a look (wowctl check/dump on the host)
+keep_state() {
+	_img=$RESULTS/$WOW_NAME-state-w$K-p$n.img
+	dd if="$SC" of="$_img" bs=64k 2> /dev/null &&
+		cp $TW/wcheck.out "${_img%.img}.check" &&
+		echo "    kept: $(basename "$_img") (the cache slice) and its wowctl check"
+}
+
 # offline_agree LOADED: after the module's load at the point (LOADED 1
 # when it loaded, 0 when it refused), the two must agree: check's verdict
 # and result, and dump's load against the module's own line (its source,
@@ -383,16 +399,27 @@ offline_agree() {
 		failed offline "wowctl check's verdict '$OFF_VERDICT' ($OFF_RESULT), the module loaded from the $_src" $TW/wcheck.out
 		return 1
 	fi
-	if [ "$OFF_RESULT" = errors ]; then
-		failed offline "wowctl check finds errors in a state the module loads" $TW/wcheck.out
-		grep -vE '^(/|superblock|health|checkpoint|log|a load|result)' $TW/wcheck.out |
-			head -n 3 | sed 's/^/    wowctl: /'
+	if [ "$OFF_RESULT" = errors ] && [ "$_src" = log ]; then
+		failed offline "wowctl check finds errors in a log the module loads" $TW/wcheck.out
+		check_errors
+		keep_state
 		return 1
+	fi
+	if [ "$OFF_RESULT" = errors ]; then
+		# the whole log alone would not load: not the module's path,
+		# counted and shown (issue 36 notes), not a failure
+		SCAN_ERRORS=$((SCAN_ERRORS + 1))
+		if [ $SCAN_ERRORS -le 3 ]; then
+			echo "NOTE: point $n (entry $e) variant $v seed $seed: the module loads from the checkpoint; wowctl check finds errors in the whole log, which a load without a checkpoint would refuse"
+			check_errors
+			keep_state
+		fi
 	fi
 	if [ "$_line" != "$OFF_LOAD" ]; then
 		failed offline "wowctl dump's load and the module's differ" ""
 		echo "    wowctl dump: $OFF_LOAD"
 		echo "    the module:  ${_line:-(no test line: is test_load_report on?)}"
+		keep_state
 		return 1
 	fi
 	return 0
@@ -497,7 +524,7 @@ worker() {
 	TW=$T/w$K
 	mkdir -p $TW
 	CHECKED=0 TRIED=0 SECONDS_DONE=0 FAILS=0 TORN=0 DROPPED=0 POS=0
-	OFFLINE=0
+	OFFLINE=0 SCAN_ERRORS=0
 	ORIGIN_CHECKS=0
 	LAST=0
 	run dmsetup create "fpb$K" --table "0 $RLEN linear $CACHE $((BASE_OFF + K * RLEN))"
@@ -581,6 +608,7 @@ worker() {
 	echo "CHECKED=$CHECKED TRIED=$TRIED SECONDS_DONE=$SECONDS_DONE" \
 		"ORIGIN_CHECKS=$ORIGIN_CHECKS F_origin=${F_origin:-0}" \
 		"OFFLINE=$OFFLINE F_offline=${F_offline:-0}" \
+		"SCAN_ERRORS=$SCAN_ERRORS" \
 		"TIME_offline=${TIME_offline:-0}" \
 		"TIME_clean=${TIME_clean:-0}" \
 		"FAILS=$FAILS TORN=$TORN DROPPED=$DROPPED" \
@@ -607,9 +635,9 @@ done
 
 # the workers' counts, summed
 for k in CHECKED TRIED SECONDS_DONE ORIGIN_CHECKS OFFLINE F_offline \
-	FAILS TORN DROPPED F_refused1 F_check1 F_write F_refused2 F_check2 \
-	F_origin TIME_offline TIME_advance TIME_variant TIME_load TIME_check TIME_write TIME_remove TIME_clean \
-	TIME_other; do
+	SCAN_ERRORS FAILS TORN DROPPED F_refused1 F_check1 F_write F_refused2 \
+	F_check2 F_origin TIME_offline TIME_advance TIME_variant TIME_load \
+	TIME_check TIME_write TIME_remove TIME_clean TIME_other; do
 	eval "$k=0"
 done
 K=0
@@ -621,7 +649,7 @@ while [ $K -lt "$WORKERS" ]; do
 	K=$((K + 1))
 done
 
-echo "crash-flush-points: $CHECKED flush points checked (of $NP), $TRIED variants tried ($TORN torn, $DROPPED loads dropped a torn record, $SECONDS_DONE also written, shut down, loaded and checked again, $ORIGIN_CHECKS of them then cleaned and checked on the origin alone; $OFFLINE compared with wowctl check and dump first), $FAILS failures; phase 2 took $(since "$T1") s with $WORKERS worker(s)"
+echo "crash-flush-points: $CHECKED flush points checked (of $NP), $TRIED variants tried ($TORN torn, $DROPPED loads dropped a torn record, $SECONDS_DONE also written, shut down, loaded and checked again, $ORIGIN_CHECKS of them then cleaned and checked on the origin alone; $OFFLINE compared with wowctl check and dump first, $SCAN_ERRORS of them loaded from a checkpoint over a log wowctl check finds errors in), $FAILS failures; phase 2 took $(since "$T1") s with $WORKERS worker(s)"
 echo "phase 2 time in s, summed over workers: advance $((TIME_advance / 100)), wowctl $((TIME_offline / 100)), snapshot and variant $((TIME_variant / 100)), load $((TIME_load / 100)), check $((TIME_check / 100)), write $((TIME_write / 100)), remove $((TIME_remove / 100)), clean $((TIME_clean / 100)), other $((TIME_other / 100))"
 run dmsetup remove fpl
 echo 0 > $CKI
