@@ -684,7 +684,7 @@ int wow_scan_segment(struct wow_scan *sc, u32 s, struct wow_scan_seg *out)
 	u32 bs = sc->g.block_size, bps = sc->g.blocks_per_seg, off = 0;
 	struct wow_scan_suspect *su = NULL;
 	u64 seg_seq = 0, last = 0;
-	bool followed = false;
+	bool followed = false, newer = false;
 	int r;
 
 	while (off < bps) {
@@ -699,9 +699,19 @@ int wow_scan_segment(struct wow_scan *sc, u32 s, struct wow_scan_seg *out)
 		if (r)
 			return r;
 		kind = wow_record_judge(hdr, bs, sc->g.uuid, &ri, &bad_why);
-		if (kind == WOW_REC_FOREIGN ||
-		    (kind == WOW_REC_OK && off && ri.seg_seq != seg_seq))
+		if (kind == WOW_REC_FOREIGN)
 			break;
+		if (kind == WOW_REC_OK && off && ri.seg_seq != seg_seq) {
+			/*
+			 * a newer life's record: the segment was reused, and
+			 * reuse waits until the old life is dead and that is
+			 * durable, so what the new life wrote over is lost
+			 * harmlessly (its own first record may be lost: it was
+			 * never made durable)
+			 */
+			newer = ri.seg_seq > seg_seq;
+			break;
+		}
 		ok = kind == WOW_REC_OK;
 		if (ok && ri.nr_data > bps - off - 1) {
 			ok = false;
@@ -750,7 +760,7 @@ int wow_scan_segment(struct wow_scan *sc, u32 s, struct wow_scan_seg *out)
 		sc->tot.max_seq = max_t(u64, sc->tot.max_seq, ri.seq);
 		off += 1 + ri.nr_data;
 	}
-	if (seg_seq && !followed && off < bps) {
+	if (seg_seq && !followed && !newer && off < bps) {
 		r = find_continuation(sc, s, off, last, seg_seq, !!su);
 		if (r)
 			return r;

@@ -303,6 +303,42 @@ static void wow_scan_reused_segment_keeps_old_life_out(struct kunit *test)
 }
 
 /*
+ * A segment freed and reused, and a power cut: the new life's first
+ * record (over the old life's first) was lost, its second (over the old
+ * life's second) was written.  The old life's third record lies intact
+ * beyond, and a later record says every seq up to 29 was durable.  The
+ * old life's second record is gone, but a newer life of the segment
+ * proves the old life dead before it was overwritten (reuse waits for
+ * that): nothing is lost, the load goes on.  (Seen by
+ * crash-flush-points-tiny: wowctl check said a load of the log alone
+ * would be refused.)
+ */
+static void wow_scan_newer_life_ends_the_old_one(struct kunit *test)
+{
+	static const u64 a[] = { 1 }, b[] = { 2 }, c[] = { 3 }, d[] = { 4 };
+	struct wow_scan_totals tot;
+	struct slog *l = new_log(test);
+
+	/* the old life, 10 */
+	rec(l, 1, 0, 10, 10, 9, a, 1, NULL, 0);
+	rec(l, 1, 2, 11, 10, 10, b, 1, NULL, 0);
+	rec(l, 1, 4, 12, 10, 11, c, 1, NULL, 0);
+	/* the new life, 20: its second record, over the old life's second */
+	rec(l, 1, 2, 21, 20, 19, d, 1, NULL, 0);
+	/* later, elsewhere: every seq up to 29 durable */
+	rec(l, 2, 0, 30, 30, 29, NULL, 0, NULL, 0);
+
+	KUNIT_EXPECT_EQ(test, scan(test, l, &tot), 0);
+	KUNIT_EXPECT_EQ(test, l->life[1].seq, 10ULL);
+	KUNIT_EXPECT_EQ(test, l->life[1].max_seq, 10ULL);
+	KUNIT_EXPECT_EQ(test, l->life[1].wp, 2U);
+	KUNIT_EXPECT_EQ(test, holder(l, 1), SLOT(1, 1));
+	KUNIT_EXPECT_EQ(test, holder(l, 3), -1);
+	KUNIT_EXPECT_EQ(test, holder(l, 4), -1);
+	KUNIT_EXPECT_EQ(test, l->nr_notes, 0U);
+}
+
+/*
  * A tombstone kills the copies of its range with seq <= t, not newer
  * ones; a clean mark leaves the copies it covers valid but clean.
  */
@@ -473,6 +509,7 @@ static void wow_scan_salvage_takes_records_past_a_bad_one(struct kunit *test)
 static struct kunit_case wow_scan_cases[] = {
 	KUNIT_CASE(wow_scan_drops_torn_tail),
 	KUNIT_CASE(wow_scan_reused_segment_keeps_old_life_out),
+	KUNIT_CASE(wow_scan_newer_life_ends_the_old_one),
 	KUNIT_CASE(wow_scan_tombstones_kill_older_copies),
 	KUNIT_CASE(wow_scan_newest_copy_wins),
 	KUNIT_CASE(wow_scan_durable_suspect_refuses),
