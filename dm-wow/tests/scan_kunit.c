@@ -272,6 +272,19 @@ static void wow_scan_drops_torn_tail(struct kunit *test)
 }
 
 /*
+ * Segment 1's old life, 10: records 10, 11 and 12 at blocks 0, 2 and 4,
+ * for origin blocks 1, 2 and 3.
+ */
+static void old_life(struct slog *l)
+{
+	static const u64 a[] = { 1 }, b[] = { 2 }, c[] = { 3 };
+
+	rec(l, 1, 0, 10, 10, 9, a, 1, NULL, 0);
+	rec(l, 1, 2, 11, 10, 10, b, 1, NULL, 0);
+	rec(l, 1, 4, 12, 10, 11, c, 1, NULL, 0);
+}
+
+/*
  * A segment freed and reused: its new life wrote over the start of the
  * old one.  The old life's records after the new life's end are intact
  * but not of this life: the scan stops there, quietly, and their copies
@@ -279,14 +292,11 @@ static void wow_scan_drops_torn_tail(struct kunit *test)
  */
 static void wow_scan_reused_segment_keeps_old_life_out(struct kunit *test)
 {
-	static const u64 a[] = { 1 }, b[] = { 2 }, c[] = { 3 };
+	static const u64 c[] = { 3 };
 	struct wow_scan_totals tot;
 	struct slog *l = new_log(test);
 
-	/* the old life, 10 */
-	rec(l, 1, 0, 10, 10, 9, a, 1, NULL, 0);
-	rec(l, 1, 2, 11, 10, 10, b, 1, NULL, 0);
-	rec(l, 1, 4, 12, 10, 11, c, 1, NULL, 0);
+	old_life(l);
 	/* the new life, 20, over its first record */
 	rec(l, 1, 0, 20, 20, 19, c, 1, NULL, 0);
 
@@ -315,14 +325,11 @@ static void wow_scan_reused_segment_keeps_old_life_out(struct kunit *test)
  */
 static void wow_scan_newer_life_ends_the_old_one(struct kunit *test)
 {
-	static const u64 a[] = { 1 }, b[] = { 2 }, c[] = { 3 }, d[] = { 4 };
+	static const u64 d[] = { 4 };
 	struct wow_scan_totals tot;
 	struct slog *l = new_log(test);
 
-	/* the old life, 10 */
-	rec(l, 1, 0, 10, 10, 9, a, 1, NULL, 0);
-	rec(l, 1, 2, 11, 10, 10, b, 1, NULL, 0);
-	rec(l, 1, 4, 12, 10, 11, c, 1, NULL, 0);
+	old_life(l);
 	/* the new life, 20: its second record, over the old life's second */
 	rec(l, 1, 2, 21, 20, 19, d, 1, NULL, 0);
 	/* later, elsewhere: every seq up to 29 durable */
