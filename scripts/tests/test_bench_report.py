@@ -1212,3 +1212,71 @@ def test_perf_profile(tmp_path):
     assert "| 40.0% | 40.0 | wow_log_commit_work |" in md
     assert "dm-linear" not in md       # no profile, no column
     assert report.perf_profile(str(tmp_path / "none")) is None
+
+
+def test_raid_targets():
+    """Issue 35's target lines from the RAID cases: each ratio with its
+    range and whether it is claimed, the random-write sweep's lead over lrw
+    at the largest cache and its growth, dm-writecache on RAID-5, and the
+    lowest of wow over the better of cscan and lrw at any point."""
+    runs = []
+    for sname, ins, sen in (("wow", 200, 600), ("cscan", 204, 380),
+                            ("lrw", 140, 590), ("writecache", 150, 500)):
+        for k in (1, 2, 3):
+            runs.append(_raid_run(sname, k, ins + k, cache=8, span=0))
+            runs.append(_raid_run(sname, k, sen + 5 * k))
+    for origin, lead in (("raid5", (1.6, 2.0, 2.4)),
+                         ("raid10", (1.9, 2.3, 2.1))):
+        for mb, x in zip((8, 16, 32), lead):
+            for sname, base in (("wow", 100 * x), ("lrw", 100),
+                                ("writecache", 45)):
+                if origin == "raid10" and sname == "writecache":
+                    continue
+                for k in (1, 2, 3):
+                    r = _raid_run(sname, k, base + k, cache=mb, span=0)
+                    r.update(origin=origin, workload="uniform")
+                    runs.append(r)
+    raid = report.raid_tables(runs)
+    tg = {t["name"]: t for t in report.targets35(raid)}
+    assert all(t["issue"] == 35 for t in tg.values())
+    t = tg["RAID-5 SPC-1-like, cache-insensitive (8 MiB cache): "
+           "wow >= 0.98x cscan"]
+    assert t["met"] and t["value"] == pytest.approx(202 / 206.0)
+    assert t["detail"] == "range 0.97–0.99, spreads apart"
+    t = tg["RAID-5 SPC-1-like, cache-insensitive (8 MiB cache): "
+           "wow >= 1.40x lrw"]
+    assert t["met"] and "spreads apart" in t["detail"]
+    t = tg["RAID-5 SPC-1-like, cache-sensitive (16 MiB cache): "
+           "wow >= 1.50x cscan"]
+    assert t["met"] and t["value"] == pytest.approx(610 / 390.0)
+    t = tg["RAID-5 SPC-1-like, cache-sensitive (16 MiB cache): "
+           "wow >= 1.00x lrw"]
+    assert t["met"] and "overlap" in t["detail"]
+    t = tg["RAID-5 random writes, the largest cache (32 MiB): "
+           "wow >= 2.0x lrw"]
+    assert t["met"] and t["value"] == pytest.approx(242 / 102.0)
+    t = tg["RAID-10 random writes, the largest cache (32 MiB): "
+           "wow >= 2.0x lrw"]
+    assert t["met"]
+    assert tg["RAID-5 random writes: wow's lead over lrw grows with the "
+              "cache (8, 16, 32 MiB)"]["met"]
+    t = tg["RAID-10 random writes: wow's lead over lrw grows with the "
+           "cache (8, 16, 32 MiB)"]
+    assert not t["met"] and "2.27, 2.08" in t["detail"]
+    t = tg["RAID-5 random writes (8 MiB cache): dm-wow >= 2.0x "
+           "dm-writecache"]
+    assert t["met"] and t["value"] == pytest.approx(162 / 47.0)
+    low = ("wow over the better of cscan and lrw, at every point of every "
+           "RAID case (the lowest)")
+    assert tg[low]["met"] and tg[low]["value"] == pytest.approx(202 / 206.0)
+    assert tg[low]["detail"] == "lowest at raid5 spc1h full, 8 MiB"
+    # lrw ahead on the cache-sensitive case: both lines missed
+    runs += [_raid_run("lrw", k, 700) for k in (4, 5, 6)]
+    tg = {t["name"]: t for t in report.targets35(report.raid_tables(runs))}
+    assert not tg[low]["met"]
+    assert tg[low]["value"] == pytest.approx(610 / 650.0)
+    assert tg[low]["detail"].endswith("lowest at raid5 spc1h 354 MiB, 16 MiB")
+    assert not tg["RAID-5 SPC-1-like, cache-sensitive (16 MiB cache): "
+                  "wow >= 1.00x lrw"]["met"]
+    # a case that did not run gives no line, and no RAID run gives none
+    assert report.targets35({}) == []
